@@ -1,0 +1,1 @@
+//! Queues (queue_t, qband): see the queue module work in progress.

@@ -1,0 +1,1 @@
+//! The STREAMS scheduler: work in progress.

@@ -1,0 +1,1 @@
+//! Streams, modules and drivers: work in progress.

@@ -1,0 +1,276 @@
+//! Platform seam: the only file that knows where memory comes from.
+//!
+//! The executive is compiled twice from the same sources: by cargo on the host (memory from
+//! `alloc`) and by Kbuild into `streams.ko` (memory from the kernel crate's `KBox`/`KVec`/`Arc`
+//! with explicit GFP flags; Linux 6.12 builds no `alloc` crate for modules). Everything else in
+//! the core names only the types and functions below, so both builds read the same.
+//!
+//! Every allocation is fallible and reports [`NoMem`]; callers turn it into ENOSR. Nothing here
+//! panics. Functions that would consume a value on failure hand it back instead, so a failed
+//! allocation never loses a message.
+//!
+//! This is also the one module of the core that may contain `unsafe` (kernel build only: the
+//! 6.12 `KBox` has no unsized coercion, see [`box_dyn!`]). Each block carries a SAFETY comment.
+
+#[cfg(not(rstreams_kernel))]
+extern crate alloc;
+
+/// Owned heap allocation (`alloc::boxed::Box` on the host).
+#[cfg(not(rstreams_kernel))]
+pub type Box<T> = alloc::boxed::Box<T>;
+/// Owned heap allocation (`KBox` in the kernel).
+#[cfg(rstreams_kernel)]
+pub type Box<T> = kernel::alloc::KBox<T>;
+
+/// Reference-counted shared allocation (`alloc::sync::Arc` on the host).
+#[cfg(not(rstreams_kernel))]
+pub type Arc<T> = alloc::sync::Arc<T>;
+/// Reference-counted shared allocation (`kernel::sync::Arc` in the kernel).
+#[cfg(rstreams_kernel)]
+pub type Arc<T> = kernel::sync::Arc<T>;
+
+/// Growable array (`alloc::vec::Vec` on the host).
+#[cfg(not(rstreams_kernel))]
+pub type Vec<T> = alloc::vec::Vec<T>;
+/// Growable array (`KVec` in the kernel).
+#[cfg(rstreams_kernel)]
+pub type Vec<T> = kernel::alloc::KVec<T>;
+
+/// An allocation failed (ENOSR/ENOMEM at the system-call boundary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoMem;
+
+#[cfg(rstreams_kernel)]
+const GFP: kernel::alloc::Flags = kernel::alloc::flags::GFP_ATOMIC;
+
+/// Fault injection: make allocations fail so error paths can be tested.
+///
+/// `fail_after(n)` lets the next `n` allocations through and fails every one after that until
+/// [`fail_clear`] is called. On the host the setting is per thread (cargo runs tests in
+/// parallel); in the kernel it is global (KUnit runs cases one at a time).
+pub mod fault {
+    #[cfg(rstreams_kernel)]
+    use core::sync::atomic::{AtomicUsize, Ordering};
+
+    const OFF: usize = usize::MAX;
+
+    #[cfg(rstreams_kernel)]
+    static BUDGET: AtomicUsize = AtomicUsize::new(OFF);
+
+    #[cfg(all(not(rstreams_kernel), test))]
+    extern crate std;
+    #[cfg(all(not(rstreams_kernel), test))]
+    std::thread_local! {
+        static BUDGET: core::cell::Cell<usize> = const { core::cell::Cell::new(OFF) };
+    }
+
+    /// Let `n` more allocations succeed, then fail all of them.
+    pub fn fail_after(n: usize) {
+        set(n)
+    }
+
+    /// Stop injecting failures.
+    pub fn fail_clear() {
+        set(OFF)
+    }
+
+    fn set(_v: usize) {
+        #[cfg(rstreams_kernel)]
+        BUDGET.store(_v, Ordering::Relaxed);
+        #[cfg(all(not(rstreams_kernel), test))]
+        BUDGET.with(|b| b.set(_v));
+    }
+
+    /// Called by every allocation in the seam: `true` means "fail this one".
+    pub(crate) fn should_fail() -> bool {
+        #[cfg(rstreams_kernel)]
+        {
+            let v = BUDGET.load(Ordering::Relaxed);
+            if v == OFF {
+                return false;
+            }
+            if v == 0 {
+                return true;
+            }
+            BUDGET.store(v - 1, Ordering::Relaxed);
+            false
+        }
+        #[cfg(all(not(rstreams_kernel), test))]
+        {
+            BUDGET.with(|b| match b.get() {
+                OFF => false,
+                0 => true,
+                v => {
+                    b.set(v - 1);
+                    false
+                }
+            })
+        }
+        #[cfg(all(not(rstreams_kernel), not(test)))]
+        {
+            false
+        }
+    }
+}
+
+/// Allocate a box, failing instead of panicking.
+pub fn new_box<T>(v: T) -> Result<Box<T>, NoMem> {
+    if fault::should_fail() {
+        return Err(NoMem);
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        Ok(alloc::boxed::Box::new(v))
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        kernel::alloc::KBox::new(v, GFP).map_err(|_| NoMem)
+    }
+}
+
+/// Move the value out of a box (`KBox` cannot be moved out of with `*b`).
+#[allow(clippy::boxed_local)] // the seam takes the box by value on purpose
+pub fn unbox<T>(b: Box<T>) -> T {
+    #[cfg(not(rstreams_kernel))]
+    {
+        *b
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        kernel::alloc::KBox::into_inner(b)
+    }
+}
+
+/// Allocate a reference-counted value, failing instead of panicking.
+pub fn new_arc<T>(v: T) -> Result<Arc<T>, NoMem> {
+    if fault::should_fail() {
+        return Err(NoMem);
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        Ok(alloc::sync::Arc::new(v))
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        kernel::sync::Arc::new(v, GFP).map_err(|_| NoMem)
+    }
+}
+
+/// An empty vector with room for `n` elements.
+pub fn vec_with_capacity<T>(n: usize) -> Result<Vec<T>, NoMem> {
+    if fault::should_fail() {
+        return Err(NoMem);
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        let mut v = alloc::vec::Vec::new();
+        v.try_reserve_exact(n).map_err(|_| NoMem)?;
+        Ok(v)
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        kernel::alloc::KVec::with_capacity(n, GFP).map_err(|_| NoMem)
+    }
+}
+
+/// A vector of `n` zero bytes (a data buffer).
+pub fn vec_zeroed(n: usize) -> Result<Vec<u8>, NoMem> {
+    if fault::should_fail() {
+        return Err(NoMem);
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        let mut v = alloc::vec::Vec::new();
+        v.try_reserve_exact(n).map_err(|_| NoMem)?;
+        v.resize(n, 0);
+        Ok(v)
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        kernel::alloc::KVec::from_elem(0u8, n, GFP).map_err(|_| NoMem)
+    }
+}
+
+/// Append `x`; on allocation failure `x` is handed back, not dropped.
+pub fn vec_push<T>(v: &mut Vec<T>, x: T) -> Result<(), T> {
+    if v.len() == v.capacity() {
+        if fault::should_fail() {
+            return Err(x);
+        }
+        #[cfg(not(rstreams_kernel))]
+        if v.try_reserve(1).is_err() {
+            return Err(x);
+        }
+        #[cfg(rstreams_kernel)]
+        if v.reserve(1, GFP).is_err() {
+            return Err(x);
+        }
+    }
+    #[cfg(not(rstreams_kernel))]
+    v.push(x);
+    #[cfg(rstreams_kernel)]
+    {
+        // Cannot fail: room for one more element was reserved above.
+        let _ = v.push(x, GFP);
+    }
+    Ok(())
+}
+
+/// Append a copy of `s`.
+pub fn vec_extend_from_slice(v: &mut Vec<u8>, s: &[u8]) -> Result<(), NoMem> {
+    if fault::should_fail() {
+        return Err(NoMem);
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        v.try_reserve(s.len()).map_err(|_| NoMem)?;
+        v.extend_from_slice(s);
+        Ok(())
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        v.extend_from_slice(s, GFP).map_err(|_| NoMem)
+    }
+}
+
+/// Box a value as a trait object: `box_dyn!(value => dyn Trait)`.
+///
+/// On the host this is the ordinary unsized coercion. The 6.12 kernel `KBox` does not implement
+/// `CoerceUnsized`, so the kernel build converts through a raw pointer (the one `unsafe` block
+/// of the core, below). Evaluates to `Result<Box<dyn Trait>, NoMem>`.
+#[macro_export]
+macro_rules! box_dyn {
+    ($v:expr => $t:ty) => {
+        match $crate::sys::new_box($v) {
+            Ok(b) => Ok($crate::sys::__coerce!(b => $t)),
+            Err(e) => Err(e),
+        }
+    };
+}
+
+#[cfg(not(rstreams_kernel))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __coerce {
+    ($b:expr => $t:ty) => {{
+        let b: $crate::sys::Box<$t> = $b;
+        b
+    }};
+}
+
+#[cfg(rstreams_kernel)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __coerce {
+    ($b:expr => $t:ty) => {{
+        let raw = kernel::alloc::KBox::into_raw($b);
+        let raw: *mut $t = raw;
+        // SAFETY: `raw` came from `KBox::into_raw` just above and is not used again; the
+        // unsizing cast keeps the address and the allocator, so `from_raw` re-owns exactly the
+        // allocation that `into_raw` released, now with the trait-object vtable attached.
+        unsafe { kernel::alloc::KBox::from_raw(raw) }
+    }};
+}
+
+#[doc(hidden)]
+pub use crate::__coerce;
