@@ -165,6 +165,15 @@ pub struct Mblk {
 pub struct Msg(pub(crate) Box<Mblk>);
 
 impl Data {
+    /// Writable bytes, or `None` for a shared (read-only) data block.
+    fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        match self {
+            Data::Fast(b) => Some(b),
+            Data::Heap(v) => Some(v.as_mut_slice()),
+            Data::Ext(e) => Some(e.buf),
+            Data::Shared(_) => None,
+        }
+    }
     fn bytes(&self) -> &[u8] {
         match self {
             Data::Fast(b) => b,
@@ -218,6 +227,27 @@ impl Msg {
     /// The readable bytes of the first block (`b_rptr..b_wptr`).
     pub fn rd(&self) -> &[u8] {
         &self.0.data.bytes()[self.0.rptr..self.0.wptr]
+    }
+    /// Set `db_type` of the first block.
+    pub fn set_type(&mut self, ty: MsgType) {
+        self.0.ty = ty;
+    }
+    /// Copy as much of `src` as fits into the first block's free space after `b_wptr` and
+    /// advance `b_wptr`; returns the number of bytes copied (0 for a shared block).
+    pub fn append(&mut self, src: &[u8]) -> usize {
+        let b = &mut *self.0;
+        let Some(buf) = b.data.bytes_mut() else {
+            return 0;
+        };
+        let room = buf.len().saturating_sub(b.wptr);
+        let n = room.min(src.len());
+        if let (Some(dst), Some(s)) = (buf.get_mut(b.wptr..b.wptr + n), src.get(..n)) {
+            dst.copy_from_slice(s);
+            b.wptr += n;
+            n
+        } else {
+            0
+        }
     }
     /// The next block (`b_cont`).
     pub fn cont(&self) -> Option<&Msg> {
