@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `streams.ko`: the STREAMS executive compiled into a Linux 6.12 module.
+//!
+//! The executive lives in `rust/streams_core` and is tested on the host by cargo. This crate root
+//! mounts the *same source files* at its own root (`#[path]` below), so `crate::sys`,
+//! `crate::msg`, … mean the same modules in both builds and the kernel runs exactly the code the
+//! host tests. `rust/streams_core/src/lib.rs` is the cargo crate root only; the kernel never
+//! reads it. The list of mounted modules must match `pub mod` in that file: `cargo xtask test`
+//! checks it (`xtask/src/checks.rs`).
+//!
+//! At load the module registers every shared test table listed in [`suites::SUITES`] as a KUnit
+//! suite (`kunit_glue`), so loading it runs the core's tests; unloading removes the suites.
+
+use kernel::prelude::*;
+
+// --- The executive, from its own source files (keep in step with streams_core/src/lib.rs). ---
+// No `deny(unsafe_code)` here: the host build enforces it (lib.rs), and the kernel expansion of
+// `sys::box_dyn!` legitimately puts the seam's one unsafe block at its call sites.
+#[path = "../streams_core/src/sys.rs"]
+pub mod sys;
+
+#[path = "../streams_core/src/errno.rs"]
+pub mod errno;
+#[path = "../streams_core/src/ktest.rs"]
+pub mod ktest;
+#[path = "../streams_core/src/msg/mod.rs"]
+pub mod msg;
+#[path = "../streams_core/src/queue.rs"]
+pub mod queue;
+#[path = "../streams_core/src/sched.rs"]
+pub mod sched;
+#[path = "../streams_core/src/stream.rs"]
+pub mod stream;
+
+// --- Kernel glue. ---
+mod kunit_glue;
+#[cfg(rstreams_negative_control)]
+pub mod negative_control;
+pub mod selftest;
+mod suites;
+
+/// The rstreams version (the workspace version in `Cargo.toml`; `cargo xtask` checks they match).
+pub const VERSION: &str = "0.1.0";
+
+module! {
+    type: Streams,
+    name: "streams",
+    author: "rstreams",
+    description: "SVR4.2 MP STREAMS executive in Rust",
+    license: "GPL",
+}
+
+struct Streams {
+    /// Registered KUnit suites; dropping them unregisters (before the tables go away).
+    _kunit: kunit_glue::KunitSuites,
+}
+
+impl kernel::Module for Streams {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        pr_info!("rstreams {} loading\n", VERSION);
+        let kunit = kunit_glue::KunitSuites::register(suites::SUITES)?;
+        pr_info!(
+            "rstreams {} loaded ({} KUnit suites, {} cases)\n",
+            VERSION,
+            kunit.suite_count(),
+            kunit.case_count()
+        );
+        Ok(Streams { _kunit: kunit })
+    }
+}
+
+impl Drop for Streams {
+    fn drop(&mut self) {
+        pr_info!("rstreams {} unloading\n", VERSION);
+    }
+}

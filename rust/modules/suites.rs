@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The one list of shared test tables that `streams.ko` registers as KUnit suites.
+//!
+//! Each entry is a `ktest_suite!` table from the core (or from this module's own glue tests).
+//! Adding a suite is one line here. `cargo xtask test` cross-checks this list against every
+//! `ktest_suite!` in the sources and fails if a table is missing here or in the guest results.
+
+use crate::ktest::Suite;
+
+/// Every suite, in the order KUnit runs them.
+pub(crate) static SUITES: &[&Suite] = &[
+    &crate::selftest::GLUE_SUITE,
+    #[cfg(rstreams_negative_control)]
+    &crate::negative_control::NEGATIVE_CONTROL_SUITE,
+    // &crate::msg::tests::MSG_SUITE,
+    // &crate::queue::tests::QUEUE_SUITE,
+    // &crate::stream::tests::STREAM_SUITE,
+    // &crate::sched::tests::SCHED_SUITE,
+];

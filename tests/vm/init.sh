@@ -1,0 +1,79 @@
+#!/bin/sh
+# Guest /init (busybox sh), put in the initramfs by `cargo xtask`. The mode comes from the kernel
+# command line (`rstreams.mode=test|vm|probe`). Markers the host reads (xtask/src/ktap.rs):
+#   RSTREAMS-STEP <name> rc=<n>   one step of the test run (non-zero fails the run)
+#   RSTREAMS-END rc=<n>           the test run finished (missing = failure)
+#   RSTREAMS-VM-START / RSTREAMS-EXIT rc=<n>   around the user command of `cargo xtask vm`
+export PATH=/usr/bin:/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+ip link set lo up 2>/dev/null
+mode=probe
+for a in $(cat /proc/cmdline); do
+	case "$a" in rstreams.mode=*) mode=${a#rstreams.mode=} ;; esac
+done
+KMEMLEAK=/sys/kernel/debug/kmemleak
+fail=0
+
+step() {
+	name=$1
+	shift
+	echo "RSTREAMS-STEP-BEGIN $name"
+	"$@"
+	rc=$?
+	echo "RSTREAMS-STEP $name rc=$rc"
+	[ "$rc" = 0 ] || fail=1
+}
+
+unload() {
+	modprobe -r streams && ! grep -q '^streams ' /proc/modules
+}
+
+leaks() {
+	# kmemleak only reports objects older than 5 s, and a second scan drops transient ones.
+	sleep 6
+	echo scan > $KMEMLEAK
+	echo scan > $KMEMLEAK
+	if [ -s $KMEMLEAK ]; then
+		echo "RSTREAMS-KMEMLEAK: leaks reported:"
+		cat $KMEMLEAK
+		return 1
+	fi
+	echo "no leaks reported"
+}
+
+case "$mode" in
+probe)
+	echo RSTREAMS-PROBE-OK
+	;;
+test)
+	echo "RSTREAMS-BEGIN $(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+	# Forget boot-time objects: only leaks from our modules and tests matter.
+	[ -e $KMEMLEAK ] && echo clear > $KMEMLEAK
+	step depmod depmod
+	# Loading runs every KUnit suite of the module (results on the console as KTAP).
+	step modprobe modprobe streams
+	step rmmod unload
+	for s in /tests/vm/suites/*.sh; do
+		[ -e "$s" ] || continue
+		step "suite-$(basename "$s" .sh)" sh "$s"
+	done
+	[ -e $KMEMLEAK ] && step kmemleak leaks
+	echo "RSTREAMS-END rc=$fail"
+	;;
+vm)
+	depmod && modprobe streams || echo "RSTREAMS: loading streams.ko failed"
+	cd /host 2>/dev/null || cd /
+	echo RSTREAMS-VM-START
+	sh -c "$(cat /etc/rstreams/cmd)"
+	echo "RSTREAMS-EXIT rc=$?"
+	;;
+*)
+	echo "RSTREAMS: unknown mode $mode"
+	;;
+esac
+sync
+reboot -f

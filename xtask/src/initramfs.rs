@@ -1,0 +1,225 @@
+//! The guest's root file system: an uncompressed `newc` cpio archive written here directly.
+//!
+//! Contents: busybox-static and its applet links, `/init` (`tests/vm/init.sh`), the modules in
+//! `/lib/modules/<release>/extra/` (the guest runs `depmod`, so `modprobe streams` works),
+//! the static user programs in `/usr/bin`, the VM suites from `tests/vm/suites/`, and for
+//! `cargo xtask vm --copy DIR` the folder as `/host`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::util::{self, Result};
+
+/// A cpio `newc` archive being built in memory.
+#[derive(Default)]
+pub(crate) struct Cpio {
+    buf: Vec<u8>,
+    ino: u32,
+    dirs: std::collections::BTreeSet<String>,
+}
+
+impl Cpio {
+    fn header(&mut self, name: &str, mode: u32, size: usize) {
+        self.ino += 1;
+        let namesize = name.len() + 1;
+        let fields = [
+            self.ino,
+            mode,
+            0,
+            0,
+            1,
+            0,
+            size as u32,
+            0,
+            0,
+            0,
+            0,
+            namesize as u32,
+            0,
+        ];
+        self.buf.extend_from_slice(b"070701");
+        for f in fields {
+            self.buf.extend_from_slice(format!("{f:08x}").as_bytes());
+        }
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.push(0);
+        self.pad();
+    }
+
+    fn pad(&mut self) {
+        while !self.buf.len().is_multiple_of(4) {
+            self.buf.push(0);
+        }
+    }
+
+    /// Add directory `path` and its parents (once each).
+    pub(crate) fn dir(&mut self, path: &str) {
+        let mut cur = String::new();
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            if !cur.is_empty() {
+                cur.push('/');
+            }
+            cur.push_str(part);
+            if self.dirs.insert(cur.clone()) {
+                let c = cur.clone();
+                self.header(&c, 0o040755, 0);
+            }
+        }
+    }
+
+    /// Add a regular file with `data`.
+    pub(crate) fn file(&mut self, path: &str, mode: u32, data: &[u8]) {
+        if let Some((parent, _)) = path.rsplit_once('/') {
+            self.dir(parent);
+        }
+        self.header(path, 0o100000 | mode, data.len());
+        self.buf.extend_from_slice(data);
+        self.pad();
+    }
+
+    /// Add a symbolic link `path` -> `target`.
+    pub(crate) fn symlink(&mut self, path: &str, target: &str) {
+        if let Some((parent, _)) = path.rsplit_once('/') {
+            self.dir(parent);
+        }
+        self.header(path, 0o120777, target.len());
+        self.buf.extend_from_slice(target.as_bytes());
+        self.pad();
+    }
+
+    /// Add the host tree `src` under `dst` (regular files and directories, modes kept).
+    pub(crate) fn tree(&mut self, src: &Path, dst: &str) -> Result<()> {
+        self.dir(dst);
+        for p in util::walk(src) {
+            let rel = p.strip_prefix(src).map_err(|e| e.to_string())?;
+            let data = fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let mode = {
+                use std::os::unix::fs::PermissionsExt;
+                fs::metadata(&p)
+                    .map(|m| m.permissions().mode() & 0o777)
+                    .unwrap_or(0o644)
+            };
+            self.file(&format!("{dst}/{}", rel.display()), mode, &data);
+        }
+        Ok(())
+    }
+
+    /// The finished archive.
+    pub(crate) fn finish(mut self) -> Vec<u8> {
+        self.header("TRAILER!!!", 0, 0);
+        while !self.buf.len().is_multiple_of(512) {
+            self.buf.push(0);
+        }
+        self.buf
+    }
+}
+
+/// What goes into the guest.
+pub(crate) struct Contents<'a> {
+    pub(crate) release: &'a str,
+    pub(crate) modules: &'a [PathBuf],
+    pub(crate) programs: &'a [PathBuf],
+    /// `cargo xtask vm --copy DIR`.
+    pub(crate) copy: Option<&'a Path>,
+    /// The command for `vm` mode (stored as `/etc/rstreams/cmd`).
+    pub(crate) cmd: Option<&'a str>,
+}
+
+/// Write the initramfs to `out`.
+pub(crate) fn build(c: &Contents<'_>, out: &Path) -> Result<()> {
+    let st = util::step(format!("initramfs {}", out.display()));
+    let root = util::repo_root();
+    let mut a = Cpio::default();
+    for d in [
+        "bin",
+        "sbin",
+        "usr/bin",
+        "etc/rstreams",
+        "proc",
+        "sys",
+        "dev",
+        "tmp",
+        "root",
+        "mnt",
+    ] {
+        a.dir(d);
+    }
+    let busybox = Path::new("/bin/busybox");
+    let bb = fs::read(busybox).map_err(|e| {
+        format!(
+            "{}: {e} (apt-get install busybox-static)",
+            busybox.display()
+        )
+    })?;
+    a.file("bin/busybox", 0o755, &bb);
+    let applets = util::output(Command::new(busybox).arg("--list"))?;
+    for app in applets.lines().map(str::trim) {
+        // `busybox` itself is in the list; linking it to itself would loop (ELOOP at boot).
+        if !app.is_empty() && app != "busybox" {
+            a.symlink(&format!("bin/{app}"), "busybox");
+        }
+    }
+    a.file(
+        "init",
+        0o755,
+        util::read(&root.join("tests/vm/init.sh"))?.as_bytes(),
+    );
+    let suites = root.join("tests/vm/suites");
+    if suites.is_dir() {
+        a.tree(&suites, "tests/vm/suites")?;
+    }
+    let kmod = format!("lib/modules/{}/extra", c.release);
+    for m in c.modules {
+        let name = m
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        a.file(
+            &format!("{kmod}/{name}"),
+            0o644,
+            &fs::read(m).map_err(|e| format!("{}: {e}", m.display()))?,
+        );
+    }
+    for p in c.programs {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        a.file(
+            &format!("usr/bin/{name}"),
+            0o755,
+            &fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        );
+    }
+    if let Some(dir) = c.copy {
+        a.tree(dir, "host")?;
+    }
+    if let Some(cmd) = c.cmd {
+        a.file("etc/rstreams/cmd", 0o644, cmd.as_bytes());
+    }
+    let data = a.finish();
+    util::write_atomic(out, &data)?;
+    st.done_with(&format!("{} KiB", data.len() / 1024));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newc_layout() {
+        let mut a = Cpio::default();
+        a.file("a/b", 0o644, b"xyz");
+        let out = a.finish();
+        assert!(out.starts_with(b"070701"));
+        assert_eq!(out.len() % 512, 0);
+        // dir "a", file "a/b" and the trailer.
+        let text = String::from_utf8_lossy(&out);
+        assert_eq!(text.matches("070701").count(), 3);
+        assert!(text.contains("a/b\0"));
+        assert!(text.contains("xyz"));
+        assert!(text.contains("TRAILER!!!"));
+    }
+}

@@ -1,0 +1,344 @@
+//! `cargo xtask`: the rstreams build driver (std only). See `cargo xtask help` and
+//! `docs/building.md`.
+//!
+//! It turns a fresh Debian 12 machine into one that builds a Rust-enabled Linux 6.12, builds
+//! `streams.ko` through the top-level `Kbuild`, boots a QEMU guest and runs the KUnit suites
+//! (the core's own test tables) there, failing on any failed case, missing result or kernel
+//! report (oops, BUG, WARNING, KASAN, lockdep, kmemleak).
+
+mod checks;
+mod deps;
+mod initramfs;
+mod kernel;
+mod ktap;
+mod modules;
+mod util;
+mod vm;
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use kernel::Variant;
+use util::Result;
+
+const HELP: &str = "\
+cargo xtask <command> [options]      (run as root on Debian 12; see docs/building.md)
+
+commands:
+  test [--variant test|lean] [--no-host] [--no-negative-control]
+      Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace), then the
+      KUnit suites of streams.ko in a QEMU guest with the test kernel (KASAN, lockdep,
+      kmemleak), then the negative control (a build with a deliberately failing case, which
+      must be reported as failing). Exit status 0 only if everything passed.
+  test --negative-control
+      Only the run with the failing case: shows how a failure is reported (exits non-zero).
+  selftest
+      The driver's own test: the negative-control run must fail, naming the failing case.
+  vm [--variant lean|test] [--copy DIR] [--timeout SECS] -- CMD...
+      Boot a guest (default: lean kernel) with streams.ko loaded, DIR copied to /host (the
+      working directory), run CMD with sh, print its output, exit with its exit status.
+  kernel [--variant test|lean]
+      Build (or find cached) the kernel in ~/.cache/rstreams/kernel/<variant>-<key>/.
+  modules [--variant test|lean] [--negative-control]
+      Build the modules through the top-level Kbuild (warnings are errors).
+  help
+      This text.
+
+environment:
+  KDIR=/path          use this prebuilt Rust-enabled kernel tree instead of the cache
+  RSTREAMS_ACCEL=kvm|tcg   force the QEMU accelerator (default: probe KVM, else TCG)
+  RSTREAMS_CACHE=/path     cache root (default ~/.cache/rstreams)
+  RSTREAMS_TIMEOUT=SECS    guest timeout (default 900 for tests, 600 for vm)
+";
+
+/// Parsed options (a deliberately small CLI).
+#[derive(Default)]
+struct Opts {
+    variant: Option<Variant>,
+    negative_control: bool,
+    no_host: bool,
+    no_negative: bool,
+    copy: Option<PathBuf>,
+    timeout: Option<u64>,
+    cmd: Vec<String>,
+}
+
+fn parse(args: &[String]) -> Result<Opts> {
+    let mut o = Opts::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--variant" => {
+                o.variant = Some(Variant::parse(it.next().ok_or("--variant needs a value")?)?)
+            }
+            "--negative-control" => o.negative_control = true,
+            "--no-host" => o.no_host = true,
+            "--no-negative-control" => o.no_negative = true,
+            "--copy" => o.copy = Some(PathBuf::from(it.next().ok_or("--copy needs a directory")?)),
+            "--timeout" => {
+                let t = it.next().ok_or("--timeout needs seconds")?;
+                o.timeout = Some(
+                    t.parse()
+                        .map_err(|_| format!("--timeout {t:?}: not a number"))?,
+                );
+            }
+            "--" => {
+                o.cmd = it.cloned().collect();
+                break;
+            }
+            _ => return Err(format!("unknown option {a:?} (see cargo xtask help)")),
+        }
+    }
+    Ok(o)
+}
+
+fn timeout(o: &Opts, default: u64) -> Result<Duration> {
+    let env = std::env::var("RSTREAMS_TIMEOUT").ok().map(|t| {
+        t.parse::<u64>()
+            .map_err(|_| format!("RSTREAMS_TIMEOUT={t:?}"))
+    });
+    Ok(Duration::from_secs(match (o.timeout, env) {
+        (Some(t), _) => t,
+        (None, Some(t)) => t?,
+        (None, None) => default,
+    }))
+}
+
+/// Host-side checks: formatting, clippy, the workspace tests.
+fn host_tests() -> Result<()> {
+    let root = util::repo_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    for args in [
+        &["fmt", "--all", "--check"][..],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--quiet",
+            "--",
+            "-D",
+            "warnings",
+        ][..],
+        &["test", "--workspace", "--quiet"][..],
+    ] {
+        let st = util::step(format!("host: cargo {}", args.join(" ")));
+        util::run(Command::new(&cargo).current_dir(&root).args(args))?;
+        st.done();
+    }
+    Ok(())
+}
+
+/// What a guest boot is for.
+enum Mode<'a> {
+    Test {
+        negative_control: bool,
+    },
+    Vm {
+        copy: Option<&'a std::path::Path>,
+        cmd: &'a str,
+    },
+}
+
+/// Build everything a guest needs and boot it; returns the console run.
+fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<vm::Run> {
+    deps::ensure()?;
+    let k = kernel::ensure(v)?;
+    let negctl = matches!(
+        mode,
+        Mode::Test {
+            negative_control: true
+        }
+    );
+    let mods = modules::build(&k, v, negctl)?;
+    let progs = modules::build_user()?;
+    let root = util::repo_root();
+    let tag = format!("{}{}", v.name(), if negctl { "-negctl" } else { "" });
+    let (kind, copy, cmd) = match mode {
+        Mode::Test { .. } => ("test", None, None),
+        Mode::Vm { copy, cmd } => ("vm", *copy, Some(*cmd)),
+    };
+    let initrd = root.join(format!("target/vm/{tag}-{kind}.cpio"));
+    initramfs::build(
+        &initramfs::Contents {
+            release: &k.release,
+            modules: &mods.files,
+            programs: &progs,
+            copy,
+            cmd,
+        },
+        &initrd,
+    )?;
+    let key = format!("{}:{}", k.kdir.display(), k.release);
+    let accel = vm::accel(&k, &initrd, &key)?;
+    let log = root.join(format!("target/vm/{tag}-{kind}.log"));
+    let (append, echo) = match mode {
+        Mode::Test { .. } => ("rstreams.mode=test oops=panic", vm::Echo::All),
+        Mode::Vm { .. } => (
+            "rstreams.mode=vm loglevel=4 kunit.enable=0",
+            vm::Echo::AfterStart,
+        ),
+    };
+    let st = util::step(format!("boot guest ({accel}, {}s limit)", limit.as_secs()));
+    let run = vm::boot(&k, &initrd, &accel, append, limit, &log, Some(echo))?;
+    st.done_with(if run.timed_out {
+        "TIMED OUT"
+    } else {
+        "guest powered off"
+    });
+    Ok(run)
+}
+
+/// Run the KUnit suites in a guest and judge the console.
+fn vm_tests(v: Variant, negative_control: bool, limit: Duration) -> Result<ktap::Verdict> {
+    let root = util::repo_root();
+    let expected = checks::expected_suites(&root, negative_control)?;
+    let run = guest(v, &Mode::Test { negative_control }, limit)?;
+    let mut verdict = ktap::judge(&run.lines, &expected, run.timed_out);
+    for must in [
+        format!("rstreams {} loaded", env!("CARGO_PKG_VERSION")),
+        format!("rstreams {} unloading", env!("CARGO_PKG_VERSION")),
+    ] {
+        if !run.lines.iter().any(|l| l.contains(&must)) {
+            verdict
+                .problems
+                .push(format!("missing result: no {must:?} in the kernel log"));
+        }
+    }
+    println!(
+        "---- KUnit summary ({} kernel{}; log {}) ----",
+        v.name(),
+        if negative_control {
+            ", negative control"
+        } else {
+            ""
+        },
+        run.log.display()
+    );
+    println!("{}", verdict.summary());
+    Ok(verdict)
+}
+
+/// The negative control must fail, and name exactly the deliberately failing case.
+fn negative_control_expected(v: Variant, limit: Duration) -> Result<()> {
+    let st = util::step("negative control: a deliberately failing case must be reported");
+    let verdict = vm_tests(v, true, limit)?;
+    let want = "streams_negative_control.negative_control_fails".to_string();
+    if verdict.ok() || verdict.failed_cases != vec![want.clone()] {
+        return Err(format!(
+            "negative control: expected exactly {want} to fail, driver reported failed cases {:?} (ok={})",
+            verdict.failed_cases,
+            verdict.ok()
+        ));
+    }
+    st.done_with(&format!("driver reported {want} as failed, as it must"));
+    Ok(())
+}
+
+fn cmd_test(o: &Opts) -> Result<()> {
+    let v = o.variant.unwrap_or(Variant::Test);
+    let limit = timeout(o, 900)?;
+    checks::check_sources(&util::repo_root())?;
+    if o.negative_control {
+        let verdict = vm_tests(v, true, limit)?;
+        return if verdict.ok() {
+            Err("negative control unexpectedly passed".into())
+        } else {
+            Err("KUnit run failed (negative control, as intended)".into())
+        };
+    }
+    if !o.no_host {
+        host_tests()?;
+    }
+    let verdict = vm_tests(v, false, limit)?;
+    if !verdict.ok() {
+        return Err(format!(
+            "VM tests failed: {} problem(s), see above",
+            verdict.problems.len()
+        ));
+    }
+    if !o.no_negative {
+        negative_control_expected(v, limit)?;
+    }
+    Ok(())
+}
+
+fn cmd_vm(o: &Opts) -> Result<u8> {
+    if o.cmd.is_empty() {
+        return Err("usage: cargo xtask vm [--copy DIR] -- CMD...".into());
+    }
+    if let Some(d) = &o.copy {
+        if !d.is_dir() {
+            return Err(format!("--copy {}: not a directory", d.display()));
+        }
+    }
+    let cmd = o.cmd.join(" ");
+    let run = guest(
+        o.variant.unwrap_or(Variant::Lean),
+        &Mode::Vm {
+            copy: o.copy.as_deref(),
+            cmd: &cmd,
+        },
+        timeout(o, 600)?,
+    )?;
+    let rc = run.lines.iter().rev().find_map(|l| {
+        l.trim()
+            .strip_prefix("RSTREAMS-EXIT rc=")
+            .and_then(|r| r.parse::<u8>().ok())
+    });
+    match rc {
+        Some(rc) => Ok(rc),
+        None if run.timed_out => Err(format!(
+            "guest timed out; console log in {}",
+            run.log.display()
+        )),
+        None => Err(format!(
+            "guest ended without the command's exit status; console log in {}",
+            run.log.display()
+        )),
+    }
+}
+
+fn main() -> ExitCode {
+    let start = Instant::now();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (cmd, rest) = match args.split_first() {
+        Some((c, r)) => (c.as_str(), r),
+        None => ("help", &[][..]),
+    };
+    let result: Result<u8> = parse(rest).and_then(|o| match cmd {
+        "help" | "--help" | "-h" => {
+            print!("{HELP}");
+            Ok(0)
+        }
+        "test" => cmd_test(&o).map(|_| 0),
+        "selftest" => {
+            negative_control_expected(o.variant.unwrap_or(Variant::Test), timeout(&o, 900)?)
+                .map(|_| 0)
+        }
+        "vm" => cmd_vm(&o),
+        "kernel" => deps::ensure()
+            .and_then(|_| kernel::ensure(o.variant.unwrap_or(Variant::Test)))
+            .map(|_| 0),
+        "modules" => deps::ensure()
+            .and_then(|_| {
+                let v = o.variant.unwrap_or(Variant::Test);
+                let k = kernel::ensure(v)?;
+                modules::build(&k, v, o.negative_control)
+            })
+            .map(|_| 0),
+        _ => Err(format!("unknown command {cmd:?}\n\n{HELP}")),
+    });
+    let secs = start.elapsed().as_secs_f64();
+    match result {
+        Ok(0) if cmd != "vm" && cmd != "help" => {
+            println!("xtask {cmd}: OK ({secs:.1}s)");
+            ExitCode::SUCCESS
+        }
+        Ok(rc) => ExitCode::from(rc),
+        Err(e) => {
+            eprintln!("xtask {cmd}: FAILED after {secs:.1}s: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The project's kernel modules (through the top-level `Kbuild`) and the static guest programs.
+//!
+//! Modules are built in a staging copy of the sources, `target/kmod/<variant>[-negctl]/`, one per
+//! kernel and flag set: Kbuild writes objects next to the sources, and sharing one tree between
+//! kernels would link objects compiled against another kernel's `kernel` crate. Files are copied
+//! only when changed, so `make` stays incremental. Any warning fails the build.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::kernel::{self, Kernel, Variant};
+use crate::util::{self, Result};
+
+/// Built modules.
+pub(crate) struct Modules {
+    /// The `.ko` files.
+    pub(crate) files: Vec<PathBuf>,
+}
+
+/// Build the modules against `k`; `negative_control` adds the deliberately failing KUnit case.
+pub(crate) fn build(k: &Kernel, v: Variant, negative_control: bool) -> Result<Modules> {
+    let root = util::repo_root();
+    let name = format!(
+        "{}{}",
+        v.name(),
+        if negative_control { "-negctl" } else { "" }
+    );
+    let stage = root.join("target/kmod").join(&name);
+    let st = util::step(format!(
+        "build modules ({name}) via Kbuild: make -C {} M={}",
+        k.kdir.display(),
+        stage.display()
+    ));
+    util::sync_file(&root.join("Kbuild"), &stage.join("Kbuild"))?;
+    let rs_or_kbuild = |p: &Path| {
+        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        n.ends_with(".rs") || n.ends_with(".c") || n.ends_with(".h") || n == "Kbuild"
+    };
+    util::sync_tree(
+        &root.join("rust/modules"),
+        &stage.join("rust/modules"),
+        &rs_or_kbuild,
+    )?;
+    util::sync_tree(
+        &root.join("rust/streams_core/src"),
+        &stage.join("rust/streams_core/src"),
+        &rs_or_kbuild,
+    )?;
+    let log = stage.join("build.log");
+    let _ = fs::remove_file(&log);
+    let mut cmd = kernel::make(&k.kdir);
+    cmd.arg(format!("M={}", stage.display()));
+    if negative_control {
+        cmd.arg("RSTREAMS_NEGATIVE_CONTROL=1");
+    }
+    cmd.arg("modules");
+    let lines = util::run_logged(&mut cmd, &log, true)?;
+    let warnings: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.to_lowercase().contains("warning"))
+        .collect();
+    if !warnings.is_empty() {
+        return Err(format!(
+            "module build produced {} warning line(s) (warnings are errors here); see {}",
+            warnings.len(),
+            log.display()
+        ));
+    }
+    let files: Vec<PathBuf> = util::walk(&stage)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "ko"))
+        .collect();
+    if files.is_empty() {
+        return Err(format!("no .ko produced under {}", stage.display()));
+    }
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    st.done_with(&format!("{} (no warnings)", names.join(" ")));
+    Ok(Modules { files })
+}
+
+/// Build the workspace's user-space programs as static binaries for the guest; returns them.
+pub(crate) fn build_user() -> Result<Vec<PathBuf>> {
+    let root = util::repo_root();
+    let st = util::step("build static user-space programs for the guest (+crt-static)");
+    let tdir = root.join("target/guest");
+    let triple = "x86_64-unknown-linux-gnu";
+    util::run(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(&root)
+            .env("CARGO_TARGET_DIR", &tdir)
+            .env("RUSTFLAGS", "-C target-feature=+crt-static")
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "--workspace",
+                "--exclude",
+                "xtask",
+                "--bins",
+                "--target",
+                triple,
+            ]),
+    )?;
+    let rel = tdir.join(triple).join("release");
+    let mut bins = Vec::new();
+    if let Ok(rd) = fs::read_dir(&rel) {
+        for e in rd.flatten() {
+            let p = e.path();
+            let exec = e.metadata().map(|m| {
+                use std::os::unix::fs::PermissionsExt;
+                m.is_file() && m.permissions().mode() & 0o111 != 0
+            });
+            let plain = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| !n.contains('.'));
+            if exec.unwrap_or(false) && plain {
+                bins.push(p);
+            }
+        }
+    }
+    bins.sort();
+    st.done_with(&format!("{} program(s)", bins.len()));
+    Ok(bins)
+}
