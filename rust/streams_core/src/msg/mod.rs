@@ -185,14 +185,9 @@ impl Drop for ExtData {
 
 /// Storage of one data block (`dblk_t`). Its length is `db_lim - db_base`.
 pub(crate) enum Data {
-    /// Inline fast buffer: the block and its data are one allocation. Only `lim` bytes are
-    /// usable, so `db_lim` is what allocb was asked for, as in SVR4.
-    Fast {
-        /// The bytes.
-        buf: [u8; FASTBUF],
-        /// Usable length (`<= FASTBUF`).
-        lim: usize,
-    },
+    /// Inline fast buffer: the block and its data are one allocation. All `FASTBUF` bytes are
+    /// usable whatever size was asked for (LfS's allocb_fast sets `db_lim = db_base + FASTBUF`).
+    Fast([u8; FASTBUF]),
     /// A unique heap data block of exactly the requested size.
     Heap(sys::Vec<u8>),
     /// A unique external buffer (esballoc).
@@ -232,20 +227,15 @@ impl Drop for Mblk {
 }
 
 impl Data {
-    /// An empty placeholder that owns nothing (`db_lim == db_base`).
+    /// A placeholder that owns nothing outside the block.
     pub(crate) const fn empty() -> Data {
-        Data::Fast {
-            buf: [0; FASTBUF],
-            lim: 0,
-        }
+        Data::Fast([0; FASTBUF])
     }
-    /// A fresh, zeroed, unique data block of exactly `size` usable bytes.
+    /// A fresh, zeroed, unique data block of at least `size` bytes: the inline fast buffer up
+    /// to `FASTBUF`, otherwise a heap block of exactly `size` bytes.
     pub(crate) fn alloc(size: usize) -> Result<Data, NoMem> {
         if size <= FASTBUF {
-            Ok(Data::Fast {
-                buf: [0; FASTBUF],
-                lim: size,
-            })
+            Ok(Data::Fast([0; FASTBUF]))
         } else {
             Ok(Data::Heap(sys::vec_zeroed(size)?))
         }
@@ -253,7 +243,7 @@ impl Data {
     /// Writable bytes, or `None` for a shared (read-only) data block.
     pub(crate) fn bytes_mut(&mut self) -> Option<&mut [u8]> {
         match self {
-            Data::Fast { buf, lim } => Some(buf.get_mut(..*lim).unwrap_or_default()),
+            Data::Fast(b) => Some(b),
             Data::Heap(v) => Some(v.as_mut_slice()),
             Data::Ext(e) => Some(e.0.buf),
             Data::Shared(_) => None,
@@ -262,7 +252,7 @@ impl Data {
     /// All bytes of the data block (`db_base..db_lim`).
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {
-            Data::Fast { buf, lim } => buf.get(..*lim).unwrap_or_default(),
+            Data::Fast(b) => b,
             Data::Heap(v) => v.as_slice(),
             Data::Ext(e) => e.0.buf,
             Data::Shared(a) => a.bytes(),
@@ -308,8 +298,8 @@ impl Mblk {
 }
 
 /// allocb: a one-block message of type M_DATA with room for `size` bytes (`rptr == wptr`).
-/// Sizes up to `FASTBUF` use the inline fast buffer (no second allocation); larger ones get a
-/// heap data block of exactly `size` bytes. `db_lim - db_base == size` either way.
+/// Sizes up to `FASTBUF` use the inline fast buffer (no second allocation, and all `FASTBUF`
+/// bytes are usable, as in LfS); larger ones get a heap data block of exactly `size` bytes.
 pub fn allocb(size: usize, _pri: Bpri) -> Result<Msg, NoMem> {
     Msg::with_type(M_DATA, size)
 }
@@ -343,12 +333,13 @@ pub fn freemsg(m: Msg) {
 }
 
 impl Msg {
-    /// A one-block message of type `ty` with room for `size` bytes (allocb + set `db_type`).
+    /// A one-block message of type `ty` with room for at least `size` bytes (allocb + set
+    /// `db_type`).
     pub fn with_type(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
         let data = Data::alloc(size)?;
         Ok(Msg(sys::new_box(Mblk::new(ty, data))?))
     }
-    /// A one-block message of type `ty` holding a copy of `src` (`db_lim == b_wptr`).
+    /// A one-block message of type `ty` holding a copy of `src` (sized as allocb would).
     pub fn from_bytes(ty: MsgType, src: &[u8]) -> Result<Msg, NoMem> {
         let mut m = Msg::with_type(ty, src.len())?;
         m.append(src);

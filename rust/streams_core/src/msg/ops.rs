@@ -43,10 +43,7 @@ fn share(b: &mut Mblk) -> Result<(), NoMem> {
     let arc = match &b.data {
         Data::Shared(_) => return Ok(()),
         // The fast buffer is copied, so the original stays intact until the Arc exists.
-        Data::Fast { buf, lim } => sys::new_arc(Data::Fast {
-            buf: *buf,
-            lim: *lim,
-        })?,
+        Data::Fast(buf) => sys::new_arc(Data::Fast(*buf))?,
         Data::Heap(_) | Data::Ext(_) => {
             // `sys::new_arc` drops its argument on failure, which would lose the data. Until
             // the seam has a variant that hands the value back, take the (injected) failure

@@ -53,7 +53,7 @@ fn ext(arg: usize, len: usize) -> Result<ExtBuf, sys::NoMem> {
 }
 
 fn is_fast(m: &Msg) -> bool {
-    matches!(m.0.data, Data::Fast { .. })
+    matches!(m.0.data, Data::Fast(_))
 }
 
 fn is_heap(m: &Msg) -> bool {
@@ -61,15 +61,15 @@ fn is_heap(m: &Msg) -> bool {
 }
 
 pub(super) fn allocb_new_block_is_empty_mdata() -> TestResult {
-    let m = check_ok!(allocb(64, Bpri::Med));
+    let m = check_ok!(allocb(200, Bpri::Med));
     check_eq!(m.db_type(), M_DATA);
     check_eq!(m.band(), 0);
     check_eq!(m.flag(), MsgFlags(0));
     check_eq!(m.rd().len(), 0);
     check_eq!(m.blen(), 0);
     check_eq!(m.headroom(), 0);
-    check_eq!(m.capacity(), 64);
-    check_eq!(m.wr_room(), 64);
+    check_eq!(m.capacity(), 200);
+    check_eq!(m.wr_room(), 200);
     check!(m.cont().is_none());
     check!(!m.is_shared());
     check_eq!(m.msgsize(), 0);
@@ -79,7 +79,9 @@ pub(super) fn allocb_new_block_is_empty_mdata() -> TestResult {
 pub(super) fn allocb_127_uses_fast_buffer() -> TestResult {
     let m = check_ok!(allocb(FASTBUF - 1, Bpri::Lo));
     check!(is_fast(&m));
-    check_eq!(m.capacity(), 127);
+    // The whole fast buffer is usable, as in LfS (db_lim = db_base + FASTBUF).
+    check_eq!(m.capacity(), FASTBUF);
+    check_eq!(m.wr_room(), FASTBUF);
     Ok(())
 }
 
@@ -100,9 +102,11 @@ pub(super) fn allocb_129_uses_heap_block() -> TestResult {
 
 pub(super) fn allocb_zero_size() -> TestResult {
     let mut m = check_ok!(allocb(0, Bpri::Med));
-    check_eq!(m.capacity(), 0);
-    check_eq!(m.append(b"x"), 0);
+    check!(is_fast(&m));
     check_eq!(m.msgsize(), 0);
+    check_eq!(m.capacity(), FASTBUF);
+    check_eq!(m.append(b"x"), 1);
+    check_eq!(m.rd(), b"x");
     Ok(())
 }
 
@@ -134,9 +138,10 @@ pub(super) fn allocb_heap_fails_on_either_allocation() -> TestResult {
 }
 
 pub(super) fn with_type_sets_type() -> TestResult {
-    let m = check_ok!(Msg::with_type(M_PROTO, 10));
+    let m = check_ok!(Msg::with_type(M_PROTO, 1000));
     check_eq!(m.db_type(), M_PROTO);
-    check_eq!(m.capacity(), 10);
+    check_eq!(m.capacity(), 1000);
+    check_eq!(m.blen(), 0);
     let h = check_ok!(Msg::with_type(M_FLUSH, 1));
     check!(h.is_hipri());
     check!(!m.is_hipri());
@@ -147,8 +152,8 @@ pub(super) fn from_bytes_copies_exactly() -> TestResult {
     let m = check_ok!(Msg::from_bytes(M_CTL, b"hello"));
     check_eq!(m.db_type(), M_CTL);
     check_eq!(m.rd(), b"hello");
-    check_eq!(m.capacity(), 5);
-    check_eq!(m.wr_room(), 0);
+    check!(is_fast(&m));
+    check_eq!(m.wr_room(), FASTBUF - 5);
     check!(m.cont().is_none());
     Ok(())
 }
@@ -159,15 +164,21 @@ pub(super) fn from_bytes_large_is_heap() -> TestResult {
     check!(is_heap(&m));
     check_eq!(m.rd(), &src[..]);
     check_eq!(m.msgsize(), 300);
+    check_eq!(m.wr_room(), 0);
     Ok(())
 }
 
 pub(super) fn append_stops_at_db_lim() -> TestResult {
-    let mut m = check_ok!(allocb(10, Bpri::Med));
+    let mut m = check_ok!(allocb(FASTBUF + 2, Bpri::Med));
+    let filler = [b'-'; FASTBUF - 4];
+    check_eq!(m.append(&filler), FASTBUF - 4);
     check_eq!(m.append(b"abcdef"), 6);
-    check_eq!(m.wr_room(), 4);
-    check_eq!(m.append(b"ghijklmn"), 4);
-    check_eq!(m.rd(), b"abcdefghij");
+    check_eq!(m.wr_room(), 0);
+    check!(m.rd().ends_with(b"abcdef"));
+    let mut m = check_ok!(allocb(10, Bpri::Med));
+    check_eq!(m.append(&filler), FASTBUF - 4);
+    check_eq!(m.append(b"abcdefgh"), 4);
+    check!(m.rd().ends_with(b"abcd"));
     check_eq!(m.append(b"z"), 0);
     check_eq!(m.wr_room(), 0);
     Ok(())
@@ -207,7 +218,10 @@ pub(super) fn unadj_rptr_clamps_to_base() -> TestResult {
 }
 
 pub(super) fn adj_wptr_publishes_spare_bytes() -> TestResult {
-    let mut m = check_ok!(allocb(4, Bpri::Med));
+    let mut m = check_ok!(allocb(FASTBUF + 4, Bpri::Med));
+    let filler = [0u8; FASTBUF];
+    m.append(&filler);
+    m.adj_rptr(FASTBUF);
     let s = check_some!(m.spare_mut());
     check_eq!(s.len(), 4);
     s.copy_from_slice(b"wxyz");
@@ -237,7 +251,7 @@ pub(super) fn reset_empties_block() -> TestResult {
     m.reset();
     check_eq!(m.blen(), 0);
     check_eq!(m.headroom(), 0);
-    check_eq!(m.wr_room(), 3);
+    check_eq!(m.wr_room(), FASTBUF);
     check_eq!(m.append(b"xyz"), 3);
     check_eq!(m.rd(), b"xyz");
     Ok(())
