@@ -198,7 +198,12 @@ pub fn leak_zeroed(n: usize) -> Result<&'static mut [u8], NoMem> {
     };
     for slot in KEPT.iter() {
         if slot
-            .compare_exchange(core::ptr::null_mut(), root, Ordering::Relaxed, Ordering::Relaxed)
+            .compare_exchange(
+                core::ptr::null_mut(),
+                root,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
             .is_ok()
         {
             break;

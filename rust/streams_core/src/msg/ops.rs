@@ -38,29 +38,20 @@ impl<'a> Iterator for Blocks<'a> {
 
 /// Turn `b`'s data into a shared data block in place, if it is not one already.
 ///
-/// On failure the block is unchanged, except in one case the seam cannot avoid yet: see the
-/// note on Heap/Ext data below.
+/// On failure the block is unchanged.
 fn share(b: &mut Mblk) -> Result<(), NoMem> {
     let arc = match &b.data {
         Data::Shared(_) => return Ok(()),
         // The fast buffer is copied, so the original stays intact until the Arc exists.
         Data::Fast(buf) => sys::new_arc(Data::Fast(*buf))?,
         Data::Heap(_) | Data::Ext(_) => {
-            // `sys::new_arc` drops its argument on failure, which would lose the data.
-            // TODO(seam): use a `sys::try_new_arc(v) -> Result<Arc<T>, T>` that hands the value
-            // back. Until then an injected failure is taken here, before anything moves, and
-            // only a genuine kernel OOM inside new_arc loses the data (the block is left
-            // empty, `rptr == wptr`, and NoMem is reported).
-            if sys::fault::should_fail() {
-                return Err(NoMem);
-            }
             let d = mem::replace(&mut b.data, Data::empty());
-            match sys::new_arc(d) {
+            match sys::try_new_arc(d) {
                 Ok(a) => a,
-                Err(e) => {
-                    b.rptr = 0;
-                    b.wptr = 0;
-                    return Err(e);
+                Err(d) => {
+                    // Put the data back: a failed dupb leaves the block as it was.
+                    b.data = d;
+                    return Err(NoMem);
                 }
             }
         }

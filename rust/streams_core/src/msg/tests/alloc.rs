@@ -33,8 +33,9 @@ fn freed(arg: usize) -> usize {
 }
 
 /// An external buffer for case `arg` (each case its own `arg`: host cases run in parallel).
-/// An empty buffer needs no allocation; a non-empty one is leaked on purpose, since the free
-/// routine cannot give it back without `unsafe`.
+/// An empty buffer needs no allocation; a non-empty one comes from `sys::leak_zeroed` (kept for
+/// the whole run, visible to kmemleak), since the free routine cannot give it back without
+/// `unsafe`.
 fn ext(arg: usize, len: usize) -> Result<ExtBuf, sys::NoMem> {
     if let Some(c) = FREED.get(arg) {
         c.store(0, Ordering::SeqCst);
@@ -42,7 +43,7 @@ fn ext(arg: usize, len: usize) -> Result<ExtBuf, sys::NoMem> {
     let buf: &'static mut [u8] = if len == 0 {
         &mut []
     } else {
-        let b: &'static mut [u8; 16] = sys::Box::leak(sys::new_box([0u8; 16])?);
+        let b = sys::leak_zeroed(16)?;
         b.get_mut(..len).unwrap_or_default()
     };
     Ok(ExtBuf {
