@@ -221,10 +221,18 @@ impl Stream {
     /// it; its write queue passes it on. If `q`'s instance is already running, `mp` is queued
     /// on `q` instead (see the module docs).
     pub fn put(&mut self, q: QueueId, mp: Msg) {
+        if self.put_once(q, mp) {
+            self.drain_deferred(q.pair());
+        }
+    }
+
+    /// One put without draining deferred messages; true if `q`'s instance ran (so messages
+    /// may have been deferred to its pair meanwhile).
+    fn put_once(&mut self, q: QueueId, mp: Msg) -> bool {
         let Some(pair) = self.pair_mut(q.pair()) else {
             drop(mp);
             self.count_drop();
-            return;
+            return false;
         };
         if pair.role == Role::Head {
             if q.is_read() {
@@ -233,14 +241,14 @@ impl Stream {
             } else {
                 QCtx::new(self, q).putnext(mp);
             }
-            return;
+            return false;
         }
         let inst = if pair.running { None } else { pair.inst.take() };
         let Some(mut inst) = inst else {
             // Busy (or still opening): queue it; the service procedure or the running
             // procedure's caller will pick it up.
             let Some(side) = pair.sides.get_mut(q.side()) else {
-                return;
+                return false;
             };
             match side.q.putq(mp) {
                 Ok(ev) => {
@@ -255,7 +263,7 @@ impl Stream {
                     self.count_drop();
                 }
             }
-            return;
+            return false;
         };
         pair.running = true;
         self.call_put(q, &mut *inst, mp);
@@ -263,8 +271,7 @@ impl Stream {
             pair.inst = Some(inst);
             pair.running = false;
         }
-        self.drain_deferred(q);
-        self.drain_deferred(q.otherq());
+        true
     }
 
     fn call_put(&mut self, q: QueueId, inst: &mut dyn super::StreamModule, mp: Msg) {
@@ -286,28 +293,29 @@ impl Stream {
         }
     }
 
-    /// Feed messages queued by re-entry (on a queue without a service procedure) to the put
-    /// procedure, now that it is free. A loop, so the stack does not grow.
-    pub(crate) fn drain_deferred(&mut self, q: QueueId) {
+    /// Feed messages queued by re-entry (on queues of pair `p` without a service procedure)
+    /// to the put procedures, now that the instance is free. A loop over `put_once`, so the
+    /// stack does not grow with the number of deferred messages.
+    pub(crate) fn drain_deferred(&mut self, p: usize) {
         loop {
-            let Some(pair) = self.pair_mut(q.pair()) else {
+            let Some(pair) = self.pair_mut(p) else {
                 return;
             };
             if pair.running {
                 return;
             }
-            let Some(side) = pair.sides.get_mut(q.side()) else {
+            let Some(side) = pair.sides.iter().position(|s| s.deferred > 0) else {
                 return;
             };
-            if side.deferred == 0 {
+            let Some(sd) = pair.sides.get_mut(side) else {
                 return;
-            }
-            side.deferred -= 1;
-            let (mp, ev) = side.q.getq();
+            };
+            sd.deferred -= 1;
+            let (mp, ev) = sd.q.getq();
+            let q = QueueId::of(p, side == 1);
             self.apply(q, ev);
-            match mp {
-                Some(mp) => self.put(q, mp),
-                None => return,
+            if let Some(mp) = mp {
+                let _ = self.put_once(q, mp);
             }
         }
     }
@@ -340,8 +348,7 @@ impl Stream {
                 s.q.clear_back();
             }
         }
-        self.drain_deferred(q);
-        self.drain_deferred(q.otherq());
+        self.drain_deferred(q.pair());
         true
     }
 }

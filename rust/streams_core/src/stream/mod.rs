@@ -207,8 +207,7 @@ impl Stream {
                     pair.inst = Some(inst);
                     pair.running = false;
                 }
-                self.drain_deferred(rq);
-                self.drain_deferred(rq.otherq());
+                self.drain_deferred(p);
                 Ok(())
             }
             Err(e) => {
