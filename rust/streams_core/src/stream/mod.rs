@@ -169,6 +169,11 @@ impl Stream {
         Ok(s)
     }
 
+    /// Open a Stream on driver `drv` with default arguments (device 0, DRVOPEN).
+    pub fn new(drv: &'static StreamTab) -> Result<Stream, Errno> {
+        Stream::open(drv, &OpenArgs::driver(0))
+    }
+
     /// Open by major number through the registry's `cdevsw` (ENXIO if no such driver).
     pub fn open_major(reg: &Registry, major: u32, args: &OpenArgs) -> Result<Stream, Errno> {
         let drv = reg.find_driver(major).ok_or(Errno::ENXIO)?;

@@ -13,7 +13,7 @@ use crate::queue::{QField, QFlags, QbFlags, FLUSHALL};
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
 
 fn open(drv: &'static StreamTab) -> Result<Stream, Failure> {
-    Ok(check_ok!(Stream::open(drv, &OpenArgs::driver(0))))
+    Ok(check_ok!(Stream::new(drv)))
 }
 
 fn data(tag: u8, len: usize) -> Option<Msg> {
