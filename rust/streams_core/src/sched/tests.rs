@@ -1,6 +1,6 @@
 //! Shared (host + KUnit) cases for the scheduler: the scheduled-flag protocol and the run list.
 //!
-//! A [`MockStream`] stands in for a Stream: a QENAB-once run list of up to eight queues whose
+//! A `MockStream` stands in for a Stream: a QENAB-once run list of up to eight queues whose
 //! service procedures may enable another queue of the same Stream (as a module's srv does when
 //! it `putnext`s into a queue with a service procedure).
 
@@ -62,16 +62,18 @@ impl Schedulable for MockStream {
     fn runqueues(&mut self) -> usize {
         let mut n = 0;
         while self.nenabled > 0 {
-            let q = self.order[0];
+            let q = self.order.first().copied().unwrap_or(0);
             self.order.copy_within(1.., 0);
             self.nenabled -= 1;
-            self.qenab[usize::from(q)] = false;
+            if let Some(flag) = self.qenab.get_mut(usize::from(q)) {
+                *flag = false;
+            }
             if let Some(slot) = self.ran.get_mut(self.nran) {
                 *slot = q;
                 self.nran += 1;
             }
             n += 1;
-            if let Some(next) = self.chain[usize::from(q)] {
+            if let Some(&Some(next)) = self.chain.get(usize::from(q)) {
                 self.qenable(next);
             }
         }
