@@ -440,16 +440,8 @@ impl Drop for Stream {
     }
 }
 
-/// What a Stream offers the scheduler (`crate::sched::Schedulable`, defined by the scheduler;
-/// see the report: until `sched` is merged this local trait stands in for it).
-pub trait Schedulable {
-    /// Run each enabled service procedure (qenable order) until none is enabled; how many ran.
-    fn runqueues(&mut self) -> usize;
-    /// Whether any service procedure is enabled.
-    fn has_enabled(&self) -> bool;
-}
-
-impl Schedulable for Stream {
+/// The scheduler drives a Stream's service procedures through `Schedulable`.
+impl crate::sched::Schedulable for Stream {
     fn runqueues(&mut self) -> usize {
         Stream::runqueues(self)
     }

@@ -417,7 +417,7 @@ fn runqueues_in_qenable_order() -> TestResult {
     check_eq!(read3(&mut s).map(|m| m.1), Some(2));
     s.qenable(t2);
     s.qenable(t1);
-    let sched: &mut dyn Schedulable = &mut s;
+    let sched: &mut dyn crate::sched::Schedulable = &mut s;
     check!(sched.has_enabled());
     check_eq!(sched.runqueues(), 2);
     check!(!sched.has_enabled());
