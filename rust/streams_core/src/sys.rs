@@ -156,6 +156,62 @@ pub fn new_arc<T>(v: T) -> Result<Arc<T>, NoMem> {
     }
 }
 
+/// Allocate a reference-counted value; on failure `v` is handed back, not dropped.
+pub fn try_new_arc<T>(v: T) -> Result<Arc<T>, T> {
+    if fault::should_fail() {
+        return Err(v);
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        Ok(alloc::sync::Arc::new(v))
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        match kernel::sync::UniqueArc::new_uninit(GFP) {
+            Ok(u) => Ok(u.write(v).into()),
+            Err(_) => Err(v),
+        }
+    }
+}
+
+/// A zeroed buffer that lives for the rest of the run (for esballoc tests and static pools).
+///
+/// The allocation is never freed. Its address is kept in a static table so that the kernel's
+/// leak detector (kmemleak) sees it as reachable: it is owned on purpose, not lost.
+pub fn leak_zeroed(n: usize) -> Result<&'static mut [u8], NoMem> {
+    use core::sync::atomic::{AtomicPtr, Ordering};
+    static KEPT: [AtomicPtr<u8>; 64] = [const { AtomicPtr::new(core::ptr::null_mut()) }; 64];
+    let v = vec_zeroed(n)?;
+    #[cfg(not(rstreams_kernel))]
+    let (buf, root): (&'static mut [u8], *mut u8) = {
+        let b = v.leak();
+        let p = b.as_mut_ptr();
+        (b, p)
+    };
+    // The KVec header is boxed so that one allocation (the box) roots the data for kmemleak.
+    #[cfg(rstreams_kernel)]
+    let (buf, root): (&'static mut [u8], *mut u8) = {
+        let b: &'static mut Vec<u8> =
+            kernel::alloc::KBox::leak(kernel::alloc::KBox::new(v, GFP).map_err(|_| NoMem)?);
+        let p = core::ptr::from_mut(b).cast::<u8>();
+        (b.as_mut_slice(), p)
+    };
+    for slot in KEPT.iter() {
+        if slot
+            .compare_exchange(
+                core::ptr::null_mut(),
+                root,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+        {
+            break;
+        }
+    }
+    Ok(buf)
+}
+
 /// An empty vector with room for `n` elements.
 pub fn vec_with_capacity<T>(n: usize) -> Result<Vec<T>, NoMem> {
     if fault::should_fail() {

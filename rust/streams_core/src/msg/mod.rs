@@ -11,8 +11,18 @@
 //!
 //! `b_rptr`/`b_wptr` are offsets into the data block. `b_cont` chains the blocks of one message;
 //! `b_next`/`b_prev` do not exist here: queues keep their own lists (see `queue`).
+//!
+//! This file holds the types, allocation (allocb, esballoc) and the per-block accessors; the
+//! DDI utilities over whole messages (dupmsg, copymsg, pullupmsg, adjmsg, …) are in `ops`.
+//! freeb/freemsg are `drop`: dropping a `Msg` frees its whole chain, iteratively.
 
 use crate::sys::{self, Box, NoMem};
+
+mod ops;
+#[doc(hidden)]
+pub mod tests;
+
+pub use ops::{Blocks, MsgError};
 
 /// Size of the inline fast buffer (LfS uses 128 bytes on 64-bit).
 pub const FASTBUF: usize = 128;
@@ -109,6 +119,21 @@ impl MsgFlags {
     pub const fn contains(self, f: MsgFlags) -> bool {
         self.0 & f.0 == f.0
     }
+    /// The bits of both.
+    pub const fn union(self, f: MsgFlags) -> MsgFlags {
+        MsgFlags(self.0 | f.0)
+    }
+    /// `self` without the bits of `f`.
+    pub const fn without(self, f: MsgFlags) -> MsgFlags {
+        MsgFlags(self.0 & !f.0)
+    }
+}
+
+impl core::ops::BitOr for MsgFlags {
+    type Output = MsgFlags;
+    fn bitor(self, f: MsgFlags) -> MsgFlags {
+        self.union(f)
+    }
 }
 
 /// Buffer allocation priority (accepted for SVR4 compatibility; all allocations are atomic).
@@ -135,15 +160,40 @@ pub struct ExtBuf {
     pub arg: usize,
 }
 
-/// Storage of one data block.
+impl core::fmt::Debug for ExtBuf {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ExtBuf")
+            .field("len", &self.buf.len())
+            .field("arg", &self.arg)
+            .finish()
+    }
+}
+
+/// An external buffer owned by a data block: gives it back through its free routine.
+///
+/// Separate from `ExtBuf` so that a caller holding an `ExtBuf` that esballoc handed back on
+/// failure still owns the buffer and is not surprised by a call to its own free routine.
+pub(crate) struct ExtData(ExtBuf);
+
+impl Drop for ExtData {
+    fn drop(&mut self) {
+        // Runs once: the data block (unique, or inside the shared `Arc`) is dropped once.
+        let buf = core::mem::take(&mut self.0.buf);
+        (self.0.free)(buf, self.0.arg);
+    }
+}
+
+/// Storage of one data block (`dblk_t`). Its length is `db_lim - db_base`.
 pub(crate) enum Data {
-    /// Inline fast buffer: the block and its data are one allocation.
+    /// Inline fast buffer: the block and its data are one allocation. All `FASTBUF` bytes are
+    /// usable whatever size was asked for (LfS's allocb_fast sets `db_lim = db_base + FASTBUF`).
     Fast([u8; FASTBUF]),
-    /// A unique heap data block.
+    /// A unique heap data block of exactly the requested size.
     Heap(sys::Vec<u8>),
     /// A unique external buffer (esballoc).
-    Ext(ExtBuf),
-    /// A data block shared by `dupb`: read-only, reference counted.
+    Ext(ExtData),
+    /// A data block shared by `dupb`: read-only, reference counted. Never nested: dupb of a
+    /// shared block clones the `Arc`.
     Shared(sys::Arc<Data>),
 }
 
@@ -164,49 +214,144 @@ pub struct Mblk {
 /// An owned message: the first block of a `b_cont` chain.
 pub struct Msg(pub(crate) Box<Mblk>);
 
+impl Drop for Mblk {
+    /// Free the rest of the chain one block at a time: the default drop would recurse once per
+    /// block and overflow a kernel stack on a long message.
+    fn drop(&mut self) {
+        let mut next = self.cont.take();
+        while let Some(mut m) = next {
+            next = m.0.cont.take();
+            // `m` is dropped here with no `b_cont`, so its own drop does not recurse.
+        }
+    }
+}
+
 impl Data {
+    /// A placeholder that owns nothing outside the block.
+    pub(crate) const fn empty() -> Data {
+        Data::Fast([0; FASTBUF])
+    }
+    /// A fresh, zeroed, unique data block of at least `size` bytes: the inline fast buffer up
+    /// to `FASTBUF`, otherwise a heap block of exactly `size` bytes.
+    pub(crate) fn alloc(size: usize) -> Result<Data, NoMem> {
+        if size <= FASTBUF {
+            Ok(Data::Fast([0; FASTBUF]))
+        } else {
+            Ok(Data::Heap(sys::vec_zeroed(size)?))
+        }
+    }
     /// Writable bytes, or `None` for a shared (read-only) data block.
-    fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+    pub(crate) fn bytes_mut(&mut self) -> Option<&mut [u8]> {
         match self {
             Data::Fast(b) => Some(b),
             Data::Heap(v) => Some(v.as_mut_slice()),
-            Data::Ext(e) => Some(e.buf),
+            Data::Ext(e) => Some(e.0.buf),
             Data::Shared(_) => None,
         }
     }
-    fn bytes(&self) -> &[u8] {
+    /// All bytes of the data block (`db_base..db_lim`).
+    pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Data::Fast(b) => b,
-            Data::Heap(v) => v,
-            Data::Ext(e) => e.buf,
+            Data::Heap(v) => v.as_slice(),
+            Data::Ext(e) => e.0.buf,
             Data::Shared(a) => a.bytes(),
         }
+    }
+    pub(crate) fn is_shared(&self) -> bool {
+        matches!(self, Data::Shared(_))
+    }
+}
+
+impl Mblk {
+    /// A block of type `ty` over `data` with `rptr == wptr == db_base`.
+    pub(crate) const fn new(ty: MsgType, data: Data) -> Mblk {
+        Mblk {
+            ty,
+            band: 0,
+            flag: MsgFlags(0),
+            rptr: 0,
+            wptr: 0,
+            data,
+            cont: None,
+        }
+    }
+    /// `b_wptr - b_rptr`.
+    pub(crate) fn blen(&self) -> usize {
+        self.wptr.saturating_sub(self.rptr)
+    }
+    pub(crate) fn rd(&self) -> &[u8] {
+        self.data
+            .bytes()
+            .get(self.rptr..self.wptr)
+            .unwrap_or_default()
+    }
+    /// A fresh unique data block of the same size holding this block's readable bytes at the
+    /// same offsets (copyb): headroom before `b_rptr` and room after `b_wptr` are kept.
+    pub(crate) fn copy_data(&self) -> Result<Data, NoMem> {
+        let mut d = Data::alloc(self.data.bytes().len())?;
+        if let Some(dst) = d.bytes_mut().and_then(|b| b.get_mut(self.rptr..self.wptr)) {
+            dst.copy_from_slice(self.rd());
+        }
+        Ok(d)
     }
 }
 
 /// allocb: a one-block message of type M_DATA with room for `size` bytes (`rptr == wptr`).
-/// Sizes up to `FASTBUF` use the inline fast buffer (no second allocation).
+/// Sizes up to `FASTBUF` use the inline fast buffer (no second allocation, and all `FASTBUF`
+/// bytes are usable, as in LfS); larger ones get a heap data block of exactly `size` bytes.
 pub fn allocb(size: usize, _pri: Bpri) -> Result<Msg, NoMem> {
-    let data = if size <= FASTBUF {
-        Data::Fast([0; FASTBUF])
-    } else {
-        Data::Heap(sys::vec_zeroed(size)?)
-    };
-    Ok(Msg(sys::new_box(Mblk {
-        ty: M_DATA,
-        band: 0,
-        flag: MsgFlags(0),
-        rptr: 0,
-        wptr: 0,
-        data,
-        cont: None,
-    })?))
+    Msg::with_type(M_DATA, size)
+}
+
+/// esballoc: a one-block M_DATA message over the caller's buffer, `rptr == wptr == db_base`,
+/// `db_lim` = the end of the buffer. `ext.free(ext.buf, ext.arg)` runs exactly once, when the
+/// last block referring to the data (the message and all its `dupb` copies) is freed.
+///
+/// On allocation failure the buffer is handed back untouched and its free routine is not
+/// called: the caller still owns it, as with a NULL return in SVR4.
+pub fn esballoc(ext: ExtBuf, _pri: Bpri) -> Result<Msg, ExtBuf> {
+    // Allocate the block before wrapping the buffer, so failure cannot run the free routine.
+    match sys::new_box(Mblk::new(M_DATA, Data::empty())) {
+        Ok(mut b) => {
+            b.data = Data::Ext(ExtData(ext));
+            Ok(Msg(b))
+        }
+        Err(NoMem) => Err(ext),
+    }
+}
+
+/// freeb: free one block and hand back its `b_cont` (SVR4's freeb leaves `b_cont` alone, so
+/// callers save it first; owning the chain, here it is returned instead).
+pub fn freeb(mut m: Msg) -> Option<Msg> {
+    m.0.cont.take()
+}
+
+/// freemsg: free every block of the message (same as dropping it).
+pub fn freemsg(m: Msg) {
+    drop(m)
 }
 
 impl Msg {
+    /// A one-block message of type `ty` with room for at least `size` bytes (allocb + set
+    /// `db_type`).
+    pub fn with_type(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
+        let data = Data::alloc(size)?;
+        Ok(Msg(sys::new_box(Mblk::new(ty, data))?))
+    }
+    /// A one-block message of type `ty` holding a copy of `src` (sized as allocb would).
+    pub fn from_bytes(ty: MsgType, src: &[u8]) -> Result<Msg, NoMem> {
+        let mut m = Msg::with_type(ty, src.len())?;
+        m.append(src);
+        Ok(m)
+    }
     /// `db_type` of the first block: the type of the message.
     pub fn db_type(&self) -> MsgType {
         self.0.ty
+    }
+    /// Set `db_type` of the first block.
+    pub fn set_type(&mut self, ty: MsgType) {
+        self.0.ty = ty;
     }
     /// Priority band (`b_band`) of the message.
     pub fn band(&self) -> u8 {
@@ -220,47 +365,148 @@ impl Msg {
     pub fn flag(&self) -> MsgFlags {
         self.0.flag
     }
+    /// Replace `b_flag` of the first block.
+    pub fn set_flag(&mut self, f: MsgFlags) {
+        self.0.flag = f;
+    }
     /// High priority message (type `>= QPCTL`).
     pub fn is_hipri(&self) -> bool {
         self.0.ty.is_hipri()
     }
+    /// `pcmsg()`: the same as [`Msg::is_hipri`], under its DDI name.
+    pub fn pcmsg(&self) -> bool {
+        self.is_hipri()
+    }
+    /// `datamsg()`: M_DATA, M_PROTO, M_PCPROTO or M_DELAY.
+    pub fn datamsg(&self) -> bool {
+        self.0.ty.is_data()
+    }
     /// The readable bytes of the first block (`b_rptr..b_wptr`).
     pub fn rd(&self) -> &[u8] {
-        &self.0.data.bytes()[self.0.rptr..self.0.wptr]
+        self.0.rd()
     }
-    /// Set `db_type` of the first block.
-    pub fn set_type(&mut self, ty: MsgType) {
-        self.0.ty = ty;
+    /// The readable bytes of the first block, writable in place; `None` if the data block is
+    /// shared (see [`Msg::make_writable`]).
+    pub fn rd_mut(&mut self) -> Option<&mut [u8]> {
+        let b = &mut *self.0;
+        let (r, w) = (b.rptr, b.wptr);
+        b.data.bytes_mut().and_then(|d| d.get_mut(r..w))
+    }
+    /// `MBLKL`: readable bytes in the first block (`b_wptr - b_rptr`).
+    pub fn blen(&self) -> usize {
+        self.0.blen()
+    }
+    /// Size of the first block's data buffer (`db_lim - db_base`).
+    pub fn capacity(&self) -> usize {
+        self.0.data.bytes().len()
+    }
+    /// Bytes before `b_rptr` in the first block (`b_rptr - db_base`).
+    pub fn headroom(&self) -> usize {
+        self.0.rptr
+    }
+    /// `MBLKTAIL`: bytes that can be written after `b_wptr` now (`db_lim - b_wptr`), 0 when
+    /// the data block is shared.
+    pub fn wr_room(&self) -> usize {
+        if self.is_shared() {
+            return 0;
+        }
+        self.capacity().saturating_sub(self.0.wptr)
+    }
+    /// The writable space after `b_wptr` (`b_wptr..db_lim`), to fill before
+    /// [`Msg::adj_wptr`]; `None` if the data block is shared.
+    pub fn spare_mut(&mut self) -> Option<&mut [u8]> {
+        let b = &mut *self.0;
+        let w = b.wptr;
+        b.data.bytes_mut().and_then(|d| d.get_mut(w..))
+    }
+    /// `b_rptr += n`, clamped to `b_wptr`: consume bytes from the head of the first block.
+    /// Returns how far it moved.
+    pub fn adj_rptr(&mut self, n: usize) -> usize {
+        let k = n.min(self.blen());
+        self.0.rptr += k;
+        k
+    }
+    /// `b_rptr -= n`, clamped to `db_base`: take back headroom (e.g. to read a header again).
+    /// Returns how far it moved.
+    pub fn unadj_rptr(&mut self, n: usize) -> usize {
+        let k = n.min(self.0.rptr);
+        self.0.rptr -= k;
+        k
+    }
+    /// `b_wptr += n`, clamped to `db_lim`: publish bytes written through
+    /// [`Msg::spare_mut`]. Returns how far it moved (0 for a shared block).
+    pub fn adj_wptr(&mut self, n: usize) -> usize {
+        let k = n.min(self.wr_room());
+        self.0.wptr += k;
+        k
+    }
+    /// `b_wptr -= n`, clamped to `b_rptr`: drop bytes from the tail of the first block.
+    /// Returns how far it moved.
+    pub fn trim_wptr(&mut self, n: usize) -> usize {
+        let k = n.min(self.blen());
+        self.0.wptr -= k;
+        k
+    }
+    /// `b_rptr = b_wptr = db_base`: empty the first block for reuse.
+    pub fn reset(&mut self) {
+        self.0.rptr = 0;
+        self.0.wptr = 0;
     }
     /// Copy as much of `src` as fits into the first block's free space after `b_wptr` and
     /// advance `b_wptr`; returns the number of bytes copied (0 for a shared block).
     pub fn append(&mut self, src: &[u8]) -> usize {
-        let b = &mut *self.0;
-        let Some(buf) = b.data.bytes_mut() else {
+        let Some(room) = self.spare_mut() else {
             return 0;
         };
-        let room = buf.len().saturating_sub(b.wptr);
-        let n = room.min(src.len());
-        if let (Some(dst), Some(s)) = (buf.get_mut(b.wptr..b.wptr + n), src.get(..n)) {
-            dst.copy_from_slice(s);
-            b.wptr += n;
-            n
-        } else {
-            0
+        let n = room.len().min(src.len());
+        match (room.get_mut(..n), src.get(..n)) {
+            (Some(dst), Some(s)) => dst.copy_from_slice(s),
+            _ => return 0,
         }
+        self.0.wptr += n;
+        n
+    }
+    /// Whether the first block's data is shared with a `dupb` copy (and so read-only).
+    pub fn is_shared(&self) -> bool {
+        self.0.data.is_shared()
+    }
+    /// Copy-on-write: give the first block a fresh unique data block of the same size holding
+    /// the same readable bytes at the same offsets, if it is shared. The other holders keep the
+    /// old data. On failure nothing changes.
+    pub fn make_writable(&mut self) -> Result<(), NoMem> {
+        if self.is_shared() {
+            self.0.data = self.0.copy_data()?;
+        }
+        Ok(())
     }
     /// The next block (`b_cont`).
     pub fn cont(&self) -> Option<&Msg> {
         self.0.cont.as_ref()
     }
+    /// The next block (`b_cont`), mutable.
+    pub fn cont_mut(&mut self) -> Option<&mut Msg> {
+        self.0.cont.as_mut()
+    }
     /// msgsize: bytes in all blocks of the message, whatever their type (what q_count counts).
     pub fn msgsize(&self) -> usize {
-        let mut n = 0;
-        let mut b = Some(self);
-        while let Some(m) = b {
-            n += m.0.wptr - m.0.rptr;
-            b = m.cont();
-        }
-        n
+        self.blocks().fold(0, |n, b| n.saturating_add(b.blen()))
     }
 }
+
+impl core::fmt::Debug for Msg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Msg")
+            .field("type", &self.db_type())
+            .field("band", &self.band())
+            .field("blocks", &self.blocks().count())
+            .field("msgsize", &self.msgsize())
+            .finish()
+    }
+}
+
+// Messages move between CPUs (putq on one, the service procedure on another), so `Msg` must
+// stay `Send`; this fails to compile if a data-block variant ever breaks that.
+const _: () = {
+    const fn is_send<T: Send>() {}
+    is_send::<Msg>()
+};

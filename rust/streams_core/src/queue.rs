@@ -1,1 +1,0 @@
-//! Queues (queue_t, qband): see the queue module work in progress.

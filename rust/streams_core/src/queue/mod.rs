@@ -1,0 +1,524 @@
+//! One STREAMS queue (`queue_t` with its `qband`s), as a self-contained data structure.
+//!
+//! The queue holds messages in three kinds of class, in the order getq returns them:
+//! high-priority messages (`db_type >= QPCTL`, FIFO among themselves), then priority bands
+//! 255..1, then band 0. Each class is a [`ring::Ring`], each band has its own count and
+//! watermarks (`qband`), created on demand when a message or `strqset` first names it.
+//!
+//! SVR4 queue functions reach into neighbouring queues (putq enables, getq back-enables). Here a
+//! queue knows no other queue: operations return a [`QEvent`] and the Stream acts on it. This
+//! keeps the queue testable on its own and keeps all cross-queue logic in `stream`.
+//!
+//! Accounting follows SVR4: `q_count` counts the bytes (`msgsize`) of band-0 messages,
+//! high-priority ones included (SVR4 forces their `b_band` to 0); band `n` messages are counted
+//! in that band's `qb_count`. `QFULL` is set exactly when a class holds data and its count is
+//! `>= hiwat`; the writer-wanted flags (`QWANTW`/`QB_WANTW`, set by a refused canput/bcanput)
+//! produce a back-enable once the count falls to `<= lowat`.
+
+mod flags;
+pub(crate) mod ring;
+mod strq;
+#[doc(hidden)]
+pub mod tests;
+
+pub use flags::{BandSet, Flushed, QEvent, QFlags, QbFlags};
+pub use strq::QField;
+
+use crate::msg::Msg;
+use crate::sys::{self, NoMem, Vec};
+use ring::Ring;
+
+/// Infinite packet size (`INFPSZ`; SVR4 uses -1).
+pub const INFPSZ: usize = usize::MAX;
+/// flushq/flushband: free only data messages (M_DATA, M_PROTO, M_PCPROTO, M_DELAY).
+pub const FLUSHDATA: i32 = 0;
+/// flushq/flushband: free every message.
+pub const FLUSHALL: i32 = 1;
+
+/// One priority band of a queue (`qband`).
+pub(crate) struct QBand {
+    msgs: Ring<Msg>,
+    count: usize,
+    hiwat: usize,
+    lowat: usize,
+    flags: QbFlags,
+}
+
+/// Which list of the queue a message belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Hi,
+    Band(u8),
+    Norm,
+}
+
+fn class_of(mp: &Msg) -> Class {
+    if mp.is_hipri() {
+        Class::Hi
+    } else if mp.band() > 0 {
+        Class::Band(mp.band())
+    } else {
+        Class::Norm
+    }
+}
+
+/// A STREAMS queue (`queue_t`): messages, counts, watermarks and flags, without links.
+pub struct Queue {
+    hi: Ring<Msg>,
+    norm: Ring<Msg>,
+    /// `bands[n - 1]` is band `n`; `bands.len()` is `q_nband`.
+    bands: Vec<QBand>,
+    count: usize,
+    hiwat: usize,
+    lowat: usize,
+    minpsz: usize,
+    maxpsz: usize,
+    flags: QFlags,
+}
+
+impl Queue {
+    /// A queue with the given packet sizes and watermarks (from `module_info`).
+    /// `readr` marks the read side of a pair (`QREADR`).
+    pub fn new(minpsz: usize, maxpsz: usize, hiwat: usize, lowat: usize, readr: bool) -> Queue {
+        let mut flags = QFlags::default();
+        flags.assign(QFlags::QREADR, readr);
+        Queue {
+            hi: Ring::new(),
+            norm: Ring::new(),
+            bands: Vec::new(),
+            count: 0,
+            hiwat,
+            lowat,
+            minpsz,
+            maxpsz,
+            flags,
+        }
+    }
+
+    /// `q_flag`.
+    pub fn flags(&self) -> QFlags {
+        self.flags
+    }
+    /// `q_count`: bytes of band-0 (and high-priority) messages.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+    /// `q_hiwat`.
+    pub fn hiwat(&self) -> usize {
+        self.hiwat
+    }
+    /// `q_lowat`.
+    pub fn lowat(&self) -> usize {
+        self.lowat
+    }
+    /// `q_minpsz`.
+    pub fn minpsz(&self) -> usize {
+        self.minpsz
+    }
+    /// `q_maxpsz`.
+    pub fn maxpsz(&self) -> usize {
+        self.maxpsz
+    }
+    /// `q_nband`: number of bands allocated.
+    pub fn nband(&self) -> usize {
+        self.bands.len()
+    }
+    /// qsize: number of messages on the queue.
+    pub fn qsize(&self) -> usize {
+        self.bands
+            .iter()
+            .fold(self.hi.len() + self.norm.len(), |n, b| n + b.msgs.len())
+    }
+    /// No message queued (`q_first == NULL`).
+    pub fn is_empty(&self) -> bool {
+        self.qsize() == 0
+    }
+    /// `qb_count` of band `b` (`q_count` for band 0).
+    pub fn band_count(&self, b: u8) -> usize {
+        match b {
+            0 => self.count,
+            _ => self.band(b).map_or(0, |qb| qb.count),
+        }
+    }
+    /// `qb_flag` of band `b` (empty for band 0 or an unallocated band).
+    pub fn band_flags(&self, b: u8) -> QbFlags {
+        self.band(b).map_or(QbFlags::default(), |qb| qb.flags)
+    }
+    /// Number of messages in band `b` (band 0: ordinary band-0 messages, not high priority).
+    pub fn band_len(&self, b: u8) -> usize {
+        match b {
+            0 => self.norm.len(),
+            _ => self.band(b).map_or(0, |qb| qb.msgs.len()),
+        }
+    }
+    /// Number of high-priority messages queued.
+    pub fn hipri_len(&self) -> usize {
+        self.hi.len()
+    }
+
+    fn band(&self, b: u8) -> Option<&QBand> {
+        self.bands.as_slice().get(usize::from(b).checked_sub(1)?)
+    }
+    fn band_mut(&mut self, b: u8) -> Option<&mut QBand> {
+        self.bands
+            .as_mut_slice()
+            .get_mut(usize::from(b).checked_sub(1)?)
+    }
+
+    /// Allocate bands up to `b` (SVR4 allocates every qband up to the highest one used).
+    pub(crate) fn ensure_band(&mut self, b: u8) -> Result<(), NoMem> {
+        while self.bands.len() < usize::from(b) {
+            let qb = QBand {
+                msgs: Ring::new(),
+                count: 0,
+                hiwat: self.hiwat,
+                lowat: self.lowat,
+                flags: QbFlags::default(),
+            };
+            sys::vec_push(&mut self.bands, qb).map_err(|_| NoMem)?;
+        }
+        Ok(())
+    }
+
+    fn ring_mut(&mut self, c: Class) -> Option<&mut Ring<Msg>> {
+        match c {
+            Class::Hi => Some(&mut self.hi),
+            Class::Norm => Some(&mut self.norm),
+            Class::Band(b) => self.band_mut(b).map(|qb| &mut qb.msgs),
+        }
+    }
+
+    /// Classes in getq order: high priority, bands nband..1, band 0.
+    fn classes(&self) -> impl Iterator<Item = Class> {
+        let nb = u8::try_from(self.bands.len()).unwrap_or(u8::MAX);
+        core::iter::once(Class::Hi)
+            .chain((1..=nb).rev().map(Class::Band))
+            .chain(core::iter::once(Class::Norm))
+    }
+
+    fn class_len(&self, c: Class) -> usize {
+        match c {
+            Class::Hi => self.hi.len(),
+            Class::Norm => self.norm.len(),
+            Class::Band(b) => self.band(b).map_or(0, |qb| qb.msgs.len()),
+        }
+    }
+
+    /// Logical position of the first message of class `c` (bands not yet allocated included).
+    fn class_start(&self, c: Class) -> usize {
+        let mut n = 0;
+        for k in self.classes() {
+            let before = match (k, c) {
+                (Class::Hi, Class::Hi) => false,
+                (Class::Hi, _) => true,
+                (Class::Band(a), Class::Band(b)) => a > b,
+                (Class::Band(_), Class::Norm) => true,
+                _ => false,
+            };
+            if before {
+                n += self.class_len(k);
+            }
+        }
+        n
+    }
+
+    /// Class and in-class index of logical position `pos`.
+    fn locate(&self, mut pos: usize) -> Option<(Class, usize)> {
+        for c in self.classes() {
+            let l = self.class_len(c);
+            if pos < l {
+                return Some((c, pos));
+            }
+            pos -= l;
+        }
+        None
+    }
+
+    /// The message at logical position `pos` (0 is `q_first`).
+    pub fn peek(&self, pos: usize) -> Option<&Msg> {
+        let (c, i) = self.locate(pos)?;
+        match c {
+            Class::Hi => self.hi.get(i),
+            Class::Norm => self.norm.get(i),
+            Class::Band(b) => self.band(b)?.msgs.get(i),
+        }
+    }
+
+    /// `q_first`.
+    pub fn first(&self) -> Option<&Msg> {
+        self.peek(0)
+    }
+
+    /// Recompute QFULL / QB_FULL from the counts (hysteresis comes from QWANTW + lowat).
+    fn update_full(&mut self) {
+        let full = self.count > 0 && self.count >= self.hiwat;
+        self.flags.assign(QFlags::QFULL, full);
+        for qb in self.bands.as_mut_slice() {
+            let full = qb.count > 0 && qb.count >= qb.hiwat;
+            qb.flags.assign(QbFlags::QB_FULL, full);
+        }
+    }
+
+    /// Report back-enables for writers waiting on classes that drained to their low mark.
+    fn check_back(&mut self, ev: &mut QEvent) {
+        if self.flags.contains(QFlags::QWANTW) && self.count <= self.lowat {
+            self.flags.clear(QFlags::QWANTW);
+            ev.add_back(0);
+        }
+        for (i, qb) in self.bands.as_mut_slice().iter_mut().enumerate() {
+            if qb.flags.contains(QbFlags::QB_WANTW) && qb.count <= qb.lowat {
+                qb.flags.clear(QbFlags::QB_WANTW);
+                ev.add_back(u8::try_from(i + 1).unwrap_or(u8::MAX));
+            }
+        }
+    }
+
+    fn account(&mut self, c: Class, size: usize, add: bool) {
+        let cnt = match c {
+            Class::Hi | Class::Norm => Some(&mut self.count),
+            Class::Band(b) => self.band_mut(b).map(|qb| &mut qb.count),
+        };
+        if let Some(cnt) = cnt {
+            *cnt = if add {
+                cnt.saturating_add(size)
+            } else {
+                cnt.saturating_sub(size)
+            };
+        }
+        self.update_full();
+    }
+
+    fn can_enable(&self) -> bool {
+        !self.flags.contains(QFlags::QNOENB)
+    }
+
+    /// Make sure the class of `mp` exists, normalising a high-priority message's band to 0.
+    fn prepare(&mut self, mp: &mut Msg) -> Result<Class, NoMem> {
+        if mp.is_hipri() {
+            mp.set_band(0);
+        }
+        let c = class_of(mp);
+        if let Class::Band(b) = c {
+            self.ensure_band(b)?;
+        }
+        Ok(c)
+    }
+
+    fn insert_in(&mut self, c: Class, i: usize, mp: Msg) -> Result<(), Msg> {
+        match self.ring_mut(c) {
+            Some(r) => r.insert(i, mp),
+            None => Err(mp),
+        }
+    }
+
+    /// putq: queue `mp` behind messages of its class. On allocation failure the message is
+    /// handed back untouched. The event asks for qenable when `mp` is high priority, or when
+    /// enabling is allowed (no QNOENB) and a reader is waiting (QWANTR) or `mp` is in a band.
+    pub fn putq(&mut self, mut mp: Msg) -> Result<QEvent, Msg> {
+        let Ok(c) = self.prepare(&mut mp) else {
+            return Err(mp);
+        };
+        let size = mp.msgsize();
+        let at = self.class_len(c);
+        self.insert_in(c, at, mp)?;
+        self.account(c, size, true);
+        let enable = c == Class::Hi
+            || (self.can_enable()
+                && (self.flags.contains(QFlags::QWANTR) || matches!(c, Class::Band(_))));
+        Ok(if enable {
+            QEvent::enable()
+        } else {
+            QEvent::NONE
+        })
+    }
+
+    /// putbq: return `mp` to the front of its class (a service procedure that cannot pass it
+    /// on). Enables only if a reader is waiting and enabling is allowed, so a service procedure
+    /// that puts back is not rescheduled in a loop.
+    pub fn putbq(&mut self, mut mp: Msg) -> Result<QEvent, Msg> {
+        let Ok(c) = self.prepare(&mut mp) else {
+            return Err(mp);
+        };
+        let size = mp.msgsize();
+        self.insert_in(c, 0, mp)?;
+        self.account(c, size, true);
+        let enable = self.can_enable() && self.flags.contains(QFlags::QWANTR);
+        Ok(if enable {
+            QEvent::enable()
+        } else {
+            QEvent::NONE
+        })
+    }
+
+    /// insq: insert `mp` before the message at logical position `pos` (`pos == qsize()`
+    /// appends). Fails, handing `mp` back, if that position would break the queue's priority
+    /// order (SVR4 insq returns 0) or on allocation failure.
+    pub fn insq(&mut self, pos: usize, mut mp: Msg) -> Result<QEvent, Msg> {
+        if mp.is_hipri() {
+            mp.set_band(0);
+        }
+        let c = class_of(&mp);
+        let start = self.class_start(c);
+        let len = self.class_len(c);
+        if pos < start || pos - start > len {
+            return Err(mp);
+        }
+        let Ok(c) = self.prepare(&mut mp) else {
+            return Err(mp);
+        };
+        let size = mp.msgsize();
+        self.insert_in(c, pos - start, mp)?;
+        self.account(c, size, true);
+        let enable = c == Class::Hi || (self.can_enable() && self.flags.contains(QFlags::QWANTR));
+        Ok(if enable {
+            QEvent::enable()
+        } else {
+            QEvent::NONE
+        })
+    }
+
+    /// getq: take the first message. An empty queue sets QWANTR; a message clears it. The event
+    /// reports a back-enable when a class with a waiting writer drained to its low mark.
+    pub fn getq(&mut self) -> (Option<Msg>, QEvent) {
+        let mut ev = QEvent::NONE;
+        let first = self.classes().find(|c| self.class_len(*c) > 0);
+        let Some(c) = first else {
+            self.flags.set(QFlags::QWANTR);
+            self.check_back(&mut ev);
+            return (None, ev);
+        };
+        let mp = self.ring_mut(c).and_then(Ring::pop_front);
+        if let Some(m) = &mp {
+            self.flags.clear(QFlags::QWANTR);
+            self.account(c, m.msgsize(), false);
+        }
+        self.check_back(&mut ev);
+        (mp, ev)
+    }
+
+    /// rmvq: remove the message at logical position `pos` (None if there is none).
+    pub fn rmvq(&mut self, pos: usize) -> (Option<Msg>, QEvent) {
+        let mut ev = QEvent::NONE;
+        let Some((c, i)) = self.locate(pos) else {
+            return (None, ev);
+        };
+        let mp = self.ring_mut(c).and_then(|r| r.remove(i));
+        if let Some(m) = &mp {
+            self.account(c, m.msgsize(), false);
+        }
+        self.check_back(&mut ev);
+        (mp, ev)
+    }
+
+    /// Free the messages of class `c` selected by `flag`; returns (messages, bytes).
+    fn flush_class(&mut self, c: Class, flag: i32) -> (usize, usize) {
+        let (mut n, mut bytes) = (0usize, 0usize);
+        if let Some(r) = self.ring_mut(c) {
+            r.extract_if(
+                |m| flag == FLUSHALL || m.db_type().is_data(),
+                |m| {
+                    n += 1;
+                    bytes = bytes.saturating_add(m.msgsize());
+                    drop(m);
+                },
+            );
+        }
+        self.account(c, bytes, false);
+        (n, bytes)
+    }
+
+    fn flush_classes(&mut self, which: impl Fn(Class) -> bool, flag: i32) -> Flushed {
+        let (mut msgs, mut bytes) = (0, 0);
+        let nb = u8::try_from(self.bands.len()).unwrap_or(u8::MAX);
+        let all = [Class::Hi, Class::Norm]
+            .into_iter()
+            .chain((1..=nb).map(Class::Band));
+        for c in all.filter(|c| which(*c)) {
+            let (n, b) = self.flush_class(c, flag);
+            msgs += n;
+            bytes += b;
+        }
+        let mut event = QEvent::NONE;
+        self.check_back(&mut event);
+        Flushed { msgs, bytes, event }
+    }
+
+    /// flushq: free all messages (FLUSHALL) or only data messages (FLUSHDATA).
+    pub fn flushq(&mut self, flag: i32) -> Flushed {
+        self.flush_classes(|_| true, flag)
+    }
+
+    /// flushband: free the messages of band `band`. As in SVR4, band 0 means every message
+    /// with `b_band == 0`, which includes high-priority ones (subject to `flag`).
+    pub fn flushband(&mut self, band: u8, flag: i32) -> Flushed {
+        self.flush_classes(
+            |c| match c {
+                Class::Hi | Class::Norm => band == 0,
+                Class::Band(b) => b == band,
+            },
+            flag,
+        )
+    }
+
+    /// canput on this queue: false (and QWANTW set) when QFULL.
+    pub fn canput(&mut self) -> bool {
+        if self.flags.contains(QFlags::QFULL) {
+            self.flags.set(QFlags::QWANTW);
+            return false;
+        }
+        true
+    }
+
+    /// bcanput on this queue: band 0 is canput; an unallocated band can always be written;
+    /// a full band sets QB_WANTW and refuses.
+    pub fn bcanput(&mut self, band: u8) -> bool {
+        if band == 0 {
+            return self.canput();
+        }
+        match self.band_mut(band) {
+            Some(qb) if qb.flags.contains(QbFlags::QB_FULL) => {
+                qb.flags.set(QbFlags::QB_WANTW);
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// noenable: putq stops enabling the queue for ordinary messages.
+    pub fn noenable(&mut self) {
+        self.flags.set(QFlags::QNOENB);
+    }
+    /// enableok: undo noenable.
+    pub fn enableok(&mut self) {
+        self.flags.clear(QFlags::QNOENB);
+    }
+
+    /// qenable bookkeeping: set QENAB; true if it was not set (the caller must schedule the
+    /// queue now), false if the queue is already scheduled.
+    pub fn qenable(&mut self) -> bool {
+        if self.flags.contains(QFlags::QENAB) {
+            return false;
+        }
+        self.flags.set(QFlags::QENAB);
+        true
+    }
+    /// The service procedure is about to run: clear QENAB so it can be enabled again.
+    pub fn clear_enabled(&mut self) {
+        self.flags.clear(QFlags::QENAB);
+    }
+    /// Record a back-enable for `band` (QBACK for band 0, QB_BACK otherwise).
+    pub fn set_back(&mut self, band: u8) {
+        if band == 0 {
+            self.flags.set(QFlags::QBACK);
+        } else if let Some(qb) = self.band_mut(band) {
+            qb.flags.set(QbFlags::QB_BACK);
+        }
+    }
+    /// Clear QBACK and every QB_BACK (a service procedure has seen them).
+    pub fn clear_back(&mut self) {
+        self.flags.clear(QFlags::QBACK);
+        for qb in self.bands.as_mut_slice() {
+            qb.flags.clear(QbFlags::QB_BACK);
+        }
+    }
+}

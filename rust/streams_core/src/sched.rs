@@ -1,1 +1,0 @@
-//! The STREAMS scheduler: work in progress.

@@ -1,1 +1,0 @@
-//! Streams, modules and drivers: work in progress.
