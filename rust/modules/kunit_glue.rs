@@ -16,7 +16,7 @@
 //!
 //! This is the only file of the module that handles raw KUnit pointers.
 
-use core::ffi::c_char;
+use kernel::ffi::c_char;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
@@ -120,7 +120,7 @@ impl KunitSuites {
                 let mut kc: bindings::kunit_case = unsafe { core::mem::zeroed() };
                 kc.run_case = Some(run_case);
                 kc.name = cname;
-                kc.module_name = c"streams".as_ptr().cast_mut();
+                kc.module_name = c"streams".as_ptr().cast_mut().cast();
                 arr.push(kc, GFP_KERNEL)?;
             }
             // SAFETY: the all-zero case is the array terminator KUnit looks for.
@@ -233,10 +233,10 @@ fn fail(test: *mut bindings::kunit, suite: &str, case: &str, f: &Failure) {
     );
     let file = c_string(f.file);
     let what = c_string(f.what);
-    let file_p = file.as_ref().map_or(c"?".as_ptr(), |v| v.as_ptr().cast());
+    let file_p = file.as_ref().map_or(c"?".as_ptr().cast(), |v| v.as_ptr().cast());
     let what_p = what
         .as_ref()
-        .map_or(c"(out of memory)".as_ptr(), |v| v.as_ptr().cast());
+        .map_or(c"(out of memory)".as_ptr().cast(), |v| v.as_ptr().cast());
     let loc = bindings::kunit_loc {
         file: file_p,
         line: i32::try_from(f.line).unwrap_or(0),

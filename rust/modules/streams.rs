@@ -25,11 +25,11 @@ pub mod errno;
 pub mod ktest;
 #[path = "../streams_core/src/msg/mod.rs"]
 pub mod msg;
-#[path = "../streams_core/src/queue.rs"]
+#[path = "../streams_core/src/queue/mod.rs"]
 pub mod queue;
-#[path = "../streams_core/src/sched.rs"]
+#[path = "../streams_core/src/sched/mod.rs"]
 pub mod sched;
-#[path = "../streams_core/src/stream.rs"]
+#[path = "../streams_core/src/stream/mod.rs"]
 pub mod stream;
 
 // --- Kernel glue. ---

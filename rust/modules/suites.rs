@@ -12,8 +12,8 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::selftest::GLUE_SUITE,
     #[cfg(rstreams_negative_control)]
     &crate::negative_control::NEGATIVE_CONTROL_SUITE,
-    // &crate::msg::tests::MSG_SUITE,
-    // &crate::queue::tests::QUEUE_SUITE,
-    // &crate::stream::tests::STREAM_SUITE,
-    // &crate::sched::tests::SCHED_SUITE,
+    &crate::msg::tests::MSG_SUITE,
+    &crate::queue::tests::QUEUE_SUITE,
+    &crate::stream::tests::STREAM_SUITE,
+    &crate::sched::tests::SCHED_SUITE,
 ];

@@ -112,6 +112,7 @@ const BAD: &[&str] = &[
     "KASAN:",
     "UBSAN:",
     "unreferenced object 0x",
+    "suspected memory leak",
     "possible circular locking dependency",
     "possible recursive locking",
     "inconsistent lock state",
