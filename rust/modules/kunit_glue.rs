@@ -224,7 +224,7 @@ fn glue_failure(what: &'static str) -> Failure {
 /// Report `f` as a KUnit expectation failure of the running case (and in the kernel log).
 fn fail(test: *mut bindings::kunit, suite: &str, case: &str, f: &Failure) {
     pr_err!(
-        "streams: KUnit case {}.{} failed at {}:{}: check failed: {}\n",
+        "KUnit case {}.{} failed at {}:{}: check failed: {}\n",
         suite,
         case,
         f.file,

@@ -42,6 +42,8 @@ leaks() {
 	if [ -n "$report" ]; then
 		echo "RSTREAMS-KMEMLEAK: leaks reported:"
 		echo "$report"
+		# Report each leak once: later scans show only new ones.
+		echo clear > $KMEMLEAK
 		return 1
 	fi
 	echo "no leaks reported"

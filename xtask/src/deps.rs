@@ -100,7 +100,7 @@ pub(crate) fn ensure() -> Result<()> {
         }
     }
     if !missing.is_empty() {
-        println!("    missing: {}", missing.join(" "));
+        eprintln!("    missing: {}", missing.join(" "));
         if util::try_output(Command::new("id").arg("-u")).as_deref() != Some("0") {
             return Err(format!(
                 "missing packages and not root; run as root or install: apt-get install {}",
@@ -118,7 +118,7 @@ pub(crate) fn ensure() -> Result<()> {
     let bg = bindgen();
     let have = util::try_output(Command::new(&bg).arg("--version")).unwrap_or_default();
     if !have.contains(BINDGEN_VERSION) {
-        println!(
+        eprintln!(
             "    bindgen {BINDGEN_VERSION} missing at {} (found: {have:?})",
             bg.display()
         );

@@ -224,7 +224,7 @@ pub(crate) fn ensure(v: Variant) -> Result<Kernel> {
         )?;
         st.done();
     } else {
-        println!("    found an incomplete build: configuring again and letting make finish it");
+        eprintln!("    found an incomplete build: configuring again and letting make finish it");
     }
     let log = dir.join("build.log");
     let st = util::step("configure: tinyconfig + fragments, olddefconfig, verify");
@@ -273,7 +273,7 @@ pub(crate) fn ensure(v: Variant) -> Result<Kernel> {
         .collect();
     if !warnings.is_empty() {
         for w in warnings.iter().take(20) {
-            println!("    {w}");
+            eprintln!("    {w}");
         }
         return Err(format!(
             "kernel build produced {} warning line(s); see {}",

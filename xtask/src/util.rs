@@ -21,7 +21,7 @@ pub(crate) struct Step {
 /// Start a step.
 pub(crate) fn step(name: impl Into<String>) -> Step {
     let name = name.into();
-    println!("==> {name}");
+    eprintln!("==> {name}");
     Step {
         name,
         start: Instant::now(),
@@ -31,7 +31,7 @@ pub(crate) fn step(name: impl Into<String>) -> Step {
 impl Step {
     /// Finish the step, printing its elapsed time.
     pub(crate) fn done(self) {
-        println!(
+        eprintln!(
             "<== {} ({:.1}s)",
             self.name,
             self.start.elapsed().as_secs_f64()
@@ -40,7 +40,7 @@ impl Step {
 
     /// Finish the step with a note.
     pub(crate) fn done_with(self, note: &str) {
-        println!(
+        eprintln!(
             "<== {}: {note} ({:.1}s)",
             self.name,
             self.start.elapsed().as_secs_f64()
@@ -60,7 +60,7 @@ pub(crate) fn show(cmd: &Command) -> String {
 
 /// Run `cmd` with inherited output; error unless it exits 0.
 pub(crate) fn run(cmd: &mut Command) -> Result<()> {
-    println!("    $ {}", show(cmd));
+    eprintln!("    $ {}", show(cmd));
     let st = cmd
         .status()
         .map_err(|e| format!("cannot run {}: {e}", show(cmd)))?;
@@ -94,7 +94,7 @@ pub(crate) fn try_output(cmd: &mut Command) -> Option<String> {
 /// Run `cmd` with stdout+stderr appended to `log`; `echo` also prints each line. Returns the
 /// combined output lines; error (with the last lines) unless it exits 0.
 pub(crate) fn run_logged(cmd: &mut Command, log: &Path, echo: bool) -> Result<Vec<String>> {
-    println!("    $ {}   (log: {})", show(cmd), log.display());
+    eprintln!("    $ {}   (log: {})", show(cmd), log.display());
     let mut logf = fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -116,7 +116,7 @@ pub(crate) fn run_logged(cmd: &mut Command, log: &Path, echo: bool) -> Result<Ve
         let line = line.unwrap_or_default();
         let _ = writeln!(logf, "{line}");
         if echo {
-            println!("    {line}");
+            eprintln!("    {line}");
         }
         lines.push(line);
     }

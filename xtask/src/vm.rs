@@ -70,7 +70,7 @@ pub(crate) fn boot(
 ) -> Result<Run> {
     let mut cmd = qemu(k, initrd, accel, append);
     if echo.is_some() {
-        println!(
+        eprintln!(
             "    $ {}   (console log: {})",
             util::show(&cmd),
             log.display()
@@ -122,6 +122,8 @@ pub(crate) fn boot(
                     Some(Echo::AfterStart) => {
                         if line.contains("RSTREAMS-VM-START") {
                             started = true;
+                        } else if line.contains("RSTREAMS-EXIT") {
+                            started = false;
                         } else if started && !line.starts_with("RSTREAMS-") {
                             println!("{line}");
                         }
@@ -141,7 +143,7 @@ pub(crate) fn boot(
                     );
                     let _ = writeln!(logf, "{msg}");
                     if echo.is_some() {
-                        println!("{msg}");
+                        eprintln!("{msg}");
                     }
                     break;
                 }
@@ -165,7 +167,7 @@ pub(crate) fn accel(k: &Kernel, initrd: &Path, key: &str) -> Result<String> {
         if a != "kvm" && a != "tcg" {
             return Err(format!("RSTREAMS_ACCEL={a:?}: use kvm or tcg"));
         }
-        println!("    accelerator {a} (forced by RSTREAMS_ACCEL)");
+        eprintln!("    accelerator {a} (forced by RSTREAMS_ACCEL)");
         return Ok(a);
     }
     let usable = fs::OpenOptions::new()
@@ -174,7 +176,7 @@ pub(crate) fn accel(k: &Kernel, initrd: &Path, key: &str) -> Result<String> {
         .open("/dev/kvm")
         .is_ok();
     if !usable {
-        println!("    notice: /dev/kvm not usable: using TCG (slow emulation; timings are not meaningful)");
+        eprintln!("    notice: /dev/kvm not usable: using TCG (slow emulation; timings are not meaningful)");
         return Ok("tcg".into());
     }
     let boot_id = util::read(Path::new("/proc/sys/kernel/random/boot_id")).unwrap_or_default();
@@ -208,9 +210,9 @@ pub(crate) fn accel(k: &Kernel, initrd: &Path, key: &str) -> Result<String> {
         }
     };
     if verdict == "tcg" {
-        println!("    notice: /dev/kvm exists but a KVM boot hangs on this host: using TCG (set RSTREAMS_ACCEL=kvm to force)");
+        eprintln!("    notice: /dev/kvm exists but a KVM boot hangs on this host: using TCG (set RSTREAMS_ACCEL=kvm to force)");
     } else {
-        println!("    accelerator kvm");
+        eprintln!("    accelerator kvm");
     }
     Ok(verdict)
 }
