@@ -322,17 +322,14 @@ mod tests {
 
     #[test]
     fn missing_suite_and_end_marker_fail() {
-        let v = judge(
-            &lines(include_str!("../testdata/missing.log")),
-            &expect_glue(),
-            true,
-        );
+        let mut exp = expect_glue();
+        exp.insert("streams_msg".into(), 62);
+        let v = judge(&lines(include_str!("../testdata/missing.log")), &exp, true);
         assert!(!v.ok());
-        assert!(v
-            .problems
-            .iter()
-            .any(|p| p.starts_with("missing result: suite streams_glue")));
-        assert!(v.problems.iter().any(|p| p.starts_with("timeout")));
+        let has = |want: &str| v.problems.iter().any(|p| p.starts_with(want));
+        assert!(has("suite streams_glue did not finish"), "{}", v.summary());
+        assert!(has("missing result: suite streams_msg"), "{}", v.summary());
+        assert!(has("timeout"), "{}", v.summary());
     }
 
     #[test]
