@@ -173,7 +173,15 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<vm::Run> {
     let accel = vm::accel(&k, &initrd, &key)?;
     let log = root.join(format!("target/vm/{tag}-{kind}.log"));
     let (append, echo) = match mode {
-        Mode::Test { .. } => ("rstreams.mode=test oops=panic", vm::Echo::All),
+        Mode::Test {
+            negative_control: false,
+        } => ("rstreams.mode=test oops=panic", vm::Echo::All),
+        Mode::Test {
+            negative_control: true,
+        } => (
+            "rstreams.mode=test oops=panic rstreams.noleakscan",
+            vm::Echo::All,
+        ),
         Mode::Vm { .. } => (
             "rstreams.mode=vm loglevel=4 kunit.enable=0",
             vm::Echo::AfterStart,
