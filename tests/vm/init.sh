@@ -12,13 +12,13 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmpfs /tmp
 ip link set lo up 2>/dev/null
 mode=probe
+KMEMLEAK=/sys/kernel/debug/kmemleak
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	rstreams.mode=*) mode=${a#rstreams.mode=} ;;
 	rstreams.noleakscan) KMEMLEAK=/nonexistent ;; # the negative control only needs the KUnit verdict
 	esac
 done
-KMEMLEAK=/sys/kernel/debug/kmemleak
 fail=0
 
 step() {
