@@ -297,7 +297,7 @@ impl Stream {
             }
             (I_STR, IocArg::Str(s)) => self.sth_istr(s),
             (I_LIST, IocArg::None) => {
-                Ok(i32::try_from(self.names_down().count() - 1).unwrap_or(i32::MAX))
+                Ok(i32::try_from(self.names_down().count().saturating_sub(1)).unwrap_or(i32::MAX))
             }
             (I_LIST, IocArg::List { n, out }) => {
                 let n = usize::try_from(n)

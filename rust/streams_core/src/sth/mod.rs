@@ -264,7 +264,8 @@ impl Stream {
         self.close();
     }
 
-    /// Remaining checks shared by the write-side operations (write, putmsg).
+    /// Checks shared by the write-side operations (write, putmsg): closed, write error,
+    /// hangup (EPIPE and SIGPIPE with SNDPIPE, else ENXIO).
     pub(crate) fn sth_write_ok(&mut self) -> Result<(), Stop> {
         if self.sth.closed {
             return Err(Errno::EBADF.into());

@@ -87,12 +87,12 @@ fn copy_msg(
     let cl = m
         .blocks()
         .filter(|b| is_ctl(b))
-        .fold(0usize, |n, b| n + b.blen());
+        .fold(0usize, |n, b| n.saturating_add(b.blen()));
     let has_data = !has_ctl || m.blocks().any(|b| !is_ctl(b));
     let dl = m
         .blocks()
         .filter(|b| !is_ctl(b))
-        .fold(0usize, |n, b| n + b.blen());
+        .fold(0usize, |n, b| n.saturating_add(b.blen()));
     let mut got = GetMsg {
         ctl_len: -1,
         data_len: -1,

@@ -159,7 +159,9 @@ impl Stream {
                 return Ok(copied);
             }
             drop(mp);
-            if mode != RNORM || marked || copied >= len {
+            // A protocol message read as data (RPROTDAT/RPROTDIS) is a record of its own: the
+            // read does not run on into the next message, nor into one from the front.
+            if mode != RNORM || marked || is_proto || copied >= len {
                 return Ok(copied);
             }
         }

@@ -348,7 +348,9 @@ fn i_str_waits_for_late_ack() -> TestResult {
     check_eq!((blk.cmd, blk.id, blk.count), (5, id, 2));
     blk.rval = 42;
     blk.count = 1;
-    check_some!(m.rd_mut()).copy_from_slice(&blk.encode());
+    for (d, v) in check_some!(m.rd_mut()).iter_mut().zip(blk.encode()) {
+        *d = v;
+    }
     m.set_type(crate::msg::M_IOCACK);
     let _ = s.sth_take_events();
     up(&mut s, m)?;

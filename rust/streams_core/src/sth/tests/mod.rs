@@ -4,6 +4,7 @@
 
 pub mod ctl;
 pub mod drivers;
+pub mod edge;
 
 use super::consts::*;
 use super::*;
