@@ -3,8 +3,9 @@
 //!
 //! Values are the SVR4/LfS ones as found in `<stropts.h>` (checked against glibc's
 //! `bits/stropts.h`, which follows SVR4), so a C header for user space can mirror this file
-//! line by line. Where LfS has an extension without an SVR4 value (RFILL, SNDHOLD,
-//! SO_STRHOLD) the value is noted as ours until checked against the LfS headers.
+//! line by line. SNDHOLD (1<<2) and SO_STRHOLD (1<<17) are the LfS/UnixWare values. RFILL is
+//! an OSF extension that LfS leaves out of `<stropts.h>`; its value here (1<<5, free next to
+//! LfS's RPROTCOMPRESS at 1<<6) is ours.
 
 /// `('S' << 8)`: the STREAMS ioctl group.
 pub const SID: u32 = (b'S' as u32) << 8;
@@ -128,14 +129,14 @@ pub const RPROTDIS: u32 = 0x0008;
 pub const RPROTNORM: u32 = 0x0010;
 /// Mask of the protocol treatment bits.
 pub const RPROTMASK: u32 = 0x001c;
-/// LfS read-fill mode: a byte-stream read waits until it can fill the buffer (value ours).
+/// Read-fill mode (OSF): a byte-stream read waits until it can fill the buffer (value ours).
 pub const RFILL: u32 = 0x0020;
 
 /// Zero-length write() sends a zero-length message.
 pub const SNDZERO: u32 = 0x001;
 /// Write on a hung-up Stream raises SIGPIPE and fails with EPIPE.
 pub const SNDPIPE: u32 = 0x002;
-/// LfS write hold: small writes are coalesced at the head (value ours).
+/// Write hold (LfS/UnixWare strhold): small writes are coalesced at the head.
 pub const SNDHOLD: u32 = 0x004;
 
 /// I_ATMARK: is the first message marked?
@@ -206,5 +207,5 @@ pub const SO_BAND: u64 = 0x4000;
 pub const SO_DELIM: u64 = 0x8000;
 /// Stop delimiting.
 pub const SO_NODELIM: u64 = 0x0001_0000;
-/// LfS: turn write hold (SNDHOLD) on (`so_flags` bit ours until checked).
+/// Turn write hold (SNDHOLD) on (UnixWare/LfS).
 pub const SO_STRHOLD: u64 = 0x0002_0000;

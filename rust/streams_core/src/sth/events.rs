@@ -235,7 +235,7 @@ impl Stream {
             };
         }
         if flags & FLUSHW != 0 {
-            if band.is_none_or_zero() {
+            if matches!(band, None | Some(0)) {
                 self.sth.hold = None;
             }
             let h = self.head_wq();
@@ -314,14 +314,5 @@ impl Stream {
     pub(crate) fn sth_backenable(&mut self, band: u8) {
         let s = if band == 0 { S_OUTPUT } else { S_WRBAND };
         self.sth.note(WAKE_WRITE | WAKE_POLL, s);
-    }
-}
-
-trait NoneOrZero {
-    fn is_none_or_zero(&self) -> bool;
-}
-impl NoneOrZero for Option<u8> {
-    fn is_none_or_zero(&self) -> bool {
-        matches!(self, None | Some(0))
     }
 }
