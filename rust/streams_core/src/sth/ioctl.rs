@@ -14,7 +14,8 @@
 //!
 //! Not implemented yet (EINVAL): I_LINK, I_UNLINK, I_PLINK, I_PUNLINK (multiplexors),
 //! I_SENDFD, I_RECVFD, I_FDINSERT (need the platform's file table). Commands outside the
-//! `'S'` group get ENOTTY (transparent ioctls are not passed down yet).
+//! `'S'` group are transparent ioctls (`transp.rs`) when the platform passes
+//! [`IocArg::Transparent`], ENOTTY otherwise.
 
 use super::consts::*;
 use super::msg::{GetMsg, Part};
@@ -140,6 +141,8 @@ pub enum IocArg<'a, 'b> {
     Str(&'a mut StrIoctl<'b>),
     /// I_PEEK.
     Peek(&'a mut PeekArgs<'b>),
+    /// A command outside the `'S'` group: a transparent ioctl.
+    Transparent(&'a mut super::TranspIoctl<'b>),
     /// I_LIST with a `struct str_list` of `n` entries of FMNAMESZ + 1 bytes at `out`.
     List {
         /// `sl_nmods`: room in the list.
@@ -180,6 +183,10 @@ impl Stream {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
         }
+        let arg = match arg {
+            IocArg::Transparent(t) if cmd & 0xff00 != SID => return self.sth_transparent(cmd, t),
+            a => a,
+        };
         if cmd & 0xff00 != SID {
             return Err(Errno::ENOTTY.into());
         }
@@ -325,7 +332,7 @@ impl Stream {
     }
 
     /// Checks before an ioctl that changes the Stream (I_PUSH, I_POP, I_STR).
-    fn sth_ioc_ok(&self) -> Result<(), Stop> {
+    pub(crate) fn sth_ioc_ok(&self) -> Result<(), Stop> {
         if self.sth.hangup {
             return Err(Errno::ENXIO.into());
         }
@@ -383,30 +390,52 @@ impl Stream {
         }
     }
 
-    /// I_STR: start, continue or complete the M_IOCTL round trip (see the module docs).
-    fn sth_istr(&mut self, s: &mut StrIoctl<'_>) -> Result<i32, Stop> {
-        match (&self.sth.ioc, s.id) {
-            (IocSlot::Answered(id, _), Some(my)) if *id == my => return self.sth_istr_done(s),
-            (IocSlot::Waiting(id), Some(my)) if *id == my => {
+    /// Where caller `my` stands with the ioctl slot: `Ok(true)` its answer is there,
+    /// `Ok(false)` the slot is free for a new ioctl, `Block` still waiting (for its answer or
+    /// for the slot), an error if its ioctl was failed by M_ERROR/M_HANGUP or cancelled.
+    pub(crate) fn sth_ioc_slot(&mut self, my: &mut Option<u32>) -> Result<bool, Stop> {
+        match (&self.sth.ioc, *my) {
+            (IocSlot::Answered(id, _), Some(m)) if *id == m => Ok(true),
+            (IocSlot::Waiting(id), Some(m)) if *id == m => {
                 if let Err(e) = self.sth_ioc_ok() {
                     self.sth.ioc = IocSlot::Free;
-                    s.id = None;
+                    *my = None;
                     self.sth.note(WAKE_IOCTL, 0);
                     return Err(e);
                 }
-                return Err(Stop::Block(Block::IoctlAck));
+                Err(Stop::Block(Block::IoctlAck))
             }
-            (IocSlot::Free, None) => {}
+            (IocSlot::Free, None) => Ok(false),
             (IocSlot::Free, Some(_)) => {
-                s.id = None;
-                return Err(Errno::ETIME.into()); // cancelled under us
+                *my = None;
+                Err(Errno::ETIME.into()) // cancelled under us
             }
-            (_, _) => return Err(wait(false, Block::IoctlAck)),
+            (_, _) => Err(wait(false, Block::IoctlAck)),
+        }
+    }
+
+    /// A fresh ioctl id.
+    pub(crate) fn sth_ioc_id(&mut self) -> u32 {
+        self.sth.ioc_seq = self.sth.ioc_seq.wrapping_add(1);
+        self.sth.ioc_seq
+    }
+
+    /// Send `m` (M_IOCTL or M_IOCDATA) down for ioctl `id` and wait in the slot; true if the
+    /// answer came back during the send (a loopback answering at once).
+    pub(crate) fn sth_ioc_send(&mut self, id: u32, m: Msg) -> bool {
+        self.sth.ioc = IocSlot::Waiting(id);
+        self.write(m);
+        matches!(self.sth.ioc, IocSlot::Answered(a, _) if a == id)
+    }
+
+    /// I_STR: start, continue or complete the M_IOCTL round trip (see the module docs).
+    fn sth_istr(&mut self, s: &mut StrIoctl<'_>) -> Result<i32, Stop> {
+        if self.sth_ioc_slot(&mut s.id)? {
+            return self.sth_istr_done(s);
         }
         self.sth_ioc_ok()?;
         let len = usize::try_from(s.len).map_err(|_| Errno::EINVAL)?;
-        self.sth.ioc_seq = self.sth.ioc_seq.wrapping_add(1);
-        let id = self.sth.ioc_seq;
+        let id = self.sth_ioc_id();
         let ioc = IocBlk {
             cmd: s.cmd,
             id,
@@ -425,10 +454,8 @@ impl Stream {
             m.linkb(d);
         }
         self.sth_flush_hold();
-        self.sth.ioc = IocSlot::Waiting(id);
         s.id = Some(id);
-        self.write(m);
-        if matches!(self.sth.ioc, IocSlot::Answered(a, _) if a == id) {
+        if self.sth_ioc_send(id, m) {
             return self.sth_istr_done(s);
         }
         Err(Stop::Block(Block::IoctlAck))

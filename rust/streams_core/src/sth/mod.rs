@@ -14,7 +14,8 @@
 //!
 //! Files: `write.rs` write(2); `read.rs` read(2); `msg.rs` putmsg/getmsg and their band
 //! variants; `ioctl.rs` the I_* dispatcher; `events.rs` the head's read put procedure
-//! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `poll.rs` the poll mask;
+//! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent
+//! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
 //! `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
 
 pub mod consts;
@@ -25,12 +26,14 @@ mod poll;
 mod read;
 #[doc(hidden)]
 pub mod tests;
+pub mod transp;
 pub mod userio;
 mod write;
 
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
 pub use ioctl::{IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
+pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
 
 use crate::errno::Errno;
