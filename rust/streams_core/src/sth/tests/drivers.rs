@@ -54,7 +54,7 @@ fn transparent_step(mp: &Msg) -> Option<Msg> {
             cmd: resp.cmd,
             id: resp.id,
             size: 4,
-            addr: addr + 4,
+            addr: addr.wrapping_add(4),
             private: addr << 8 | 2,
             ..CopyReq::default()
         };
