@@ -69,6 +69,10 @@ fn main() {
             Ok(Cmd::Help) => print!("{}\n{}", opts::USAGE, sweep::SWEEP_USAGE),
             Ok(Cmd::Version) => println!("perftest (rstreams) {}", env!("CARGO_PKG_VERSION")),
             Ok(Cmd::Run(o)) => {
+                // Fail before the banner when the channel cannot exist here (no modules).
+                if let Err(e) = run::open_channel(o.kind) {
+                    fail(&e, 1);
+                }
                 if o.verbose > 0 {
                     println!("\nSTREAMS Benchmark Performance Tests on a Pipe\n");
                     println!(

@@ -98,6 +98,12 @@ fn streams_without_modules_fails_cleanly() {
         err.trim(),
         "perftest: no STREAMS pipe device: /dev/streams/clone/pipe: No such file or directory"
     );
+    // Without -q too: no banner before the error.
+    let (ok, out, err) = perftest(&["-p", "streams", "-t", "0.1"]);
+    assert!(
+        !ok && out.is_empty() && err.contains("no STREAMS pipe device"),
+        "{out}{err}"
+    );
     let (ok, _, err) = perftest(&["-q", "--putmsg", "-t", "0.1"]);
     assert!(
         !ok && err.contains("--putmsg needs a STREAMS pipe"),
