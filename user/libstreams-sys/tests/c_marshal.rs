@@ -124,12 +124,14 @@ fn library_marshals_strpmsg_for_the_kernel() {
         println!("SKIP: no C compiler `cc` on this host");
         return;
     }
+    // `cargo test` leaves libstreams.a in deps/; `cargo build` also uplifts it one level up.
     let exe = std::env::current_exe().unwrap();
-    let lib = exe
-        .parent()
-        .and_then(Path::parent)
-        .unwrap()
-        .join("libstreams.a");
+    let deps = exe.parent().unwrap();
+    let lib = [deps, deps.parent().unwrap()]
+        .iter()
+        .map(|d| d.join("libstreams.a"))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| deps.join("libstreams.a"));
     assert!(lib.exists(), "{lib:?} not built");
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let (src, bin) = (tmp.join("marshal.c"), tmp.join("marshal"));

@@ -67,6 +67,16 @@ pub const I_SETCLTIME: u32 = SID | 32;
 pub const I_GETCLTIME: u32 = SID | 33;
 /// Can a band be written?
 pub const I_CANPUT: u32 = SID | 34;
+/// getmsg/getpmsg system-call emulation (LfS): argument `struct strpmsg *`.
+pub const I_GETPMSG: u32 = SID | 42;
+/// putmsg/putpmsg system-call emulation (LfS): argument `struct strpmsg *`.
+pub const I_PUTPMSG: u32 = SID | 43;
+/// Weld this pipe end and the end whose fd is the (by-value) argument into one pipe (LfS).
+pub const I_PIPE: u32 = SID | 44;
+/// fattach emulation (LfS number; not implemented yet).
+pub const I_FATTACH: u32 = SID | 52;
+/// fdetach emulation (LfS number; not implemented yet).
+pub const I_FDETACH: u32 = SID | 53;
 
 /// Length of a module name, without its NUL.
 pub const FMNAMESZ: usize = 8;

@@ -35,12 +35,32 @@ int main(void)
 }
 "#;
 
-fn target_dir() -> PathBuf {
+/// The interposer library. `cargo build` uplifts it to target/<profile>/, but `cargo test`
+/// does not build a cdylib-only crate for its own integration tests, so build it here (into a
+/// private target dir: the outer cargo holds the lock on the main one).
+fn preload_so() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .to_path_buf()
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let uplifted = profile_dir.join("libstreams_pipe.so");
+    if uplifted.exists() {
+        return uplifted;
+    }
+    let own = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("preload-build");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let st = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "streams-pipe-preload",
+            "--target-dir",
+        ])
+        .arg(&own)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("run cargo build");
+    assert!(st.success(), "cargo build -p streams-pipe-preload failed");
+    own.join("debug").join("libstreams_pipe.so")
 }
 
 #[test]
@@ -53,7 +73,7 @@ fn preloaded_pipe_falls_back_to_linux_pipe() {
         println!("SKIP: STREAMS pipe device present; fallback not exercised");
         return;
     }
-    let so = target_dir().join("libstreams_pipe.so");
+    let so = preload_so();
     assert!(so.exists(), "{so:?} not built");
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let (src, exe) = (tmp.join("preload_pipe.c"), tmp.join("preload_pipe"));
