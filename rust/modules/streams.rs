@@ -31,6 +31,8 @@ pub mod queue;
 pub mod sched;
 #[path = "../streams_core/src/stream/mod.rs"]
 pub mod stream;
+#[path = "../streams_core/src/sth/mod.rs"]
+pub mod sth;
 
 // --- Kernel glue. ---
 mod kunit_glue;
