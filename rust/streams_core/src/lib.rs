@@ -9,6 +9,7 @@
 //! - [`queue`]: one queue (queue_t/qband): putq, getq, flow control, bands.
 //! - [`stream`]: a Stream of queue pairs, modules and drivers (streamtab/qinit/module_info),
 //!   putnext, qreply, canputnext, back-enable, push/pop, registration.
+//! - [`sth`]: the Stream head (read, write, putmsg, getmsg, ioctl, poll) as a state machine.
 //! - [`sched`]: qenable run lists and the service-procedure runners.
 //! - [`errno`]: the errno values the executive reports.
 //! - [`sys`]: the platform seam (allocation); [`ktest`]: tests shared with KUnit.
@@ -23,4 +24,5 @@ pub mod ktest;
 pub mod msg;
 pub mod queue;
 pub mod sched;
+pub mod sth;
 pub mod stream;

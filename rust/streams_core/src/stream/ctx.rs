@@ -183,6 +183,9 @@ impl Stream {
                 if let Some(s) = self.side_mut(up) {
                     s.q.set_back(band);
                 }
+                if self.role(up) == Some(Role::Head) {
+                    self.sth_backenable(band);
+                }
                 self.qenable(up);
                 return;
             }
@@ -229,6 +232,10 @@ impl Stream {
     /// One put without draining deferred messages; true if `q`'s instance ran (so messages
     /// may have been deferred to its pair meanwhile).
     fn put_once(&mut self, q: QueueId, mp: Msg) -> bool {
+        if q.is_read() && self.sth.active && self.role(q) == Some(Role::Head) {
+            self.sth_rput(mp);
+            return false;
+        }
         let Some(pair) = self.pair_mut(q.pair()) else {
             drop(mp);
             self.count_drop();

@@ -14,9 +14,11 @@
 //! loop, not recursively). Every instance is thus on the call stack at most once, which bounds
 //! the recursion depth by the number of pairs.
 //!
-//! The top pair is a placeholder Stream head (the real head is a later issue): its read queue
-//! collects what arrives ([`Stream::read`]), and [`Stream::write`] sends down from its write
-//! queue. `qenable` puts a queue on this Stream's run list once (QENAB);
+//! The top pair is the Stream head. Opened with [`Stream::open`] it is a placeholder: its read
+//! queue collects whatever arrives ([`Stream::read`]), and [`Stream::write`] sends down from
+//! its write queue. Opened with `Stream::sth_open` the head's read put procedure is the real
+//! one (`crate::sth`): it acts on M_SETOPTS, M_FLUSH, M_ERROR, … and queues only data.
+//! `qenable` puts a queue on this Stream's run list once (QENAB);
 //! [`Stream::runqueues`] runs the service procedures.
 
 mod ctx;
@@ -144,6 +146,9 @@ pub struct Stream {
     runlist: Ring<QueueId>,
     dropped: usize,
     closed: bool,
+    /// The Stream head's state (see `sth`); inactive for the placeholder head of
+    /// [`Stream::open`], which queues whatever arrives.
+    pub(crate) sth: crate::sth::StrHead,
 }
 
 const HEAD: usize = 0;
@@ -152,11 +157,21 @@ impl Stream {
     /// Open a Stream on driver `drv`: a head pair on top of a driver pair, then the driver's
     /// open routine. Errors: the driver's, or ENOSR when memory runs out.
     pub fn open(drv: &'static StreamTab, args: &OpenArgs) -> Result<Stream, Errno> {
+        Stream::open_head(drv, args, false)
+    }
+
+    /// Open with a placeholder head (`sth == false`) or a real Stream head (`sth::`).
+    pub(crate) fn open_head(
+        drv: &'static StreamTab,
+        args: &OpenArgs,
+        sth: bool,
+    ) -> Result<Stream, Errno> {
         let mut s = Stream {
             pairs: sys::vec_with_capacity(4)?,
             runlist: Ring::new(),
             dropped: 0,
             closed: false,
+            sth: crate::sth::StrHead::new(sth),
         };
         let head = s.alloc_pair(HEAD_INFO, Role::Head)?;
         let d = s.alloc_pair(drv.info, Role::Driver)?;

@@ -1,0 +1,520 @@
+//! ioctl(2) at the Stream head (`strioctl`): the I_* commands as a pure dispatcher over the
+//! head state, and I_STR's M_IOCTL round trip through the ioctl slot.
+//!
+//! The platform decodes the user argument by command (an integer, a module name, an output
+//! buffer, `struct strioctl`, `struct strpeek`, …) into an [`IocArg`]; results go back
+//! through the return value and the [`UserIo`] buffers.
+//!
+//! I_STR is stateful and never sleeps: the first call sends M_IOCTL down, records its id in
+//! the slot and in the caller's [`StrIoctl`], and returns [`Block::IoctlAck`]; the head's read
+//! put procedure stores the answer; the platform calls again with the same `StrIoctl` and the
+//! ioctl completes (a loopback answer arriving during the first call completes it at once).
+//! A second ioctl waits for the slot. On timeout the platform calls
+//! [`Stream::sth_ioctl_cancel`].
+//!
+//! Not implemented yet (EINVAL): I_LINK, I_UNLINK, I_PLINK, I_PUNLINK (multiplexors),
+//! I_SENDFD, I_RECVFD, I_FDINSERT (need the platform's file table). Commands outside the
+//! `'S'` group are transparent ioctls (`transp.rs`) when the platform passes
+//! [`IocArg::Transparent`], ENOTTY otherwise.
+
+use super::consts::*;
+use super::msg::{GetMsg, Part};
+use super::write::wait;
+use super::{Block, IocSlot, Stop, UserIo, WAKE_IOCTL};
+use crate::errno::Errno;
+use crate::msg::{Msg, MsgFlags, M_DATA, M_FLUSH, M_IOCACK, M_IOCDATA, M_IOCNAK, M_IOCTL};
+use crate::stream::{Registry, Role, Stream};
+
+/// `struct iocblk`, the first block of M_IOCTL/M_IOCACK/M_IOCNAK, in the layout the C header
+/// will use: `ioc_cmd` i32 @0, `ioc_id` u32 @4, `ioc_count` u32 @8, `ioc_flag` u32 @12,
+/// `ioc_error` i32 @16, `ioc_rval` i32 @20; 24 bytes, native byte order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IocBlk {
+    /// The ioctl command.
+    pub cmd: i32,
+    /// Id matching the answer to the request.
+    pub id: u32,
+    /// Bytes of data in `b_cont` (`TRANSPARENT` for transparent ioctls).
+    pub count: u32,
+    /// Flags (data model).
+    pub flag: u32,
+    /// Error to return (M_IOCNAK, or M_IOCACK with an error).
+    pub error: i32,
+    /// Return value (M_IOCACK).
+    pub rval: i32,
+}
+
+/// Size of an encoded [`IocBlk`].
+pub const IOCBLK_SIZE: usize = 24;
+/// `ioc_count` of a transparent ioctl.
+pub const TRANSPARENT: u32 = u32::MAX;
+
+impl IocBlk {
+    /// The bytes of an iocblk.
+    pub fn encode(&self) -> [u8; IOCBLK_SIZE] {
+        let mut b = [0u8; IOCBLK_SIZE];
+        let words = [
+            self.cmd.to_ne_bytes(),
+            self.id.to_ne_bytes(),
+            self.count.to_ne_bytes(),
+            self.flag.to_ne_bytes(),
+            self.error.to_ne_bytes(),
+            self.rval.to_ne_bytes(),
+        ];
+        for (d, w) in b.chunks_exact_mut(4).zip(words.iter()) {
+            d.copy_from_slice(w);
+        }
+        b
+    }
+    /// Parse an iocblk (`None` if `b` is too short).
+    pub fn decode(b: &[u8]) -> Option<IocBlk> {
+        let w = |i: usize| -> Option<[u8; 4]> { b.get(i * 4..i * 4 + 4)?.try_into().ok() };
+        Some(IocBlk {
+            cmd: i32::from_ne_bytes(w(0)?),
+            id: u32::from_ne_bytes(w(1)?),
+            count: u32::from_ne_bytes(w(2)?),
+            flag: u32::from_ne_bytes(w(3)?),
+            error: i32::from_ne_bytes(w(4)?),
+            rval: i32::from_ne_bytes(w(5)?),
+        })
+    }
+}
+
+/// `struct strioctl` of I_STR, plus the id of the ioctl in progress (kept across retries).
+pub struct StrIoctl<'a> {
+    /// `ic_cmd`: the command for the module or driver.
+    pub cmd: i32,
+    /// `ic_timout` (the platform times out and calls [`Stream::sth_ioctl_cancel`]).
+    pub timeout: i32,
+    /// `ic_len`: bytes sent; on return, bytes answered.
+    pub len: i32,
+    /// `ic_dp`: the user data buffer (sent, then overwritten by the answer).
+    pub io: &'a mut dyn UserIo,
+    /// Set by the head when the M_IOCTL is sent; pass the same struct to the retry.
+    pub id: Option<u32>,
+}
+
+/// `struct strpeek` of I_PEEK: buffers in, lengths and flags out.
+pub struct PeekArgs<'a> {
+    /// Control buffer (`maxlen` in `len`).
+    pub ctl: Option<Part<'a>>,
+    /// Data buffer (`maxlen` in `len`).
+    pub data: Option<Part<'a>>,
+    /// RS_HIPRI to look only at a high-priority message, else 0.
+    pub flags: i32,
+    /// On return: what was seen.
+    pub got: Option<GetMsg>,
+}
+
+/// The decoded argument of an I_* ioctl.
+pub enum IocArg<'a, 'b> {
+    /// No argument, or a NULL pointer (I_POP, I_LIST counting).
+    None,
+    /// An integer argument (I_FLUSH, I_SRDOPT, I_SWROPT, I_CANPUT, I_ATMARK, I_CKBAND, …).
+    Int(i64),
+    /// A module name (I_PUSH, I_FIND).
+    Name(&'a str),
+    /// A user buffer for the result (I_NREAD, I_GRDOPT, I_GWROPT, I_LOOK, I_GETBAND, …).
+    Out(&'a mut dyn UserIo),
+    /// I_SETSIG for process `pid`.
+    Sig {
+        /// The registering process.
+        pid: i32,
+        /// `S_*` events, 0 to unregister.
+        events: i32,
+    },
+    /// I_GETSIG for process `pid`, the mask written to `out`.
+    GetSig {
+        /// The asking process.
+        pid: i32,
+        /// Where the `S_*` mask goes.
+        out: &'a mut dyn UserIo,
+    },
+    /// I_FLUSHBAND's `struct bandinfo`.
+    Band {
+        /// `bi_pri`: the band.
+        pri: u8,
+        /// `bi_flag`: FLUSHR/FLUSHW/FLUSHRW.
+        flag: i32,
+    },
+    /// I_STR.
+    Str(&'a mut StrIoctl<'b>),
+    /// I_PEEK.
+    Peek(&'a mut PeekArgs<'b>),
+    /// A command outside the `'S'` group: a transparent ioctl.
+    Transparent(&'a mut super::TranspIoctl<'b>),
+    /// I_LIST with a `struct str_list` of `n` entries of FMNAMESZ + 1 bytes at `out`.
+    List {
+        /// `sl_nmods`: room in the list.
+        n: i32,
+        /// `sl_modlist`.
+        out: &'a mut dyn UserIo,
+    },
+}
+
+fn put_i32(out: &mut dyn UserIo, v: i32) -> Result<i32, Stop> {
+    out.copy_to_user(0, &v.to_ne_bytes())?;
+    Ok(0)
+}
+
+fn name_bytes(name: &str) -> [u8; FMNAMESZ + 1] {
+    let mut b = [0u8; FMNAMESZ + 1];
+    for (d, s) in b.iter_mut().zip(name.bytes().take(FMNAMESZ)) {
+        *d = s;
+    }
+    b
+}
+
+fn flag_u8(v: i64) -> Result<u8, Errno> {
+    match u8::try_from(v) {
+        Ok(f) if f != 0 && f & !FLUSHRW == 0 => Ok(f),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+fn band_u8(v: i64) -> Result<u8, Errno> {
+    u8::try_from(v).map_err(|_| Errno::EINVAL)
+}
+
+impl Stream {
+    /// ioctl(2) on the Stream: dispatch I_* command `cmd` with argument `arg`. Returns the
+    /// ioctl's return value.
+    pub fn strioctl(&mut self, reg: &Registry, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
+        if self.sth.closed {
+            return Err(Errno::EBADF.into());
+        }
+        let arg = match arg {
+            IocArg::Transparent(t) if cmd & 0xff00 != SID => return self.sth_transparent(cmd, t),
+            a => a,
+        };
+        if cmd & 0xff00 != SID {
+            return Err(Errno::ENOTTY.into());
+        }
+        let h = self.head_rq();
+        match (cmd, arg) {
+            (I_NREAD, IocArg::Out(out)) => {
+                let q = self.queue(h);
+                let n = q.map_or(0, |q| q.qsize());
+                let bytes = q.and_then(|q| q.first()).map_or(0, Msg::msgdsize);
+                put_i32(out, i32::try_from(bytes).unwrap_or(i32::MAX))?;
+                Ok(i32::try_from(n).unwrap_or(i32::MAX))
+            }
+            (I_PUSH, IocArg::Name(name)) => {
+                self.sth_ioc_ok()?;
+                if self.nmodules() >= NSTRPUSH {
+                    return Err(Errno::EINVAL.into());
+                }
+                self.sth_flush_hold();
+                self.push(reg, name)?;
+                Ok(0)
+            }
+            (I_POP, _) => {
+                self.sth_ioc_ok()?;
+                self.sth_flush_hold();
+                self.pop()?;
+                Ok(0)
+            }
+            (I_LOOK, IocArg::Out(out)) => {
+                let top = self
+                    .top_wq()
+                    .filter(|q| self.role(*q) == Some(Role::Module));
+                let name = top.and_then(|q| self.name(q)).ok_or(Errno::EINVAL)?;
+                out.copy_to_user(0, &name_bytes(name))?;
+                Ok(0)
+            }
+            (I_FIND, IocArg::Name(name)) => {
+                reg.find_module(name).ok_or(Errno::EINVAL)?;
+                let found = self
+                    .names_down()
+                    .any(|(r, n)| r == Role::Module && n == name);
+                Ok(i32::from(found))
+            }
+            (I_FLUSH, IocArg::Int(v)) => {
+                let f = flag_u8(v)?;
+                self.sth_flush(f, None)
+            }
+            (I_FLUSHBAND, IocArg::Band { pri, flag }) => {
+                let f = flag_u8(i64::from(flag))?;
+                self.sth_flush(f, Some(pri))
+            }
+            (I_SRDOPT, IocArg::Int(v)) => {
+                let v = u32::try_from(v).map_err(|_| Errno::EINVAL)?;
+                self.sth_set_rdopt(v)?;
+                Ok(0)
+            }
+            (I_GRDOPT, IocArg::Out(out)) => put_i32(out, self.sth.rdopt as i32),
+            (I_SWROPT, IocArg::Int(v)) => {
+                let v = u32::try_from(v).map_err(|_| Errno::EINVAL)?;
+                if v & !(SNDZERO | SNDPIPE | SNDHOLD) != 0 {
+                    return Err(Errno::EINVAL.into());
+                }
+                self.sth.wropt = v;
+                if v & SNDHOLD == 0 {
+                    self.sth_flush_hold();
+                }
+                Ok(0)
+            }
+            (I_GWROPT, IocArg::Out(out)) => put_i32(out, self.sth.wropt as i32),
+            (I_SETSIG, IocArg::Sig { pid, events }) => self.sth_setsig(pid, events),
+            (I_GETSIG, IocArg::GetSig { pid, out }) => {
+                let r = self.sth.sig_list().find(|r| r.pid == pid);
+                let r = r.ok_or(Errno::EINVAL)?;
+                put_i32(out, r.events as i32)
+            }
+            (I_CANPUT, IocArg::Int(v)) => {
+                if v == i64::from(ANYBAND) {
+                    let any = self.sth_canput(0) || self.sth_canput(1);
+                    return Ok(i32::from(any));
+                }
+                let b = band_u8(v)?;
+                Ok(i32::from(self.sth_canput(b)))
+            }
+            (I_ATMARK, IocArg::Int(v)) => {
+                let q = self.queue(h).ok_or(Errno::EINVAL)?;
+                let marked = |m: &Msg| m.flag().contains(MsgFlags::MSGMARK);
+                let first = q.first().is_some_and(marked);
+                match v {
+                    1 => Ok(i32::from(first)),
+                    2 => {
+                        let others = (1..q.qsize()).any(|i| q.peek(i).is_some_and(marked));
+                        Ok(i32::from(first && !others))
+                    }
+                    _ => Err(Errno::EINVAL.into()),
+                }
+            }
+            (I_CKBAND, IocArg::Int(v)) => {
+                let b = band_u8(v)?;
+                let q = self.queue(h).ok_or(Errno::EINVAL)?;
+                let found = (0..q.qsize()).any(|i| q.peek(i).is_some_and(|m| m.band() == b));
+                Ok(i32::from(found))
+            }
+            (I_GETBAND, IocArg::Out(out)) => {
+                let q = self.queue(h).ok_or(Errno::EINVAL)?;
+                let b = q.first().ok_or(Errno::ENODATA)?.band();
+                put_i32(out, i32::from(b))
+            }
+            (I_PEEK, IocArg::Peek(p)) => {
+                let hipri = match p.flags {
+                    0 => false,
+                    RS_HIPRI => true,
+                    _ => return Err(Errno::EINVAL.into()),
+                };
+                p.got = self.sth_peek(&mut p.ctl, &mut p.data, hipri)?;
+                Ok(i32::from(p.got.is_some()))
+            }
+            (I_STR, IocArg::Str(s)) => self.sth_istr(s),
+            (I_LIST, IocArg::None) => {
+                Ok(i32::try_from(self.names_down().count().saturating_sub(1)).unwrap_or(i32::MAX))
+            }
+            (I_LIST, IocArg::List { n, out }) => {
+                let n = usize::try_from(n)
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .ok_or(Errno::EINVAL)?;
+                let mut done = 0usize;
+                let names = self.names_down().skip(1).take(n);
+                for (i, (_, name)) in names.enumerate() {
+                    out.copy_to_user(i * (FMNAMESZ + 1), &name_bytes(name))?;
+                    done += 1;
+                }
+                Ok(i32::try_from(done).unwrap_or(i32::MAX))
+            }
+            (I_SETCLTIME, IocArg::Int(v)) => {
+                self.sth.cltime = u32::try_from(v).map_err(|_| Errno::EINVAL)?;
+                Ok(0)
+            }
+            (I_GETCLTIME, IocArg::Out(out)) => {
+                put_i32(out, i32::try_from(self.sth.cltime).unwrap_or(i32::MAX))
+            }
+            // Multiplexing and fd passing are later issues.
+            _ => Err(Errno::EINVAL.into()),
+        }
+    }
+
+    /// Checks before an ioctl that changes the Stream (I_PUSH, I_POP, I_STR).
+    pub(crate) fn sth_ioc_ok(&self) -> Result<(), Stop> {
+        if self.sth.hangup {
+            return Err(Errno::ENXIO.into());
+        }
+        if let Some(e) = self.sth.werr.or(self.sth.rerr) {
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// I_FLUSH/I_FLUSHBAND: flush the head, then send M_FLUSH down (the driver turns the
+    /// read half around, which flushes the read side on its way up).
+    fn sth_flush(&mut self, f: u8, band: Option<u8>) -> Result<i32, Stop> {
+        if self.sth.hangup {
+            return Err(Errno::ENXIO.into());
+        }
+        self.sth_flush_local(f, band);
+        let m = match band {
+            Some(b) => Msg::from_bytes(M_FLUSH, &[f | FLUSHBAND, b])?,
+            None => Msg::from_bytes(M_FLUSH, &[f])?,
+        };
+        self.write(m);
+        Ok(0)
+    }
+
+    fn sth_setsig(&mut self, pid: i32, events: i32) -> Result<i32, Stop> {
+        let ev = u32::try_from(events).map_err(|_| Errno::EINVAL)?;
+        if ev & !S_ALL != 0 {
+            return Err(Errno::EINVAL.into());
+        }
+        let slot = self
+            .sth
+            .sigs
+            .iter()
+            .position(|r| r.is_some_and(|r| r.pid == pid));
+        match (slot, ev) {
+            (None, 0) => Err(Errno::EINVAL.into()),
+            (Some(i), 0) => {
+                if let Some(s) = self.sth.sigs.get_mut(i) {
+                    *s = None;
+                }
+                Ok(0)
+            }
+            (Some(i), _) => {
+                if let Some(s) = self.sth.sigs.get_mut(i) {
+                    *s = Some(super::SigReg { pid, events: ev });
+                }
+                Ok(0)
+            }
+            (None, _) => {
+                let free = self.sth.sigs.iter_mut().find(|r| r.is_none());
+                let s = free.ok_or(Errno::EAGAIN)?;
+                *s = Some(super::SigReg { pid, events: ev });
+                Ok(0)
+            }
+        }
+    }
+
+    /// Where caller `my` stands with the ioctl slot: `Ok(true)` its answer is there,
+    /// `Ok(false)` the slot is free for a new ioctl, `Block` still waiting (for its answer or
+    /// for the slot), an error if its ioctl was failed by M_ERROR/M_HANGUP or cancelled.
+    pub(crate) fn sth_ioc_slot(&mut self, my: &mut Option<u32>) -> Result<bool, Stop> {
+        match (&self.sth.ioc, *my) {
+            (IocSlot::Answered(id, _), Some(m)) if *id == m => Ok(true),
+            (IocSlot::Waiting(id), Some(m)) if *id == m => {
+                if let Err(e) = self.sth_ioc_ok() {
+                    self.sth.ioc = IocSlot::Free;
+                    *my = None;
+                    self.sth.note(WAKE_IOCTL, 0);
+                    return Err(e);
+                }
+                Err(Stop::Block(Block::IoctlAck))
+            }
+            (IocSlot::Free, None) => Ok(false),
+            (IocSlot::Free, Some(_)) => {
+                *my = None;
+                Err(Errno::ETIME.into()) // cancelled under us
+            }
+            (_, _) => Err(wait(false, Block::IoctlAck)),
+        }
+    }
+
+    /// A fresh ioctl id.
+    pub(crate) fn sth_ioc_id(&mut self) -> u32 {
+        self.sth.ioc_seq = self.sth.ioc_seq.wrapping_add(1);
+        self.sth.ioc_seq
+    }
+
+    /// Send `m` (M_IOCTL or M_IOCDATA) down for ioctl `id` and wait in the slot; true if the
+    /// answer came back during the send (a loopback answering at once).
+    pub(crate) fn sth_ioc_send(&mut self, id: u32, m: Msg) -> bool {
+        self.sth.ioc = IocSlot::Waiting(id);
+        self.write(m);
+        matches!(self.sth.ioc, IocSlot::Answered(a, _) if a == id)
+    }
+
+    /// I_STR: start, continue or complete the M_IOCTL round trip (see the module docs).
+    fn sth_istr(&mut self, s: &mut StrIoctl<'_>) -> Result<i32, Stop> {
+        if self.sth_ioc_slot(&mut s.id)? {
+            return self.sth_istr_done(s);
+        }
+        self.sth_ioc_ok()?;
+        let len = usize::try_from(s.len).map_err(|_| Errno::EINVAL)?;
+        let id = self.sth_ioc_id();
+        let ioc = IocBlk {
+            cmd: s.cmd,
+            id,
+            count: u32::try_from(len).map_err(|_| Errno::EINVAL)?,
+            ..IocBlk::default()
+        };
+        let mut m = Msg::from_bytes(M_IOCTL, &ioc.encode())?;
+        if len > 0 {
+            let mut d = Msg::with_type(M_DATA, len)?;
+            let dst = d
+                .spare_mut()
+                .and_then(|b| b.get_mut(..len))
+                .ok_or(Errno::ENOSR)?;
+            s.io.copy_from_user(dst, 0)?;
+            d.adj_wptr(len);
+            m.linkb(d);
+        }
+        self.sth_flush_hold();
+        s.id = Some(id);
+        if self.sth_ioc_send(id, m) {
+            return self.sth_istr_done(s);
+        }
+        Err(Stop::Block(Block::IoctlAck))
+    }
+
+    fn sth_istr_done(&mut self, s: &mut StrIoctl<'_>) -> Result<i32, Stop> {
+        let slot = core::mem::replace(&mut self.sth.ioc, IocSlot::Free);
+        s.id = None;
+        self.sth.note(WAKE_IOCTL, 0);
+        let IocSlot::Answered(_, mp) = slot else {
+            return Err(Errno::EINVAL.into());
+        };
+        let ioc = IocBlk::decode(mp.rd()).unwrap_or_default();
+        let ty = mp.db_type();
+        if ty == M_IOCNAK {
+            let e = if ioc.error != 0 {
+                ioc.error
+            } else {
+                Errno::EINVAL.0
+            };
+            return Err(Errno(e).into());
+        }
+        if ty != M_IOCACK {
+            // M_COPYIN/M_COPYOUT are for transparent ioctls only: refuse the copy request.
+            let mut r = ioc;
+            r.rval = 1;
+            if let Ok(m) = Msg::from_bytes(M_IOCDATA, &r.encode()) {
+                self.write(m);
+            }
+            return Err(Errno::EPROTO.into());
+        }
+        if ioc.error != 0 {
+            return Err(Errno(ioc.error).into());
+        }
+        let max = usize::try_from(s.len).unwrap_or(0);
+        let want = usize::try_from(ioc.count).unwrap_or(0).min(max);
+        let mut done = 0usize;
+        for b in mp.blocks().skip(1) {
+            if done >= want {
+                break;
+            }
+            let n = b.blen().min(want - done);
+            s.io.copy_to_user(done, b.rd().get(..n).unwrap_or_default())?;
+            done += n;
+        }
+        s.len = i32::try_from(done).unwrap_or(i32::MAX);
+        Ok(ioc.rval)
+    }
+
+    /// The platform's I_STR timeout fired: forget ioctl `id` (its answer, if it comes, is
+    /// freed). The caller returns ETIME.
+    pub fn sth_ioctl_cancel(&mut self, id: u32) {
+        let mine = match &self.sth.ioc {
+            IocSlot::Waiting(i) | IocSlot::Answered(i, _) => *i == id,
+            IocSlot::Free => false,
+        };
+        if mine {
+            self.sth.ioc = IocSlot::Free;
+            self.sth.note(WAKE_IOCTL, 0);
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! The SVR4 Stream head as a pure state machine: what read(2), write(2), putmsg(2),
+//! getmsg(2), ioctl(2) and poll(2) do to a Stream, without ever sleeping.
+//!
+//! The head state ([`StrHead`]) lives in the [`Stream`] next to the queue arena, under the same
+//! lock, so the head pair's read put procedure (special-cased by `Stream::put`) reaches it
+//! directly: messages arriving at the head are acted on at once (`events.rs`).
+//!
+//! Platform independence: an operation takes user memory through [`UserIo`] (EFAULT propagates,
+//! nothing is consumed when a copy fails) and never waits. Where SVR4 would sleep it returns
+//! [`Stop::Block`] naming what to wait for; the platform sleeps on that and calls the same
+//! operation again. A non-blocking caller gets a plain EAGAIN instead. Everything the head
+//! wants done outside the lock (wake readers/writers/pollers, send signals, arm the hold
+//! timer) accumulates as data in [`HeadEvents`], collected by [`Stream::sth_take_events`].
+//!
+//! Files: `write.rs` write(2); `read.rs` read(2); `msg.rs` putmsg/getmsg and their band
+//! variants; `ioctl.rs` the I_* dispatcher; `events.rs` the head's read put procedure
+//! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent
+//! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
+//! `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
+
+pub mod consts;
+pub mod events;
+pub mod ioctl;
+mod msg;
+mod poll;
+mod read;
+#[doc(hidden)]
+pub mod tests;
+pub mod transp;
+pub mod userio;
+mod write;
+
+pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
+pub use ioctl::{IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
+pub use msg::{GetMsg, Part};
+pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
+pub use userio::{FailIo, SliceIo, UserIo};
+
+use crate::errno::Errno;
+use crate::msg::Msg;
+use crate::stream::{OpenArgs, Stream, StreamTab};
+use consts::*;
+
+/// What a blocked operation waits for before it is called again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Block {
+    /// Something to read arrives at the head (or an error/hangup).
+    Readable,
+    /// The downstream queue of this band accepts data again (back-enable).
+    Writable(u8),
+    /// The answer to the ioctl in progress arrives (or the ioctl slot becomes free).
+    IoctlAck,
+}
+
+/// Why an operation did not complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Failed with this errno (EAGAIN here is the O_NONBLOCK answer: do not wait).
+    Err(Errno),
+    /// Would block: wait for the event, then call again.
+    Block(Block),
+}
+
+impl From<Errno> for Stop {
+    fn from(e: Errno) -> Stop {
+        Stop::Err(e)
+    }
+}
+
+impl From<crate::sys::NoMem> for Stop {
+    fn from(_: crate::sys::NoMem) -> Stop {
+        Stop::Err(Errno::ENOSR)
+    }
+}
+
+/// Wake the readers sleeping on [`Block::Readable`].
+pub const WAKE_READ: u32 = 0x1;
+/// Wake the writers sleeping on [`Block::Writable`].
+pub const WAKE_WRITE: u32 = 0x2;
+/// Wake the ioctl waiters ([`Block::IoctlAck`]).
+pub const WAKE_IOCTL: u32 = 0x4;
+/// Wake the pollers (re-evaluate [`Stream::strpoll`]).
+pub const WAKE_POLL: u32 = 0x8;
+
+/// What the platform must do after an operation or a put, outside the Stream lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HeadEvents {
+    /// `WAKE_*` bits.
+    pub wake: u32,
+    /// `S_*` events that happened: send SIGPOLL (or SIGURG) to the registrations that asked.
+    pub sigpoll: u32,
+    /// Signal numbers (bit `n` = signal `n`, 1..=63) from M_SIG/M_PCSIG for the process group.
+    pub signals: u64,
+    /// Send SIGPIPE to the writer (write on a hung-up pipe with SNDPIPE).
+    pub sigpipe: bool,
+    /// A write was held (SNDHOLD): call [`Stream::sth_flush_hold`] after a short delay.
+    pub hold_timer: bool,
+}
+
+/// Most SIGPOLL registrations one Stream keeps (I_SETSIG).
+pub const NSIGREG: usize = 8;
+
+/// One I_SETSIG registration: who gets SIGPOLL for which `S_*` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SigReg {
+    /// Registered process (or process group, as the platform decides).
+    pub pid: i32,
+    /// `S_*` events.
+    pub events: u32,
+}
+
+/// The ioctl slot: one ioctl at a time per Stream, as in SVR4 (`STWIOC`).
+pub(crate) enum IocSlot {
+    /// No ioctl in progress.
+    Free,
+    /// M_IOCTL `id` sent down; waiting for the answer.
+    Waiting(u32),
+    /// The answer (M_IOCACK/M_IOCNAK/M_COPYIN/M_COPYOUT) to `id` arrived.
+    Answered(u32, Msg),
+}
+
+/// The Stream head's state (`stdata` in SVR4): options, errors, hangup, hold buffer,
+/// SIGPOLL registrations, the ioctl slot and pending events.
+pub struct StrHead {
+    /// false: the placeholder head of `Stream::new` (everything arriving is queued as is).
+    pub(crate) active: bool,
+    pub(crate) rdopt: u32,
+    pub(crate) wropt: u32,
+    pub(crate) wroff: usize,
+    pub(crate) rerr: Option<Errno>,
+    pub(crate) werr: Option<Errno>,
+    pub(crate) hangup: bool,
+    pub(crate) mread: bool,
+    pub(crate) delim: bool,
+    pub(crate) ispipe: bool,
+    pub(crate) closed: bool,
+    pub(crate) cltime: u32,
+    /// SNDHOLD: small writes coalesced here until full, flushed, or a read/putmsg/ioctl.
+    pub(crate) hold: Option<Msg>,
+    pub(crate) sigs: [Option<SigReg>; NSIGREG],
+    pub(crate) ioc: IocSlot,
+    pub(crate) ioc_seq: u32,
+    pub(crate) ev: HeadEvents,
+}
+
+impl StrHead {
+    /// A head with SVR4 defaults (RNORM|RPROTNORM, no write options, no errors).
+    pub(crate) const fn new(active: bool) -> StrHead {
+        StrHead {
+            active,
+            rdopt: RNORM | RPROTNORM,
+            wropt: 0,
+            wroff: 0,
+            rerr: None,
+            werr: None,
+            hangup: false,
+            mread: false,
+            delim: false,
+            ispipe: false,
+            closed: false,
+            cltime: STRCLTIME_DEFAULT,
+            hold: None,
+            sigs: [None; NSIGREG],
+            ioc: IocSlot::Free,
+            ioc_seq: 0,
+            ev: HeadEvents {
+                wake: 0,
+                sigpoll: 0,
+                signals: 0,
+                sigpipe: false,
+                hold_timer: false,
+            },
+        }
+    }
+
+    /// Record wakeups and SIGPOLL events for the platform.
+    pub(crate) fn note(&mut self, wake: u32, sigpoll: u32) {
+        self.ev.wake |= wake;
+        self.ev.sigpoll |= sigpoll;
+    }
+
+    /// Read options (I_GRDOPT).
+    pub fn rdopt(&self) -> u32 {
+        self.rdopt
+    }
+    /// Write options (I_GWROPT).
+    pub fn wropt(&self) -> u32 {
+        self.wropt
+    }
+    /// Write offset (headroom reserved in written messages, from M_SETOPTS SO_WROFF).
+    pub fn wroff(&self) -> usize {
+        self.wroff
+    }
+    /// Read error from M_ERROR.
+    pub fn rerr(&self) -> Option<Errno> {
+        self.rerr
+    }
+    /// Write error from M_ERROR.
+    pub fn werr(&self) -> Option<Errno> {
+        self.werr
+    }
+    /// The Stream is hung up (M_HANGUP).
+    pub fn hangup(&self) -> bool {
+        self.hangup
+    }
+    /// M_READ is sent downstream before a read blocks (SO_MREADON).
+    pub fn mread(&self) -> bool {
+        self.mread
+    }
+    /// Bytes held by write hold, not yet sent.
+    pub fn held(&self) -> usize {
+        self.hold.as_ref().map_or(0, Msg::msgsize)
+    }
+    /// The SIGPOLL registrations.
+    pub fn sig_list(&self) -> impl Iterator<Item = SigReg> + '_ {
+        self.sigs.iter().flatten().copied()
+    }
+}
+
+impl Stream {
+    /// Open a Stream with a real Stream head on driver `drv` (the head acts on what arrives
+    /// from the driver's open routine on). Errors: the driver's, or ENOSR.
+    pub fn sth_open(drv: &'static StreamTab, args: &OpenArgs) -> Result<Stream, Errno> {
+        Stream::open_head(drv, args, true)
+    }
+
+    /// [`Stream::sth_open`] with default arguments.
+    pub fn sth_new(drv: &'static StreamTab) -> Result<Stream, Errno> {
+        Stream::sth_open(drv, &OpenArgs::driver(0))
+    }
+
+    /// The Stream head state (read-only).
+    pub fn sth(&self) -> &StrHead {
+        &self.sth
+    }
+
+    /// Mark this Stream as one end of a pipe (SNDPIPE on, EPIPE/SIGPIPE after hangup).
+    pub fn sth_set_pipe(&mut self) {
+        self.sth.ispipe = true;
+        self.sth.wropt |= SNDPIPE;
+    }
+
+    /// Collect (and clear) what the platform must do: wakeups, signals, the hold timer.
+    pub fn sth_take_events(&mut self) -> HeadEvents {
+        core::mem::take(&mut self.sth.ev)
+    }
+
+    /// Send what write hold (SNDHOLD) has coalesced (the platform's hold timer calls this;
+    /// reads, putmsg and ioctls do too). Returns the bytes sent.
+    pub fn sth_flush_hold(&mut self) -> usize {
+        match self.sth.hold.take() {
+            Some(m) => {
+                let n = m.msgsize();
+                self.write(m);
+                n
+            }
+            None => 0,
+        }
+    }
+
+    /// close(2) at the head: flush held writes, then close modules and driver. Afterwards
+    /// every operation fails (poll reports POLLNVAL).
+    pub fn sth_close(&mut self) {
+        self.sth_flush_hold();
+        self.sth.closed = true;
+        self.sth.ioc = IocSlot::Free;
+        self.close();
+    }
+
+    /// Checks shared by the write-side operations (write, putmsg): closed, write error,
+    /// hangup (EPIPE and SIGPIPE with SNDPIPE, else ENXIO).
+    pub(crate) fn sth_write_ok(&mut self) -> Result<(), Stop> {
+        if self.sth.closed {
+            return Err(Errno::EBADF.into());
+        }
+        if let Some(e) = self.sth.werr {
+            return Err(e.into());
+        }
+        if self.sth.hangup {
+            if self.sth.wropt & SNDPIPE != 0 {
+                self.sth.ev.sigpipe = true;
+                return Err(Errno::EPIPE.into());
+            }
+            return Err(Errno::ENXIO.into());
+        }
+        Ok(())
+    }
+
+    /// Packet sizes of the topmost module's write queue (the limits writes obey).
+    pub(crate) fn sth_psz(&self) -> (usize, usize) {
+        self.top_wq()
+            .and_then(|q| self.queue(q))
+            .map_or((0, crate::queue::INFPSZ), |q| (q.minpsz(), q.maxpsz()))
+    }
+
+    /// Can band `band` be written downstream of the head (bcanputnext on the head write
+    /// queue; a refusal arms the back-enable that wakes the writer).
+    pub(crate) fn sth_canput(&mut self, band: u8) -> bool {
+        let h = self.head_wq();
+        self.qctx(h).bcanputnext(band)
+    }
+}

@@ -1,0 +1,565 @@
+//! Shared (host + KUnit) tests of the Stream head: the data path (write, read modes, putmsg,
+//! getmsg, bands, flow control, faults) here; ioctls, head events and poll in `ctl.rs`. The
+//! drivers are in `drivers.rs`; `sthloop` loops everything back to the head.
+
+pub mod ctl;
+pub mod drivers;
+pub mod edge;
+pub mod transp;
+
+use super::consts::*;
+use super::*;
+use crate::errno::Errno;
+use crate::ktest::{Failure, TestResult};
+use crate::msg::{M_DATA, M_PCPROTO, M_PROTO};
+use crate::queue::tests::FaultGuard;
+use crate::stream::testmods::HOLD;
+use crate::stream::{QueueId, Registry, Stream, StreamTab};
+use crate::{check, check_eq, check_ok, check_some, ktest_suite};
+use drivers::*;
+
+pub(crate) const BUF: usize = 256;
+
+pub(crate) fn open(drv: &'static StreamTab) -> Result<Stream, Failure> {
+    Ok(check_ok!(Stream::sth_new(drv)))
+}
+
+/// write(2) of `data`, non-blocking.
+pub(crate) fn wr(s: &mut Stream, data: &[u8]) -> Result<usize, Stop> {
+    let mut b = [0u8; BUF];
+    let n = data.len().min(BUF);
+    if let (Some(d), Some(src)) = (b.get_mut(..n), data.get(..n)) {
+        d.copy_from_slice(src);
+    }
+    s.strwrite(&mut SliceIo(b.get_mut(..n).unwrap_or_default()), n, true)
+}
+
+/// Bytes a read or getmsg brought back.
+pub(crate) struct Got {
+    pub(crate) buf: [u8; BUF],
+    pub(crate) n: usize,
+}
+impl Got {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.buf.get(..self.n).unwrap_or_default()
+    }
+}
+
+/// read(2) of up to `len` bytes, non-blocking.
+pub(crate) fn rd(s: &mut Stream, len: usize) -> Result<Got, Stop> {
+    let mut g = Got {
+        buf: [0; BUF],
+        n: 0,
+    };
+    let l = len.min(BUF);
+    g.n = s.strread(
+        &mut SliceIo(g.buf.get_mut(..l).unwrap_or_default()),
+        l,
+        true,
+    )?;
+    Ok(g)
+}
+
+/// putpmsg with optional control and data parts, non-blocking.
+pub(crate) fn put(
+    s: &mut Stream,
+    ctl: Option<&[u8]>,
+    data: Option<&[u8]>,
+    band: i32,
+    flags: i32,
+) -> Result<(), Stop> {
+    let (mut cb, mut db) = ([0u8; BUF], [0u8; BUF]);
+    let part = |src: Option<&[u8]>, b: &mut [u8; BUF]| -> (usize, i32) {
+        let Some(src) = src else { return (0, -1) };
+        let n = src.len().min(BUF);
+        if let (Some(d), Some(x)) = (b.get_mut(..n), src.get(..n)) {
+            d.copy_from_slice(x);
+        }
+        (n, n as i32)
+    };
+    let (cn, cl) = part(ctl, &mut cb);
+    let (dn, dl) = part(data, &mut db);
+    let mut cio = SliceIo(cb.get_mut(..cn).unwrap_or_default());
+    let mut dio = SliceIo(db.get_mut(..dn).unwrap_or_default());
+    let c = ctl.map(|_| Part {
+        io: &mut cio,
+        len: cl,
+    });
+    let d = data.map(|_| Part {
+        io: &mut dio,
+        len: dl,
+    });
+    s.strputpmsg(c, d, band, flags, true)
+}
+
+/// getpmsg with control and data `maxlen`s (negative: part not processed), non-blocking.
+pub(crate) fn get(
+    s: &mut Stream,
+    cmax: i32,
+    dmax: i32,
+    band: i32,
+    flags: i32,
+) -> Result<(GetMsg, Got, Got), Stop> {
+    let mut c = Got {
+        buf: [0; BUF],
+        n: 0,
+    };
+    let mut d = Got {
+        buf: [0; BUF],
+        n: 0,
+    };
+    let r = {
+        let mut cio = SliceIo(&mut c.buf);
+        let mut dio = SliceIo(&mut d.buf);
+        let cp = Part {
+            io: &mut cio,
+            len: cmax,
+        };
+        let dp = Part {
+            io: &mut dio,
+            len: dmax,
+        };
+        s.strgetpmsg(Some(cp), Some(dp), band, flags, true)?
+    };
+    c.n = usize::try_from(r.ctl_len).unwrap_or(0);
+    d.n = usize::try_from(r.data_len).unwrap_or(0);
+    Ok((r, c, d))
+}
+
+pub(crate) fn nread(s: &mut Stream) -> Result<(i32, i32), Failure> {
+    let mut b = [0u8; 4];
+    let r = check_ok!(s.strioctl(&Registry::new(), I_NREAD, IocArg::Out(&mut SliceIo(&mut b))));
+    Ok((r, i32::from_ne_bytes(b)))
+}
+
+pub(crate) fn dwq(s: &Stream) -> Result<QueueId, Failure> {
+    Ok(check_some!(s.driver_wq()))
+}
+
+fn srdopt(s: &mut Stream, v: u32) -> TestResult {
+    check_ok!(s.strioctl(&Registry::new(), I_SRDOPT, IocArg::Int(i64::from(v))));
+    Ok(())
+}
+
+fn write_then_read_roundtrip() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_eq!(wr(&mut s, b"hello"), Ok(5));
+    let g = check_ok!(rd(&mut s, 16));
+    check_eq!(g.bytes(), b"hello");
+    check_eq!(rd(&mut s, 16).err(), Some(Stop::Err(Errno::EAGAIN)));
+    Ok(())
+}
+
+fn rnorm_reads_across_messages() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_eq!(wr(&mut s, b"abc"), Ok(3));
+    check_eq!(wr(&mut s, b"def"), Ok(3));
+    check_eq!(check_ok!(rd(&mut s, 4)).bytes(), b"abcd");
+    check_eq!(nread(&mut s)?, (1, 2));
+    check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"ef");
+    Ok(())
+}
+
+fn rmsgd_discards_rest_of_message() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    srdopt(&mut s, RMSGD)?;
+    check_ok!(wr(&mut s, b"abcdef"));
+    check_ok!(wr(&mut s, b"gh"));
+    check_eq!(check_ok!(rd(&mut s, 2)).bytes(), b"ab");
+    check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"gh");
+    Ok(())
+}
+
+fn rmsgn_keeps_rest_of_message() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    srdopt(&mut s, RMSGN)?;
+    check_ok!(wr(&mut s, b"abcdef"));
+    check_ok!(wr(&mut s, b"gh"));
+    check_eq!(check_ok!(rd(&mut s, 2)).bytes(), b"ab");
+    check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"cdef");
+    check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"gh");
+    Ok(())
+}
+
+fn zero_length_message_ends_read() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(s.strioctl(&Registry::new(), I_SWROPT, IocArg::Int(i64::from(SNDZERO))));
+    check_ok!(wr(&mut s, b"ab"));
+    check_eq!(wr(&mut s, b""), Ok(0));
+    check_ok!(wr(&mut s, b"cd"));
+    check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"ab");
+    check_eq!(check_ok!(rd(&mut s, 10)).n, 0);
+    check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"cd");
+    Ok(())
+}
+
+fn zero_length_write_without_sndzero_sends_nothing() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_eq!(wr(&mut s, b""), Ok(0));
+    check_eq!(nread(&mut s)?, (0, 0));
+    Ok(())
+}
+
+fn empty_read_blocks_or_eagain() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let mut b = [0u8; 4];
+    check_eq!(
+        s.strread(&mut SliceIo(&mut b), 4, false),
+        Err(Stop::Block(Block::Readable))
+    );
+    check_eq!(
+        s.strread(&mut SliceIo(&mut b), 4, true),
+        Err(Stop::Err(Errno::EAGAIN))
+    );
+    Ok(())
+}
+
+fn rprotnorm_read_fails_ebadmsg() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(put(&mut s, Some(b"C"), Some(b"D"), 0, 0));
+    check_eq!(rd(&mut s, 8).err(), Some(Stop::Err(Errno::EBADMSG)));
+    let (g, c, d) = check_ok!(get(&mut s, 8, 8, 0, MSG_ANY));
+    check_eq!((c.bytes(), d.bytes(), g.more), (&b"C"[..], &b"D"[..], 0));
+    Ok(())
+}
+
+fn rprotdat_delivers_control_as_data() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    srdopt(&mut s, RNORM | RPROTDAT)?;
+    check_ok!(put(&mut s, Some(b"CC"), Some(b"DD"), 0, 0));
+    check_eq!(check_ok!(rd(&mut s, 3)).bytes(), b"CCD");
+    check_eq!(check_ok!(rd(&mut s, 8)).bytes(), b"D");
+    Ok(())
+}
+
+fn rprotdis_discards_control() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    srdopt(&mut s, RPROTDIS)?;
+    check_ok!(put(&mut s, Some(b"CC"), Some(b"DD"), 0, 0));
+    check_ok!(put(&mut s, Some(b"only"), None, 0, 0));
+    check_ok!(wr(&mut s, b"x"));
+    check_eq!(check_ok!(rd(&mut s, 8)).bytes(), b"DD");
+    // The control-only message is discarded, not taken for a zero-length message.
+    check_eq!(check_ok!(rd(&mut s, 8)).bytes(), b"x");
+    Ok(())
+}
+
+fn putmsg_getmsg_roundtrip() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(put(&mut s, Some(b"ctl!"), Some(b"data"), 0, 0));
+    let (g, c, d) = check_ok!(get(&mut s, 16, 16, 0, 0));
+    check_eq!(
+        (g.ctl_len, g.data_len, g.more, g.flags),
+        (4, 4, 0, MSG_BAND)
+    );
+    check_eq!(c.bytes(), b"ctl!");
+    check_eq!(d.bytes(), b"data");
+    check_eq!(nread(&mut s)?, (0, 0));
+    Ok(())
+}
+
+fn getmsg_partial_morectl_moredata() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(put(&mut s, Some(b"cccccc"), Some(b"dddddd"), 0, 0));
+    let (g, c, d) = check_ok!(get(&mut s, 2, 3, 0, 0));
+    check_eq!(g.more, MORECTL | MOREDATA);
+    check_eq!((c.bytes(), d.bytes()), (&b"cc"[..], &b"ddd"[..]));
+    let (g, c, d) = check_ok!(get(&mut s, 16, 16, 0, 0));
+    check_eq!((g.more, g.ctl_len, g.data_len), (0, 4, 3));
+    check_eq!((c.bytes(), d.bytes()), (&b"cccc"[..], &b"ddd"[..]));
+    Ok(())
+}
+
+fn getmsg_unprocessed_control_stays() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(put(&mut s, Some(b"ctl"), Some(b"dat"), 0, 0));
+    let (g, _, d) = check_ok!(get(&mut s, -1, 16, 0, 0));
+    check_eq!((g.ctl_len, g.data_len, g.more), (-1, 3, MORECTL));
+    check_eq!(d.bytes(), b"dat");
+    let (g, c, _) = check_ok!(get(&mut s, 16, 16, 0, 0));
+    check_eq!((g.ctl_len, g.data_len, g.more), (3, -1, 0));
+    check_eq!(c.bytes(), b"ctl");
+    Ok(())
+}
+
+fn getmsg_data_only_has_no_control() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(wr(&mut s, b"xy"));
+    let (g, _, d) = check_ok!(get(&mut s, 16, 16, 0, 0));
+    check_eq!((g.ctl_len, g.data_len, g.more), (-1, 2, 0));
+    check_eq!(d.bytes(), b"xy");
+    Ok(())
+}
+
+fn putmsg_flag_and_band_validation() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let inval = Some(Stop::Err(Errno::EINVAL));
+    check_eq!(put(&mut s, None, Some(b"d"), 0, MSG_HIPRI).err(), inval);
+    check_eq!(put(&mut s, Some(b"c"), None, 1, MSG_HIPRI).err(), inval);
+    check_eq!(put(&mut s, Some(b"c"), None, 256, MSG_BAND).err(), inval);
+    check_eq!(put(&mut s, Some(b"c"), None, 0, 8).err(), inval);
+    check_eq!(put(&mut s, None, None, 0, 0), Ok(()));
+    check_eq!(nread(&mut s)?, (0, 0));
+    check_eq!(get(&mut s, 1, 1, 0, 9).err(), inval);
+    check_eq!(get(&mut s, 1, 1, 3, MSG_HIPRI).err(), inval);
+    Ok(())
+}
+
+fn getpmsg_order_hipri_bands_normal() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(put(&mut s, None, Some(b"n"), 0, MSG_BAND));
+    check_ok!(put(&mut s, None, Some(b"b"), 5, MSG_BAND));
+    check_ok!(put(&mut s, Some(b"h"), None, 0, MSG_HIPRI));
+    let (g, c, _) = check_ok!(get(&mut s, 8, 8, 0, MSG_ANY));
+    check_eq!((g.flags, c.bytes()), (MSG_HIPRI, &b"h"[..]));
+    let (g, _, d) = check_ok!(get(&mut s, 8, 8, 0, MSG_ANY));
+    check_eq!((g.flags, g.band, d.bytes()), (MSG_BAND, 5, &b"b"[..]));
+    let (g, _, d) = check_ok!(get(&mut s, 8, 8, 0, MSG_ANY));
+    check_eq!((g.band, d.bytes()), (0, &b"n"[..]));
+    Ok(())
+}
+
+fn getpmsg_band_and_hipri_filters() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(put(&mut s, None, Some(b"x"), 1, MSG_BAND));
+    check_eq!(
+        get(&mut s, 8, 8, 2, MSG_BAND).err(),
+        Some(Stop::Err(Errno::EAGAIN))
+    );
+    check_eq!(
+        get(&mut s, 8, 8, 0, MSG_HIPRI).err(),
+        Some(Stop::Err(Errno::EAGAIN))
+    );
+    let (g, _, d) = check_ok!(get(&mut s, 8, 8, 1, MSG_BAND));
+    check_eq!((g.band, d.bytes()), (1, &b"x"[..]));
+    Ok(())
+}
+
+fn only_one_pcproto_waits_at_head() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(put(&mut s, Some(b"h1"), None, 0, MSG_HIPRI));
+    check_ok!(put(&mut s, Some(b"h2"), None, 0, MSG_HIPRI));
+    check_eq!(nread(&mut s)?.0, 1);
+    let (_, c, _) = check_ok!(get(&mut s, 8, 8, 0, MSG_HIPRI));
+    check_eq!(c.bytes(), b"h1");
+    Ok(())
+}
+
+fn flow_control_blocks_writer_until_backenable() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(wr(&mut s, b"0123456789"), Ok(10));
+    let mut b = *b"more";
+    check_eq!(
+        s.strwrite(&mut SliceIo(&mut b), 4, false),
+        Err(Stop::Block(Block::Writable(0)))
+    );
+    check_eq!(wr(&mut s, b"more").err(), Some(Stop::Err(Errno::EAGAIN)));
+    let _ = s.sth_take_events();
+    let d = dwq(&s)?;
+    check!(s.qctx(d).getq().is_some());
+    let ev = s.sth_take_events();
+    check!(ev.wake & WAKE_WRITE != 0);
+    check!(ev.sigpoll & S_OUTPUT != 0);
+    check_eq!(wr(&mut s, b"more"), Ok(4));
+    Ok(())
+}
+
+fn band_flow_control_blocks_putpmsg() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_ok!(put(&mut s, None, Some(b"0123456789"), 1, MSG_BAND));
+    check_eq!(
+        put(&mut s, None, Some(b"x"), 1, MSG_BAND).err(),
+        Some(Stop::Err(Errno::EAGAIN))
+    );
+    // Band 0 and high priority are not held up by band 1.
+    check_ok!(put(&mut s, None, Some(b"y"), 0, 0));
+    check_ok!(put(&mut s, Some(b"h"), None, 0, MSG_HIPRI));
+    let q = check_some!(s.queue(dwq(&s)?));
+    check_eq!((q.band_len(1), q.band_len(0), q.hipri_len()), (1, 1, 1));
+    Ok(())
+}
+
+fn efault_write_sends_nothing() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(
+        s.strwrite(&mut FailIo, 5, true),
+        Err(Stop::Err(Errno::EFAULT))
+    );
+    let c = Some(Part {
+        io: &mut FailIo,
+        len: 2,
+    });
+    check_eq!(
+        s.strputpmsg(c, None, 0, 0, true),
+        Err(Stop::Err(Errno::EFAULT))
+    );
+    check_eq!(s.queue(dwq(&s)?).map(|q| q.qsize()), Some(0));
+    Ok(())
+}
+
+fn efault_read_and_getmsg_lose_nothing() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    check_ok!(wr(&mut s, b"abc"));
+    check_eq!(
+        s.strread(&mut FailIo, 3, true),
+        Err(Stop::Err(Errno::EFAULT))
+    );
+    let d = Some(Part {
+        io: &mut FailIo,
+        len: 3,
+    });
+    check_eq!(
+        s.strgetpmsg(None, d, 0, 0, true).err(),
+        Some(Stop::Err(Errno::EFAULT))
+    );
+    check_eq!(check_ok!(rd(&mut s, 8)).bytes(), b"abc");
+    Ok(())
+}
+
+fn write_splits_at_maxpsz() -> TestResult {
+    let mut s = open(&PSZ4)?;
+    check_eq!(wr(&mut s, b"0123456789"), Ok(10));
+    check_eq!(nread(&mut s)?, (3, 4));
+    srdopt(&mut s, RMSGD)?;
+    check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"0123");
+    check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"4567");
+    check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"89");
+    Ok(())
+}
+
+fn erange_outside_packet_sizes() -> TestResult {
+    let mut s = open(&PSZMIN)?;
+    let erange = Some(Stop::Err(Errno::ERANGE));
+    check_eq!(wr(&mut s, b"a").err(), erange);
+    check_eq!(wr(&mut s, b"012345678").err(), erange);
+    check_eq!(wr(&mut s, b"01234"), Ok(5));
+    check_eq!(put(&mut s, None, Some(b"a"), 0, 0).err(), erange);
+    let mut p = open(&PSZ4)?;
+    check_eq!(put(&mut p, None, Some(b"01234"), 0, 0).err(), erange);
+    check_ok!(put(&mut p, None, Some(b"0123"), 0, 0));
+    Ok(())
+}
+
+fn enosr_on_allocation_failure_sends_nothing() -> TestResult {
+    let mut s = open(&HOLD)?;
+    {
+        let _g = FaultGuard::fail_after(0);
+        check_eq!(wr(&mut s, b"abc").err(), Some(Stop::Err(Errno::ENOSR)));
+        check_eq!(
+            put(&mut s, Some(b"c"), Some(b"d"), 0, 0).err(),
+            Some(Stop::Err(Errno::ENOSR))
+        );
+    }
+    check_eq!(s.queue(dwq(&s)?).map(|q| q.qsize()), Some(0));
+    check_eq!(wr(&mut s, b"abc"), Ok(3));
+    Ok(())
+}
+
+fn write_hold_coalesces_small_writes() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_ok!(s.strioctl(&Registry::new(), I_SWROPT, IocArg::Int(i64::from(SNDHOLD))));
+    let _ = s.sth_take_events();
+    check_eq!(wr(&mut s, b"ab"), Ok(2));
+    check_eq!(wr(&mut s, b"cd"), Ok(2));
+    check!(s.sth_take_events().hold_timer);
+    check_eq!(s.sth().held(), 4);
+    check_eq!(s.queue(dwq(&s)?).map(|q| q.qsize()), Some(0));
+    check_eq!(s.sth_flush_hold(), 4);
+    let q = check_some!(s.queue(dwq(&s)?));
+    check_eq!(q.qsize(), 1);
+    check_eq!(check_some!(q.first()).rd(), b"abcd");
+    Ok(())
+}
+
+fn read_fill_waits_for_full_buffer() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    srdopt(&mut s, RNORM | RFILL)?;
+    check_ok!(wr(&mut s, b"ab"));
+    let mut b = [0u8; 4];
+    check_eq!(
+        s.strread(&mut SliceIo(&mut b), 4, false),
+        Err(Stop::Block(Block::Readable))
+    );
+    check_eq!(nread(&mut s)?, (1, 2));
+    check_ok!(wr(&mut s, b"cd"));
+    check_eq!(s.strread(&mut SliceIo(&mut b), 4, false), Ok(4));
+    check_eq!(&b, b"abcd");
+    Ok(())
+}
+
+fn wroff_reserves_headroom() -> TestResult {
+    let mut s = open(&HOLD)?;
+    let o = StrOptions {
+        so_flags: SO_WROFF,
+        so_wroff: 16,
+        ..StrOptions::default()
+    };
+    let rq = check_some!(s.driver_rq());
+    s.put(rq, check_ok!(o.to_msg()));
+    check_eq!(s.sth().wroff(), 16);
+    check_ok!(wr(&mut s, b"xyz"));
+    check_ok!(put(&mut s, Some(b"c"), Some(b"d"), 0, 0));
+    let q = check_some!(s.queue(dwq(&s)?));
+    let m = check_some!(q.first());
+    check_eq!((m.headroom(), m.rd()), (16, &b"xyz"[..]));
+    let p = check_some!(q.peek(1));
+    check_eq!((p.db_type(), p.rd()), (M_PROTO, &b"c"[..]));
+    check_eq!(check_some!(p.cont()).db_type(), M_DATA);
+    Ok(())
+}
+
+fn sigpoll_events_on_arrival() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let _ = s.sth_take_events();
+    check_ok!(wr(&mut s, b"a"));
+    let ev = s.sth_take_events();
+    check_eq!(ev.sigpoll & (S_INPUT | S_RDNORM), S_INPUT | S_RDNORM);
+    check!(ev.wake & WAKE_READ != 0);
+    check_ok!(put(&mut s, None, Some(b"b"), 3, MSG_BAND));
+    check!(s.sth_take_events().sigpoll & S_RDBAND != 0);
+    check_ok!(put(&mut s, Some(b"h"), None, 0, MSG_HIPRI));
+    check!(s.sth_take_events().sigpoll & S_HIPRI != 0);
+    check_eq!(s.sth_take_events(), HeadEvents::default());
+    Ok(())
+}
+
+fn placeholder_head_still_queues_everything() -> TestResult {
+    let mut s = check_ok!(Stream::new(&STHLOOP));
+    s.write(check_ok!(crate::msg::Msg::from_bytes(M_PCPROTO, b"a")));
+    s.write(check_ok!(crate::msg::Msg::from_bytes(M_PCPROTO, b"b")));
+    check_eq!(s.queue(s.head_rq()).map(|q| q.qsize()), Some(2));
+    Ok(())
+}
+
+ktest_suite!(STH_SUITE, "streams_sth":
+    write_then_read_roundtrip,
+    rnorm_reads_across_messages,
+    rmsgd_discards_rest_of_message,
+    rmsgn_keeps_rest_of_message,
+    zero_length_message_ends_read,
+    zero_length_write_without_sndzero_sends_nothing,
+    empty_read_blocks_or_eagain,
+    rprotnorm_read_fails_ebadmsg,
+    rprotdat_delivers_control_as_data,
+    rprotdis_discards_control,
+    putmsg_getmsg_roundtrip,
+    getmsg_partial_morectl_moredata,
+    getmsg_unprocessed_control_stays,
+    getmsg_data_only_has_no_control,
+    putmsg_flag_and_band_validation,
+    getpmsg_order_hipri_bands_normal,
+    getpmsg_band_and_hipri_filters,
+    only_one_pcproto_waits_at_head,
+    flow_control_blocks_writer_until_backenable,
+    band_flow_control_blocks_putpmsg,
+    efault_write_sends_nothing,
+    efault_read_and_getmsg_lose_nothing,
+    write_splits_at_maxpsz,
+    erange_outside_packet_sizes,
+    enosr_on_allocation_failure_sends_nothing,
+    write_hold_coalesces_small_writes,
+    read_fill_waits_for_full_buffer,
+    wroff_reserves_headroom,
+    sigpoll_events_on_arrival,
+    placeholder_head_still_queues_everything,
+);

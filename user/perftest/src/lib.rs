@@ -1,0 +1,20 @@
+//! perftest: the Linux Fast-STREAMS `perftest(8)` pipe benchmark for rstreams, plus the
+//! `perftest_script` sweep and a report in the style of the LfS pipe papers.
+//!
+//! Method (LfS pipe paper §4.1): open one channel (a Linux pipe, a UNIX socketpair or a
+//! STREAMS pipe), fork a writer child and a reader child; the writer writes `size`-byte
+//! messages (write(2), or putmsg(2) with `--putmsg`) for the report interval(s), the reader
+//! reads them; each child tallies per interval and prints the LfS report line. The writer's
+//! rate (writes/s) is the figure of merit; delay is its inverse, throughput rate × size.
+//!
+//! * [`opts`]: the LfS option set (and ours), parsed without external crates.
+//! * [`run`]: one measurement.
+//! * [`csv`]: the machine-readable result line.
+//! * [`sweep`]: `perftest sweep`, the `perftest_script` loop writing CSV.
+//! * [`report`]: `perftest report`, tables (report.md) and gnuplot PNG charts.
+
+pub mod csv;
+pub mod opts;
+pub mod report;
+pub mod run;
+pub mod sweep;

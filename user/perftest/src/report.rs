@@ -1,0 +1,334 @@
+//! `perftest report`: from sweep CSVs to `report.md` (tables per write size: rate of each
+//! implementation, delay, throughput, ratio to the baseline, normally `linux`) and the four
+//! charts of the LfS papers, drawn by gnuplot from generated scripts: performance (writes/s
+//! vs size, log x), delay (s/write vs size), throughput (bytes/s vs size, log-log) and
+//! improvement (% over the baseline vs size).
+
+use crate::csv::Row;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Mean and spread of the repetitions of one (implementation, size).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stat {
+    /// Mean writes/s.
+    pub mean: f64,
+    /// Lowest writes/s.
+    pub min: f64,
+    /// Highest writes/s.
+    pub max: f64,
+    /// Repetitions.
+    pub n: usize,
+}
+
+/// All rows, summarised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Implementations: the baseline first, then by name.
+    pub imps: Vec<String>,
+    /// Write sizes, ascending.
+    pub sizes: Vec<usize>,
+    /// The baseline implementation, if present in the data.
+    pub baseline: Option<String>,
+    stats: BTreeMap<(String, usize), Stat>,
+}
+
+impl Summary {
+    /// Group rows by (implementation, size).
+    pub fn new(rows: &[Row], baseline: &str) -> Summary {
+        let mut groups: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+        for r in rows {
+            groups
+                .entry((r.imp.clone(), r.size))
+                .or_default()
+                .push(r.writes_per_sec);
+        }
+        let stats: BTreeMap<_, _> = groups
+            .into_iter()
+            .map(|(k, v)| {
+                let n = v.len();
+                let mean = v.iter().sum::<f64>() / n as f64;
+                let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                (k, Stat { mean, min, max, n })
+            })
+            .collect();
+        let names: BTreeSet<String> = stats.keys().map(|(i, _)| i.clone()).collect();
+        let sizes: BTreeSet<usize> = stats.keys().map(|&(_, s)| s).collect();
+        let has_base = names.contains(baseline);
+        let mut imps: Vec<String> = Vec::new();
+        if has_base {
+            imps.push(baseline.to_string());
+        }
+        imps.extend(names.into_iter().filter(|n| n != baseline));
+        Summary {
+            imps,
+            sizes: sizes.into_iter().collect(),
+            baseline: has_base.then(|| baseline.to_string()),
+            stats,
+        }
+    }
+
+    /// Statistics of one (implementation, size).
+    pub fn stat(&self, imp: &str, size: usize) -> Option<Stat> {
+        self.stats.get(&(imp.to_string(), size)).copied()
+    }
+
+    /// Mean writes/s.
+    pub fn rate(&self, imp: &str, size: usize) -> Option<f64> {
+        self.stat(imp, size).map(|s| s.mean)
+    }
+
+    /// rate(imp) / rate(baseline).
+    pub fn ratio(&self, imp: &str, size: usize) -> Option<f64> {
+        let b = self.rate(self.baseline.as_deref()?, size)?;
+        let r = self.rate(imp, size)?;
+        (b > 0.0).then(|| r / b)
+    }
+
+    fn others(&self) -> impl Iterator<Item = &String> {
+        self.imps
+            .iter()
+            .filter(move |i| Some(i.as_str()) != self.baseline.as_deref())
+    }
+
+    /// The Markdown report.
+    pub fn markdown(&self) -> String {
+        let mut m = String::from("# perftest report\n\n");
+        let _ = writeln!(
+            m,
+            "Writer rate of a writer/reader pair over one channel (LfS perftest method); mean of \
+             the repetitions, min–max in brackets. Implementations: {}.\n",
+            self.imps.join(", ")
+        );
+        let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("–".to_string(), f);
+        // Performance.
+        m.push_str("## Performance (writes/s)\n\n| size |");
+        for i in &self.imps {
+            let _ = write!(m, " {i} |");
+        }
+        if let Some(b) = &self.baseline {
+            for i in self.others() {
+                let _ = write!(m, " {i}/{b} |");
+            }
+        }
+        m.push_str("\n|---:|");
+        let ncols = self.imps.len()
+            + if self.baseline.is_some() {
+                self.others().count()
+            } else {
+                0
+            };
+        m.push_str(&"---:|".repeat(ncols));
+        m.push('\n');
+        for &s in &self.sizes {
+            let _ = write!(m, "| {s} |");
+            for i in &self.imps {
+                let c = match self.stat(i, s) {
+                    Some(st) if st.n > 1 => format!("{:.0} [{:.0}–{:.0}]", st.mean, st.min, st.max),
+                    Some(st) => format!("{:.0}", st.mean),
+                    None => "–".into(),
+                };
+                let _ = write!(m, " {c} |");
+            }
+            if self.baseline.is_some() {
+                for i in self.others() {
+                    let _ = write!(m, " {} |", cell(self.ratio(i, s), &|r| format!("{r:.2}")));
+                }
+            }
+            m.push('\n');
+        }
+        // Delay, throughput, improvement.
+        let table = |m: &mut String,
+                     title: &str,
+                     imps: &[&String],
+                     f: &dyn Fn(&str, usize) -> Option<f64>,
+                     fmt: &dyn Fn(f64) -> String| {
+            let _ = write!(m, "\n## {title}\n\n| size |");
+            for i in imps {
+                let _ = write!(m, " {i} |");
+            }
+            m.push_str("\n|---:|");
+            m.push_str(&"---:|".repeat(imps.len()));
+            m.push('\n');
+            for &s in &self.sizes {
+                let _ = write!(m, "| {s} |");
+                for i in imps {
+                    let _ = write!(m, " {} |", cell(f(i, s), fmt));
+                }
+                m.push('\n');
+            }
+        };
+        let all: Vec<&String> = self.imps.iter().collect();
+        table(
+            &mut m,
+            "Delay (µs per write)",
+            &all,
+            &|i, s| self.rate(i, s).filter(|&r| r > 0.0).map(|r| 1e6 / r),
+            &|v| format!("{v:.3}"),
+        );
+        table(
+            &mut m,
+            "Throughput (MB/s, 10^6 bytes)",
+            &all,
+            &|i, s| self.rate(i, s).map(|r| r * s as f64 / 1e6),
+            &|v| format!("{v:.2}"),
+        );
+        if let Some(b) = &self.baseline {
+            let others: Vec<&String> = self.others().collect();
+            if !others.is_empty() {
+                table(
+                    &mut m,
+                    &format!("Improvement over {b} (%)"),
+                    &others,
+                    &|i, s| self.ratio(i, s).map(|r| (r - 1.0) * 100.0),
+                    &|v| format!("{v:+.1}"),
+                );
+            }
+        } else {
+            m.push_str(
+                "\nNo baseline implementation in the data: ratios and improvement omitted.\n",
+            );
+        }
+        m.push_str(
+            "\n## Charts\n\n![performance](performance.png)\n![delay](delay.png)\n\
+             ![throughput](throughput.png)\n![improvement](improvement.png)\n",
+        );
+        m
+    }
+
+    /// gnuplot data: size, then the mean rate of each implementation (NaN when missing).
+    pub fn data(&self) -> String {
+        let mut d = String::from("# size");
+        for i in &self.imps {
+            let _ = write!(d, " {i}");
+        }
+        d.push('\n');
+        for &s in &self.sizes {
+            let _ = write!(d, "{s}");
+            for i in &self.imps {
+                match self.rate(i, s) {
+                    Some(r) => {
+                        let _ = write!(d, " {r}");
+                    }
+                    None => d.push_str(" NaN"),
+                }
+            }
+            d.push('\n');
+        }
+        d
+    }
+
+    /// The four gnuplot scripts: (chart name, script).
+    pub fn scripts(&self, data: &Path) -> Vec<(&'static str, String)> {
+        let q = |s: &str| s.replace('"', "'");
+        let head = |name: &str, title: &str, ylabel: &str, logx: bool, logy: bool| {
+            format!(
+                "set terminal pngcairo noenhanced size 900,600\nset output \"{name}.png\"\n\
+                 set title \"{title}\"\nset xlabel \"write size (bytes)\"\nset ylabel \"{ylabel}\"\n\
+                 set grid\nset key top right\n{}{}",
+                if logx { "set logscale x 2\n" } else { "" },
+                if logy { "set logscale y 10\n" } else { "" }
+            )
+        };
+        let dat = q(&data.display().to_string());
+        let plot = |expr: &dyn Fn(usize) -> String, which: &[usize]| {
+            let parts: Vec<String> = which
+                .iter()
+                .map(|&k| {
+                    format!(
+                        "\"{dat}\" using 1:({}) with linespoints title \"{}\"",
+                        expr(k + 2),
+                        q(&self.imps[k])
+                    )
+                })
+                .collect();
+            if parts.is_empty() {
+                // Nothing to compare: an empty frame says so.
+                "set label \"no baseline in data\" at graph 0.4,0.5\nplot [1:4096] [-1:1] NaN notitle\n".to_string()
+            } else {
+                format!("plot {}\n", parts.join(", \\\n     "))
+            }
+        };
+        let all: Vec<usize> = (0..self.imps.len()).collect();
+        let others: Vec<usize> = if self.baseline.is_some() {
+            (1..self.imps.len()).collect()
+        } else {
+            vec![]
+        };
+        vec![
+            (
+                "performance",
+                head(
+                    "performance",
+                    "Performance",
+                    "writes per second",
+                    true,
+                    false,
+                ) + &plot(&|c| format!("${c}"), &all),
+            ),
+            (
+                "delay",
+                head("delay", "Delay", "seconds per write", false, false)
+                    + &plot(&|c| format!("1.0/${c}"), &all),
+            ),
+            (
+                "throughput",
+                head("throughput", "Throughput", "bytes per second", true, true)
+                    + &plot(&|c| format!("$1*${c}"), &all),
+            ),
+            (
+                "improvement",
+                head(
+                    "improvement",
+                    &format!(
+                        "Improvement over {}",
+                        self.baseline.as_deref().unwrap_or("baseline")
+                    ),
+                    "improvement (%)",
+                    true,
+                    false,
+                ) + "set yrange [*:*]\n"
+                    + &plot(&|c| format!("100.0*(${c}/$2-1.0)"), &others),
+            ),
+        ]
+    }
+}
+
+/// Write report.md, report.dat, the gnuplot scripts and the four PNGs into `dir`.
+/// report.md is written even when gnuplot is missing (then the error says so).
+pub fn write_report(rows: &[Row], dir: &Path, baseline: &str) -> Result<Vec<PathBuf>, String> {
+    if rows.is_empty() {
+        return Err("no rows in the CSV input".into());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let s = Summary::new(rows, baseline);
+    let w = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| format!("{}: {e}", dir.join(name).display()))
+    };
+    w("report.md", &s.markdown())?;
+    w("report.dat", &s.data())?;
+    let mut pngs = Vec::new();
+    for (name, script) in s.scripts(Path::new("report.dat")) {
+        let gp = format!("{name}.gp");
+        w(&gp, &script)?;
+        let out = Command::new("gnuplot")
+            .arg(&gp)
+            .current_dir(dir)
+            .output()
+            .map_err(|e| {
+                format!("gnuplot: {e} (install gnuplot-nox); report.md written, charts not drawn")
+            })?;
+        if !out.status.success() {
+            return Err(format!(
+                "gnuplot {gp} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        pngs.push(dir.join(format!("{name}.png")));
+    }
+    Ok(pngs)
+}

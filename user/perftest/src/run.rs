@@ -1,0 +1,512 @@
+//! One measurement: open the channel, apply the STREAMS options, fork the writer and the
+//! reader (LfS `test_async`), let them run for `iterations` report intervals (or `count`
+//! messages), collect their totals through a result pipe.
+//!
+//! The children print the LfS report line every interval:
+//! `FD Msgs sent: MSGS/S (AVG), throughput: BYTES/S (AVG), size (AVGSIZE) MIN-MAX EAGAIN/S
+//! EINTR ERESTART` (and `Msgs read:` for the reader), AVG being LfS's running average
+//! (3·avg + current)/4.
+
+use crate::opts::{Kind, Opts};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+use streams::Stream;
+
+/// Totals of one measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Outcome {
+    /// Messages written.
+    pub writes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Writer's running time in seconds.
+    pub write_secs: f64,
+    /// read()/getmsg() calls that returned data.
+    pub reads: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Reader's running time (until end of file) in seconds.
+    pub read_secs: f64,
+}
+
+impl Outcome {
+    /// Writes per second.
+    pub fn rate(&self) -> f64 {
+        if self.write_secs > 0.0 {
+            self.writes as f64 / self.write_secs
+        } else {
+            0.0
+        }
+    }
+}
+
+/// PIPE_BUF: the full-read size (`-F`) and the initial "min" of the LfS report line.
+const PIPE_BUF: u64 = 4096;
+
+static TICKS: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn on_alarm(_: libc::c_int) {
+    TICKS.fetch_add(1, Ordering::Relaxed);
+}
+
+fn os_err(what: &str) -> String {
+    format!("{what}: {}", strip_os(&io::Error::last_os_error()))
+}
+
+/// `No such file or directory` rather than `No such file or directory (os error 2)`.
+pub fn strip_os(e: &io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Open the channel: (reader's end, writer's end).
+pub fn open_channel(kind: Kind) -> Result<(Stream, Stream), String> {
+    let mut fds = [0 as libc::c_int; 2];
+    let r = match kind {
+        // SAFETY: `fds` has room for two ints.
+        Kind::Linux => unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) },
+        Kind::Socketpair | Kind::Seqpacket => {
+            let ty = if kind == Kind::Socketpair {
+                libc::SOCK_STREAM
+            } else {
+                libc::SOCK_SEQPACKET
+            };
+            // SAFETY: `fds` has room for two ints.
+            unsafe { libc::socketpair(libc::AF_UNIX, ty | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) }
+        }
+        Kind::Streams => {
+            return match Stream::pipe() {
+                Ok((a, b)) => Ok((a, b)),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Err(format!(
+                    "no STREAMS pipe device: {}: {}",
+                    streams::PIPE_DEVICE,
+                    strip_os(&e)
+                )),
+                Err(e) => Err(format!("STREAMS pipe: {}", strip_os(&e))),
+            }
+        }
+    };
+    if r != 0 {
+        return Err(os_err(kind.name()));
+    }
+    // SAFETY: both descriptors were just created and are owned only here.
+    let (a, b) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((Stream::from_fd(a), Stream::from_fd(b)))
+}
+
+/// Apply the STREAMS options; on other kinds they are reported as ignored.
+fn setup(o: &Opts, rd: &Stream, wr: &Stream, warn: &mut dyn FnMut(String)) -> Result<(), String> {
+    let streams_opts =
+        o.hold || o.readfill || o.mread || o.push > 0 || o.hiwat.is_some() || o.lowat.is_some();
+    if o.kind != Kind::Streams {
+        if o.putmsg {
+            return Err(format!(
+                "--putmsg needs a STREAMS pipe (kind is {})",
+                o.kind
+            ));
+        }
+        if streams_opts {
+            warn(format!(
+                "STREAMS options (-H -w -M -p N --hiwat --lowat) ignored for {}",
+                o.kind
+            ));
+        }
+    } else {
+        for _ in 0..o.push {
+            wr.push(&o.module)
+                .map_err(|e| format!("ioctl(I_PUSH, {}): {}", o.module, strip_os(&e)))?;
+        }
+        if o.hold {
+            wr.set_write_opt(streams::SNDPIPE | streams::SNDHOLD)
+                .map_err(|e| format!("ioctl(I_SWROPT, SNDPIPE|SNDHOLD): {}", strip_os(&e)))?;
+        }
+        if o.readfill {
+            rd.set_read_opt(streams::RFILL | streams::RPROTNORM)
+                .map_err(|e| format!("ioctl(I_SRDOPT, RFILL|RPROTNORM): {}", strip_os(&e)))?;
+        }
+        if o.mread {
+            warn("-M (M_READ) is not supported by the rstreams Stream head yet; ignored".into());
+        }
+        if o.hiwat.is_some() || o.lowat.is_some() {
+            warn("--hiwat/--lowat: no Stream head ioctl for water marks yet; ignored".into());
+        }
+    }
+    if !o.blocking {
+        for s in [rd, wr] {
+            // SAFETY: fcntl on a descriptor we own.
+            if unsafe { libc::fcntl(s.raw(), libc::F_SETFL, libc::O_NONBLOCK) } < 0 {
+                return Err(os_err("fcntl(O_NONBLOCK)"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_fd(fd: RawFd, s: &str) {
+    let mut b = s.as_bytes();
+    while !b.is_empty() {
+        // SAFETY: `b` is a live slice.
+        let r = unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
+        if r <= 0 {
+            if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        b = &b[r as usize..];
+    }
+}
+
+fn start_timer(secs: f64) -> Result<(), String> {
+    TICKS.store(0, Ordering::Relaxed);
+    // SAFETY: a zeroed sigaction is valid; the handler only touches an atomic. No SA_RESTART:
+    // the alarm must interrupt a blocked read/write/poll.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_alarm as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        if libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut()) != 0 {
+            return Err(os_err("sigaction"));
+        }
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let us = (secs * 1e6).round().max(1.0) as i64;
+    let tv = libc::timeval {
+        tv_sec: us / 1_000_000,
+        tv_usec: (us % 1_000_000) as libc::suseconds_t,
+    };
+    let it = libc::itimerval {
+        it_interval: tv,
+        it_value: tv,
+    };
+    // SAFETY: `it` is a valid itimerval.
+    if unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) } != 0 {
+        return Err(os_err("setitimer"));
+    }
+    Ok(())
+}
+
+fn stop_timer() {
+    // SAFETY: a zero itimerval disarms the timer.
+    unsafe {
+        let it: libc::itimerval = std::mem::zeroed();
+        libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut());
+    }
+}
+
+/// Per-interval tally and LfS running averages.
+struct Tally {
+    msgs: u64,
+    bytes: u64,
+    min: u64,
+    max: u64,
+    eagain: u64,
+    eintr: u64,
+    avg_msgs: i64,
+    avg_tput: i64,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            msgs: 0,
+            bytes: 0,
+            min: PIPE_BUF,
+            max: 0,
+            eagain: 0,
+            eintr: 0,
+            avg_msgs: 0,
+            avg_tput: 0,
+        }
+    }
+
+    fn add(&mut self, n: u64) {
+        self.msgs += 1;
+        self.bytes += n;
+        self.min = self.min.min(n);
+        self.max = self.max.max(n);
+    }
+
+    /// The LfS report line for this interval, then reset (keeping the averages).
+    fn line(&mut self, fd: RawFd, what: &str, secs: f64) -> String {
+        let msgcnt = (self.msgs as f64 / secs) as i64;
+        let thrput = (self.bytes as f64 / secs) as i64;
+        let errcnt = (self.eagain as f64 / secs) as i64;
+        let avgsiz = self.bytes.checked_div(self.msgs).unwrap_or(0);
+        self.avg_msgs = (3 * self.avg_msgs + msgcnt) / 4;
+        self.avg_tput = (3 * self.avg_tput + thrput) / 4;
+        let s = format!(
+            "{fd} Msgs {what}: {msgcnt:>10} ({:>10}), throughput: {thrput:>10} ({:>10}), size ({avgsiz:>4}) {:>4}-{:>4} {errcnt:>6} {:>6} {:>6}\n",
+            self.avg_msgs, self.avg_tput, self.min, self.max, self.eintr, 0
+        );
+        *self = Tally {
+            avg_msgs: self.avg_msgs,
+            avg_tput: self.avg_tput,
+            ..Tally::new()
+        };
+        s
+    }
+}
+
+fn nice(v: Option<i32>) {
+    if let Some(n) = v {
+        // SAFETY: setpriority on our own process.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, n) };
+    }
+}
+
+fn poll1(fd: RawFd, events: libc::c_short) -> io::Result<libc::c_short> {
+    let mut p = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    if unsafe { libc::poll(&mut p, 1, -1) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(p.revents)
+}
+
+/// The writer child: returns "W writes bytes secs".
+fn writer(o: &Opts, s: &Stream) -> Result<String, String> {
+    nice(o.nicesend);
+    let buf = vec![0x5a_u8; o.size];
+    let fd = s.raw();
+    let (mut iv, mut writes, mut bytes, mut seen) = (Tally::new(), 0u64, 0u64, 0u32);
+    start_timer(o.time)?;
+    let start = Instant::now();
+    let done = |w: u64| o.count.is_some_and(|c| w >= c);
+    'run: loop {
+        let t = TICKS.load(Ordering::Relaxed);
+        if t != seen {
+            seen = t;
+            if o.verbose > 0 {
+                write_fd(1, &iv.line(fd, "sent", o.time));
+            }
+            if o.count.is_none() && seen >= o.iterations {
+                break;
+            }
+        }
+        if done(writes) {
+            break;
+        }
+        if !o.blocking {
+            match poll1(fd, libc::POLLOUT) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    iv.eintr += 1;
+                    continue;
+                }
+                Err(e) => return Err(format!("poll(): {}", strip_os(&e))),
+                Ok(ev) if ev & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 => break,
+                Ok(_) => {}
+            }
+        }
+        while TICKS.load(Ordering::Relaxed) == seen && !done(writes) {
+            let r = if o.putmsg {
+                s.putmsg(None, Some(&buf), 0).map(|()| buf.len())
+            } else {
+                s.write(&buf)
+            };
+            match r {
+                Ok(n) => {
+                    iv.add(n as u64);
+                    writes += 1;
+                    bytes += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    iv.eagain += 1;
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    iv.eintr += 1;
+                    break;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EPIPE) => break 'run,
+                Err(e) => {
+                    let what = if o.putmsg { "putmsg()" } else { "write()" };
+                    return Err(format!("{what}: {}", strip_os(&e)));
+                }
+            }
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    stop_timer();
+    Ok(format!("W {writes} {bytes} {secs}\n"))
+}
+
+/// The reader child: reads until end of file; returns "R reads bytes secs".
+fn reader(o: &Opts, s: &Stream) -> Result<String, String> {
+    nice(o.niceread);
+    let rsize = if o.full { PIPE_BUF as usize } else { o.size };
+    let mut buf = vec![0u8; rsize.max(o.size)];
+    let fd = s.raw();
+    let (mut iv, mut reads, mut bytes, mut seen) = (Tally::new(), 0u64, 0u64, 0u32);
+    start_timer(o.time)?;
+    let start = Instant::now();
+    'run: loop {
+        let t = TICKS.load(Ordering::Relaxed);
+        if t != seen {
+            seen = t;
+            if o.verbose > 0 {
+                write_fd(1, &iv.line(fd, "read", o.time));
+            }
+        }
+        if !o.blocking {
+            match poll1(fd, libc::POLLIN) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    iv.eintr += 1;
+                    continue;
+                }
+                Err(e) => return Err(format!("poll(): {}", strip_os(&e))),
+                Ok(ev) if ev & (libc::POLLIN | libc::POLLHUP) == 0 => break,
+                Ok(_) => {}
+            }
+        }
+        while TICKS.load(Ordering::Relaxed) == seen {
+            let r = if o.putmsg {
+                s.getmsg(None, Some(&mut buf[..rsize]), 0)
+                    .map(|g| g.data_len.unwrap_or(0) + g.ctl_len.unwrap_or(0))
+            } else {
+                s.read(&mut buf[..rsize])
+            };
+            match r {
+                Ok(0) => break 'run,
+                Ok(n) => {
+                    iv.add(n as u64);
+                    reads += 1;
+                    bytes += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    iv.eagain += 1;
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    iv.eintr += 1;
+                    break;
+                }
+                Err(e) => {
+                    let what = if o.putmsg { "getmsg()" } else { "read()" };
+                    return Err(format!("{what}: {}", strip_os(&e)));
+                }
+            }
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    stop_timer();
+    Ok(format!("R {reads} {bytes} {secs}\n"))
+}
+
+/// Fork a child running `f`; its result line goes to `res`, errors to stderr.
+fn spawn(res: RawFd, f: impl FnOnce() -> Result<String, String>) -> Result<libc::pid_t, String> {
+    // SAFETY: perftest is single-threaded here; the child only runs `f` and _exit()s.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(os_err("fork()"));
+    }
+    if pid == 0 {
+        let code = match f() {
+            Ok(line) => {
+                write_fd(res, &line);
+                0
+            }
+            Err(e) => {
+                write_fd(2, &format!("perftest: {e}\n"));
+                1
+            }
+        };
+        // SAFETY: leave the child without running the parent's destructors or atexit hooks.
+        unsafe { libc::_exit(code) };
+    }
+    Ok(pid)
+}
+
+fn wait(pid: libc::pid_t) -> bool {
+    let mut st = 0;
+    loop {
+        // SAFETY: waiting for our own child.
+        let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+        if r == pid {
+            return libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0;
+        }
+        if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return false;
+        }
+    }
+}
+
+/// Run one measurement. Children print their interval lines on stdout (unless quiet);
+/// warnings go to `warn`.
+pub fn run(o: &Opts, warn: &mut dyn FnMut(String)) -> Result<Outcome, String> {
+    let (rd, wr) = open_channel(o.kind)?;
+    setup(o, &rd, &wr, warn)?;
+    let mut res = [0 as libc::c_int; 2];
+    // SAFETY: `res` has room for two ints.
+    if unsafe { libc::pipe2(res.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(os_err("pipe()"));
+    }
+    // SAFETY: just created, owned here.
+    let (res_r, res_w) = unsafe { (OwnedFd::from_raw_fd(res[0]), OwnedFd::from_raw_fd(res[1])) };
+    use std::io::Write;
+    let _ = io::stdout().flush();
+    let _ = io::stderr().flush();
+    let rpid = {
+        let wr_fd = wr.raw();
+        spawn(res_w.as_raw_fd(), || {
+            // SAFETY: the writer's end is not the reader's to keep open (EOF must reach it).
+            unsafe { libc::close(wr_fd) };
+            reader(o, &rd)
+        })?
+    };
+    let wpid = match spawn(res_w.as_raw_fd(), || {
+        // SAFETY: close the reader's end in the writer (as LfS does).
+        unsafe { libc::close(rd.raw()) };
+        writer(o, &wr)
+    }) {
+        Ok(p) => p,
+        Err(e) => {
+            // SAFETY: our own child.
+            unsafe { libc::kill(rpid, libc::SIGKILL) };
+            wait(rpid);
+            return Err(e);
+        }
+    };
+    drop(rd);
+    drop(wr);
+    drop(res_w);
+    let ok_w = wait(wpid);
+    let ok_r = wait(rpid);
+    let mut text = String::new();
+    use std::io::Read;
+    let _ = std::fs::File::from(res_r).read_to_string(&mut text);
+    if !ok_w || !ok_r {
+        return Err(format!(
+            "{} child failed",
+            if ok_w { "reader" } else { "writer" }
+        ));
+    }
+    let mut out = Outcome::default();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let get = |i: usize| f.get(i).copied().unwrap_or("0");
+        match get(0) {
+            "W" => {
+                out.writes = get(1).parse().unwrap_or(0);
+                out.write_bytes = get(2).parse().unwrap_or(0);
+                out.write_secs = get(3).parse().unwrap_or(0.0);
+            }
+            "R" => {
+                out.reads = get(1).parse().unwrap_or(0);
+                out.read_bytes = get(2).parse().unwrap_or(0);
+                out.read_secs = get(3).parse().unwrap_or(0.0);
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}

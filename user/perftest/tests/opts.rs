@@ -1,0 +1,113 @@
+//! Option parsing: the LfS perftest_script command line must parse, ours too, bad values fail.
+
+use perftest::opts::{parse, Cmd, Kind, Opts};
+
+fn args(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+fn run_opts(s: &str) -> Opts {
+    match parse(&args(s)) {
+        Ok(Cmd::Run(o)) => o,
+        other => panic!("{s}: {other:?}"),
+    }
+}
+
+#[test]
+fn lfs_script_command_line() {
+    // perftest_script: -q -r -t $testtime -i $interval -m nullmod -p 0 -s $size -H -M -F -w
+    let o = run_opts("-q -r -t 2 -i 5 -m nullmod -p 0 -s 4096 -H -M -F -w");
+    assert_eq!(o.verbose, 0);
+    assert!(!o.putmsg);
+    assert_eq!(o.time, 2.0);
+    assert_eq!(o.iterations, 5);
+    assert_eq!(o.module, "nullmod");
+    assert_eq!(o.push, 0);
+    assert_eq!(o.size, 4096);
+    assert!(o.hold && o.mread && o.full && o.readfill);
+    assert_eq!(o.kind, Kind::Linux);
+}
+
+#[test]
+fn our_options() {
+    let o = run_opts("--pipe=streams --putmsg -c 100 -s64 -t 0.3 --csv --label=x");
+    assert_eq!(o.kind, Kind::Streams);
+    assert!(o.putmsg);
+    assert_eq!(o.count, Some(100));
+    assert_eq!(o.size, 64);
+    assert_eq!(o.time, 0.3);
+    assert!(o.csv);
+    assert_eq!(o.label.as_deref(), Some("x"));
+    let o = run_opts("-p socketpair -p 3 --push 2");
+    assert_eq!(o.kind, Kind::Socketpair);
+    assert_eq!(o.push, 2);
+    let o = run_opts("--pipe seqpacket -rHb");
+    assert_eq!(o.kind, Kind::Seqpacket);
+    assert!(o.hold && o.blocking && !o.putmsg);
+    let o = run_opts("-R -S5 -vv --hiwat=65536 --lowat 8192");
+    assert_eq!((o.niceread, o.nicesend, o.verbose), (Some(19), Some(5), 3));
+    assert_eq!((o.hiwat, o.lowat), (Some(65536), Some(8192)));
+    let d = run_opts("");
+    assert_eq!(
+        (d.kind, d.size, d.time, d.iterations, d.putmsg),
+        (Kind::Linux, 64, 1.0, 1, false)
+    );
+}
+
+#[test]
+fn labels() {
+    assert_eq!(
+        run_opts("-p streams --putmsg -H -w").impl_label(),
+        "streams-putmsg+H+w"
+    );
+    assert_eq!(run_opts("").impl_label(), "linux");
+    assert_eq!(run_opts("-p streams --label=rs").impl_label(), "rs");
+}
+
+#[test]
+fn help_version_and_errors() {
+    assert_eq!(parse(&args("-h")), Ok(Cmd::Help));
+    assert_eq!(parse(&args("--version")), Ok(Cmd::Version));
+    for bad in [
+        "-s 0",
+        "-s 40000",
+        "-s x",
+        "-t 0",
+        "-t -1",
+        "-i 0",
+        "-c 0",
+        "-p bogus",
+        "--nope",
+        "-Z",
+        "-s",
+        "--size",
+        "-m toolongname",
+        "--hold=1",
+        "extra",
+        "--fifo",
+    ] {
+        assert!(parse(&args(bad)).is_err(), "{bad} should fail");
+    }
+}
+
+#[test]
+fn sweep_options() {
+    let s = perftest::sweep::parse(&args(
+        "--kinds linux,streams-putmsg --sizes 1,8 --reps 2 --out x.csv -t 0.5 -H",
+    ))
+    .unwrap();
+    assert_eq!(s.kinds, vec![(Kind::Linux, false), (Kind::Streams, true)]);
+    assert_eq!(s.sizes, vec![1, 8]);
+    assert_eq!(s.reps, 2);
+    assert_eq!(s.out, std::path::PathBuf::from("x.csv"));
+    assert_eq!(s.base.time, 0.5);
+    assert!(s.base.hold);
+    let d = perftest::sweep::parse(&[]).unwrap();
+    assert_eq!(
+        d.sizes,
+        vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    );
+    assert_eq!((d.reps, d.base.time), (3, 2.0));
+    assert!(perftest::sweep::parse(&args("--kinds bogus")).is_err());
+    assert!(perftest::sweep::parse(&args("--sizes 0")).is_err());
+}

@@ -1,0 +1,155 @@
+//! CSV round trip and `perftest report` on a fixture: computed ratios, tables, four PNGs.
+
+use perftest::csv::{parse_text, Row, HEADER};
+use perftest::report::{write_report, Summary};
+use perftest::run::Outcome;
+
+fn row(imp: &str, size: usize, rate: f64) -> Row {
+    Row::from_outcome(
+        imp,
+        size,
+        &Outcome {
+            writes: rate as u64,
+            write_bytes: rate as u64 * size as u64,
+            write_secs: 1.0,
+            reads: 1,
+            read_bytes: 1,
+            read_secs: 1.0,
+        },
+    )
+}
+
+fn fixture() -> Vec<Row> {
+    vec![
+        row("linux", 1, 100_000.0),
+        row("linux", 1, 300_000.0),
+        row("streams", 1, 400_000.0),
+        row("streams", 1, 400_000.0),
+        row("linux", 1024, 200_000.0),
+        row("streams", 1024, 150_000.0),
+        row("socketpair", 1024, 100_000.0),
+    ]
+}
+
+#[test]
+fn csv_round_trip() {
+    let out = Outcome {
+        writes: 123_457,
+        write_bytes: 123_457 * 64,
+        write_secs: 0.300_123,
+        reads: 99,
+        read_bytes: 123_457 * 64,
+        read_secs: 0.31,
+    };
+    let r = Row::from_outcome("streams-putmsg+H", 64, &out);
+    assert_eq!(Row::parse(&r.to_line()).unwrap(), r);
+    let text = format!(
+        "{HEADER}\n# comment\n\n{}\n{}\n",
+        r.to_line(),
+        row("linux", 8, 5.0).to_line()
+    );
+    let rows = parse_text(&text).unwrap();
+    assert_eq!(rows, vec![r.clone(), row("linux", 8, 5.0)]);
+    assert!((r.writes_per_sec - 123_457.0 / 0.300_123).abs() < 1e-6);
+    assert!((r.bytes_per_sec - r.writes_per_sec * 64.0).abs() < 1e-6);
+    assert!(Row::parse("a,b").is_err());
+    assert!(Row::parse("linux,x,1,1,1,1,1,1,1").is_err());
+}
+
+#[test]
+fn summary_ratios() {
+    let s = Summary::new(&fixture(), "linux");
+    assert_eq!(s.imps, vec!["linux", "socketpair", "streams"]);
+    assert_eq!(s.sizes, vec![1, 1024]);
+    assert_eq!(s.rate("linux", 1), Some(200_000.0));
+    let st = s.stat("linux", 1).unwrap();
+    assert_eq!((st.min, st.max, st.n), (100_000.0, 300_000.0, 2));
+    assert_eq!(s.ratio("streams", 1), Some(2.0));
+    assert_eq!(s.ratio("streams", 1024), Some(0.75));
+    assert_eq!(s.ratio("socketpair", 1024), Some(0.5));
+    assert_eq!(s.ratio("socketpair", 1), None);
+    let none = Summary::new(&fixture(), "nosuch");
+    assert_eq!(none.baseline, None);
+    assert_eq!(none.ratio("streams", 1), None);
+}
+
+#[test]
+fn report_markdown_and_charts() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_fixture");
+    let _ = std::fs::remove_dir_all(&dir);
+    let res = write_report(&fixture(), &dir, "linux");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("| size | linux | socketpair | streams | socketpair/linux | streams/linux |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1 | 200000 [100000–300000] | – | 400000 [400000–400000] | – | 2.00 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1024 | 200000 | 100000 | 150000 | 0.50 | 0.75 |"),
+        "{md}"
+    );
+    // Delay 1/rate in µs, throughput rate×size in MB/s, improvement (ratio-1)×100.
+    assert!(md.contains("| 1 | 5.000 | – | 2.500 |"), "{md}");
+    assert!(md.contains("| 1024 | 204.80 | 102.40 | 153.60 |"), "{md}");
+    assert!(md.contains("| 1 | – | +100.0 |"), "{md}");
+    assert!(md.contains("| 1024 | -50.0 | -25.0 |"), "{md}");
+    let data = std::fs::read_to_string(dir.join("report.dat")).unwrap();
+    assert!(data.contains("1 200000 NaN 400000\n"), "{data}");
+    if std::process::Command::new("gnuplot")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("SKIP PNG checks: gnuplot not installed (apt-get install gnuplot-nox)");
+        assert!(res.is_err());
+        return;
+    }
+    let pngs = res.unwrap();
+    assert_eq!(pngs.len(), 4);
+    for name in ["performance", "delay", "throughput", "improvement"] {
+        let p = dir.join(format!("{name}.png"));
+        let b = std::fs::read(&p).unwrap();
+        assert!(b.len() > 2000, "{name}.png is {} bytes", b.len());
+        assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n", "{name}.png signature");
+    }
+}
+
+#[test]
+fn report_cli() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_cli");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("in.csv");
+    let text: String = std::iter::once(HEADER.to_string())
+        .chain(fixture().iter().map(Row::to_line))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&csv, text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perftest"))
+        .args([
+            "report",
+            csv.to_str().unwrap(),
+            "--out",
+            dir.join("r").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let md = std::fs::read_to_string(dir.join("r/report.md")).unwrap();
+    assert!(md.contains("streams/linux"));
+    if std::process::Command::new("gnuplot")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        assert!(out.status.success(), "{out:?}");
+        assert!(dir.join("r/improvement.png").exists());
+    }
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_perftest"))
+        .args(["report", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
