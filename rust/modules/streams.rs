@@ -29,6 +29,8 @@ pub mod msg;
 pub mod queue;
 #[path = "../streams_core/src/sched/mod.rs"]
 pub mod sched;
+#[path = "../streams_core/src/sth/mod.rs"]
+pub mod sth;
 #[path = "../streams_core/src/stream/mod.rs"]
 pub mod stream;
 
