@@ -63,6 +63,17 @@ struct Streams {
     _sloop: chardev::MiscDevice<strfile::StrFile>,
     /// Registered KUnit suites; dropping them unregisters (before the tables go away).
     _kunit: kunit_glue::KunitSuites,
+    /// Dropped last: frees the tests' run-long buffers (`sys::leak_zeroed`).
+    _kept: KeptBuffers,
+}
+
+/// Gives back the buffers `sys::leak_zeroed` kept for the KUnit run, once the suites are gone.
+struct KeptBuffers;
+
+impl Drop for KeptBuffers {
+    fn drop(&mut self) {
+        sys::release_kept();
+    }
 }
 
 impl kernel::Module for Streams {
@@ -79,6 +90,7 @@ impl kernel::Module for Streams {
         Ok(Streams {
             _sloop: sloop,
             _kunit: kunit,
+            _kept: KeptBuffers,
         })
     }
 }
