@@ -29,17 +29,25 @@ pub mod msg;
 pub mod queue;
 #[path = "../streams_core/src/sched/mod.rs"]
 pub mod sched;
+#[path = "../streams_core/src/sth/mod.rs"]
+pub mod sth;
 #[path = "../streams_core/src/stream/mod.rs"]
 pub mod stream;
 #[path = "../streams_core/src/sth/mod.rs"]
 pub mod sth;
 
 // --- Kernel glue. ---
+mod chardev;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
 pub mod selftest;
+mod sloop;
+mod strfile;
+mod strioctl;
 mod suites;
+mod uio;
+mod waitq;
 
 /// The rstreams version (the workspace version in `Cargo.toml`; `cargo xtask` checks they match).
 pub const VERSION: &str = "0.1.0";
@@ -53,12 +61,25 @@ module! {
 }
 
 struct Streams {
+    /// `/dev/streams/clone/sloop` (dropped first: no new opens while the rest goes away).
+    _sloop: chardev::MiscDevice<strfile::StrFile>,
     /// Registered KUnit suites; dropping them unregisters (before the tables go away).
     _kunit: kunit_glue::KunitSuites,
+    /// Dropped last: frees the tests' run-long buffers (`sys::leak_zeroed`).
+    _kept: KeptBuffers,
+}
+
+/// Gives back the buffers `sys::leak_zeroed` kept for the KUnit run, once the suites are gone.
+struct KeptBuffers;
+
+impl Drop for KeptBuffers {
+    fn drop(&mut self) {
+        sys::release_kept();
+    }
 }
 
 impl kernel::Module for Streams {
-    fn init(_module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         pr_info!("rstreams {} loading\n", VERSION);
         let kunit = kunit_glue::KunitSuites::register(suites::SUITES)?;
         pr_info!(
@@ -67,8 +88,31 @@ impl kernel::Module for Streams {
             kunit.suite_count(),
             kunit.case_count()
         );
-        Ok(Streams { _kunit: kunit })
+        let sloop = register_sloop(module)?;
+        Ok(Streams {
+            _sloop: sloop,
+            _kunit: kunit,
+            _kept: KeptBuffers,
+        })
     }
+}
+
+/// The module registry (`fmodsw`: nullmod) and the sloop clone device.
+fn register_sloop(module: &'static ThisModule) -> Result<chardev::MiscDevice<strfile::StrFile>> {
+    let mut reg = stream::Registry::new();
+    reg.register_module(&sloop::NULLMOD)
+        .map_err(|e| Error::from_errno(-e.0))?;
+    let registry = kernel::sync::Arc::new(reg, GFP_KERNEL)?;
+    let dev = strfile::StrDev {
+        driver: &sloop::SLOOP,
+        registry,
+    };
+    chardev::MiscDevice::register(
+        kernel::c_str!("streams-sloop"),
+        kernel::c_str!("streams/clone/sloop"),
+        dev,
+        module,
+    )
 }
 
 impl Drop for Streams {

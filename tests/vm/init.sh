@@ -63,6 +63,8 @@ test)
 	step depmod depmod
 	# Loading runs every KUnit suite of the module (results on the console as KTAP).
 	step modprobe modprobe streams
+	# STREAMS devices end to end from user space (tests/vm/strtest), with the module loaded once.
+	[ -x /usr/bin/strtest ] && step strtest strtest
 	# Scan while the module is loaded (backtraces name its functions), then after unloading
 	# (memory the module did not give back at exit).
 	[ -e $KMEMLEAK ] && step kmemleak-loaded leaks

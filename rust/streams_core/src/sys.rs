@@ -174,13 +174,33 @@ pub fn try_new_arc<T>(v: T) -> Result<Arc<T>, T> {
     }
 }
 
+/// Roots of the buffers handed out by [`leak_zeroed`] (kernel: the boxed `KVec` headers).
+static KEPT: [core::sync::atomic::AtomicPtr<u8>; 64] =
+    [const { core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()) }; 64];
+
+/// Free every buffer [`leak_zeroed`] handed out. Kernel only: `streams.ko` calls it at module
+/// exit, after its KUnit suites (the only users) are unregistered, so that unloading gives the
+/// memory back (kmemleak reports it otherwise). Nothing may use those buffers afterwards.
+#[cfg(rstreams_kernel)]
+pub fn release_kept() {
+    use core::sync::atomic::Ordering;
+    for slot in KEPT.iter() {
+        let p = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);
+        if !p.is_null() {
+            // SAFETY: `p` is the root stored by `leak_zeroed`: a `KBox<Vec<u8>>` given up with
+            // `KBox::leak`; the swap makes this the only place that frees it, and the caller
+            // guarantees that the leaked slice is no longer used.
+            drop(unsafe { kernel::alloc::KBox::from_raw(p.cast::<Vec<u8>>()) });
+        }
+    }
+}
+
 /// A zeroed buffer that lives for the rest of the run (for esballoc tests and static pools).
 ///
 /// The allocation is never freed. Its address is kept in a static table so that the kernel's
 /// leak detector (kmemleak) sees it as reachable: it is owned on purpose, not lost.
 pub fn leak_zeroed(n: usize) -> Result<&'static mut [u8], NoMem> {
-    use core::sync::atomic::{AtomicPtr, Ordering};
-    static KEPT: [AtomicPtr<u8>; 64] = [const { AtomicPtr::new(core::ptr::null_mut()) }; 64];
+    use core::sync::atomic::Ordering;
     let v = vec_zeroed(n)?;
     #[cfg(not(rstreams_kernel))]
     let (buf, root): (&'static mut [u8], *mut u8) = {

@@ -44,6 +44,13 @@ impl<'a> QCtx<'a> {
     pub fn is_read(&self) -> bool {
         self.q.is_read()
     }
+    /// A context on the other queue of this pair (`OTHERQ(q)`: SVR4's `RD(q)`/`WR(q)` in a
+    /// driver). A loopback driver's write side asks `cx.otherq().bcanputnext(band)` before it
+    /// `qreply`s, and its read service procedure (back-enabled from upstream) restarts the write
+    /// side with `cx.otherq().qenable()`. The instance stays out of the arena as before.
+    pub fn otherq(&mut self) -> QCtx<'_> {
+        QCtx::new(self.s, self.q.otherq())
+    }
 
     /// putq on this queue. On allocation failure the message comes back.
     pub fn putq(&mut self, mp: Msg) -> Result<(), Msg> {

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A misc character device whose file operations dispatch to a Rust trait ([`FileOps`]).
+//!
+//! Linux 6.12's kernel crate has no miscdevice or file abstraction (they arrive in 6.13+), so
+//! this file is the one place that turns `struct file_operations` callbacks into safe calls:
+//! the driver implements [`FileOps`] for its per-open object and never sees a raw pointer.
+//! When the kernel is upgraded, this file is replaced by `kernel::miscdevice` and the drivers
+//! keep their trait implementations.
+//!
+//! The `struct miscdevice` itself lives in the C shim (`strshim.c`), because bindgen does not
+//! see it; the `file_operations` table is built here, per [`FileOps`] type, so that its
+//! `owner` is this module (an open file pins `streams.ko`).
+
+use core::ffi::c_void;
+
+use core::marker::PhantomData;
+use kernel::ffi::{c_char, c_int, c_long, c_uint, c_ulong};
+
+use kernel::bindings;
+use kernel::prelude::*;
+use kernel::str::CStr;
+use kernel::sync::Arc;
+
+use crate::errno::Errno;
+use crate::uio::UserBuf;
+use crate::waitq::WaitQueue;
+
+// Pointers to bindgen structs are passed as `c_void` here: some of them contain types rustc
+// considers not FFI-safe (`improper_ctypes`), though only their addresses cross the boundary.
+extern "C" {
+    fn rstreams_misc_register(
+        name: *const c_char,
+        nodename: *const c_char,
+        fops: *const c_void,
+        ctx: *mut c_void,
+        err: *mut c_int,
+    ) -> *mut c_void;
+    fn rstreams_misc_deregister(handle: *mut c_void);
+    fn rstreams_misc_ctx(file: *mut c_void) -> *mut c_void;
+    fn rstreams_file_private(file: *mut c_void) -> *mut c_void;
+    fn rstreams_file_set_private(file: *mut c_void, p: *mut c_void);
+    fn rstreams_file_flags(file: *mut c_void) -> c_uint;
+    fn rstreams_poll_wait(file: *mut c_void, wq: *mut c_void, pt: *mut c_void);
+    fn rstreams_send_sig_current(sig: c_int);
+    fn rstreams_init_waitqueue(wq: *mut c_void);
+}
+
+/// `O_NONBLOCK` in `f_flags`.
+pub(crate) const O_NONBLOCK: u32 = bindings::O_NONBLOCK;
+
+/// Send signal `sig` to the calling task (SIGPIPE after a write on a hung-up pipe).
+pub(crate) fn send_sig_current(sig: i32) {
+    // SAFETY: `send_sig` on `current` is valid in process context for any signal number; it
+    // ignores numbers outside 1..=_NSIG.
+    unsafe { rstreams_send_sig_current(sig) }
+}
+
+/// The per-open object of a misc device: one value per open file, shared (`Arc`) with any
+/// system call in progress on that file.
+pub(crate) trait FileOps: Sized + Send + Sync + 'static {
+    /// Device-wide data (given to `open`).
+    type Dev: Send + Sync;
+    /// open(2): create the per-open object. `f_flags` are the open flags.
+    fn open(dev: &Self::Dev, f_flags: u32) -> Result<Arc<Self>, Errno>;
+    /// The last close of the file.
+    fn release(this: Arc<Self>);
+    /// read(2) into `buf`.
+    fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno>;
+    /// write(2) from `buf`.
+    fn write(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno>;
+    /// ioctl(2): `arg` is the raw argument (a user address or an integer, by command).
+    fn ioctl(&self, cmd: u32, arg: usize, f_flags: u32) -> Result<i32, Errno>;
+    /// poll(2): register with `pt` the wait queues whose wakeups change the mask, return it.
+    fn poll(&self, pt: &PollTable<'_>) -> u32;
+}
+
+/// The poll table of one `->poll` call.
+///
+/// # Invariants
+/// `file` and `pt` are the arguments of a `->poll` call in progress (`pt` may be null).
+pub(crate) struct PollTable<'a> {
+    file: *mut bindings::file,
+    pt: *mut bindings::poll_table_struct,
+    _call: PhantomData<&'a ()>,
+}
+
+impl PollTable<'_> {
+    /// poll_wait: wake this poller when `wq` is woken. `wq` must outlive the file's pollers,
+    /// which holds for a wait queue inside the per-open object (pollers are removed before
+    /// `release`).
+    pub(crate) fn wait(&self, wq: &WaitQueue) {
+        // SAFETY: `file`/`pt` are valid for the `->poll` call (type invariant); `wq` is an
+        // initialised wait queue that lives in the per-open object, which outlives every poll
+        // entry on the file (epoll and select remove theirs before `->release`).
+        unsafe { rstreams_poll_wait(self.file.cast(), wq.as_raw().cast(), self.pt.cast()) }
+    }
+}
+
+/// What the C side points at: the `file_operations` table and the device data.
+struct Inner<T: FileOps> {
+    fops: bindings::file_operations,
+    dev: T::Dev,
+}
+
+/// A registered misc device `/dev/<nodename>` whose opens create `T`s; deregistered on drop.
+///
+/// # Invariants
+/// `handle` is the live registration returned by `rstreams_misc_register`, whose `fops` and
+/// `ctx` point into `inner`; `inner` is never moved out of its box while registered.
+pub(crate) struct MiscDevice<T: FileOps> {
+    handle: *mut c_void,
+    inner: KBox<Inner<T>>,
+}
+
+// SAFETY: the handle is only used by `drop` (misc_deregister is callable from any thread);
+// `inner` holds `T::Dev: Send + Sync` and a table of function pointers.
+unsafe impl<T: FileOps> Send for MiscDevice<T> {}
+// SAFETY: no method takes `&self` apart from reading `dev`, which is `Sync`.
+unsafe impl<T: FileOps> Sync for MiscDevice<T> {}
+
+impl<T: FileOps> MiscDevice<T> {
+    /// misc_register a device called `name` (sysfs) with node `/dev/<nodename>`.
+    pub(crate) fn register(
+        name: &'static CStr,
+        nodename: &'static CStr,
+        dev: T::Dev,
+        module: &'static ThisModule,
+    ) -> Result<Self> {
+        // SAFETY: `file_operations` is a C struct of nullable function pointers, integers and
+        // a module pointer: all-zero is its "no operation" value.
+        let mut fops: bindings::file_operations = unsafe { core::mem::zeroed() };
+        fops.owner = module.as_ptr();
+        fops.open = Some(open_tramp::<T>);
+        fops.release = Some(release_tramp::<T>);
+        fops.read = Some(read_tramp::<T>);
+        fops.write = Some(write_tramp::<T>);
+        fops.unlocked_ioctl = Some(ioctl_tramp::<T>);
+        fops.poll = Some(poll_tramp::<T>);
+        let mut inner = KBox::new(Inner { fops, dev }, GFP_KERNEL)?;
+        let ctx: *mut Inner<T> = &mut *inner;
+        let mut err: c_int = 0;
+        // SAFETY: `name`, `nodename` are 'static C strings; `fops` and `ctx` point into the box,
+        // which stays put and alive until `drop` deregisters (type invariant).
+        let handle = unsafe {
+            rstreams_misc_register(
+                name.as_char_ptr(),
+                nodename.as_char_ptr(),
+                core::ptr::from_ref(&(*ctx).fops).cast(),
+                ctx.cast(),
+                &mut err,
+            )
+        };
+        if handle.is_null() {
+            return Err(Error::from_errno(if err < 0 { err } else { -12 }));
+        }
+        Ok(MiscDevice { handle, inner })
+    }
+
+    /// The device data.
+    #[allow(dead_code)]
+    pub(crate) fn dev(&self) -> &T::Dev {
+        &self.inner.dev
+    }
+}
+
+impl<T: FileOps> Drop for MiscDevice<T> {
+    fn drop(&mut self) {
+        // SAFETY: `handle` is live (type invariant). misc_deregister waits for opens in
+        // progress (misc_mtx); later calls on open files do not reach `inner` (only `open`
+        // does), and open files pin the module, so the module is not being unloaded.
+        unsafe { rstreams_misc_deregister(self.handle) };
+    }
+}
+
+fn errno_ret(e: Errno) -> c_int {
+    -e.0
+}
+
+/// The per-open object of `file` (set by `open_tramp`).
+///
+/// # Safety
+/// `file` is a file opened through `open_tramp::<T>` and not yet released.
+unsafe fn this<'a, T: FileOps>(file: *mut bindings::file) -> &'a T {
+    // SAFETY: `open_tramp` stored `Arc::into_raw`; the reference is released only in
+    // `release_tramp`, after the last system call on the file returned.
+    unsafe { &*rstreams_file_private(file.cast()).cast::<T>() }
+}
+
+unsafe extern "C" fn open_tramp<T: FileOps>(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: called by misc_open under misc_mtx with `private_data` = our miscdevice, whose
+    // `ctx` is the `Inner<T>` of a live `MiscDevice<T>` (deregistration takes misc_mtx too).
+    let inner = unsafe { &*rstreams_misc_ctx(file.cast()).cast::<Inner<T>>() };
+    // SAFETY: `file` is valid during open.
+    let flags = unsafe { rstreams_file_flags(file.cast()) };
+    match T::open(&inner.dev, flags) {
+        Ok(obj) => {
+            let p = Arc::into_raw(obj).cast_mut().cast::<c_void>();
+            // SAFETY: `file` is valid; from now on `private_data` owns one reference.
+            unsafe { rstreams_file_set_private(file.cast(), p) };
+            0
+        }
+        Err(e) => errno_ret(e),
+    }
+}
+
+unsafe extern "C" fn release_tramp<T: FileOps>(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: the reference stored by `open_tramp`; release runs once, after every other
+    // file operation on `file` returned.
+    let obj = unsafe { Arc::from_raw(rstreams_file_private(file.cast()).cast::<T>()) };
+    T::release(obj);
+    0
+}
+
+unsafe extern "C" fn read_tramp<T: FileOps>(
+    file: *mut bindings::file,
+    buf: *mut c_char,
+    len: usize,
+    _ppos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: `file` was opened by `open_tramp::<T>` and is not released during a read.
+    let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
+    match obj.read(UserBuf::new(buf as usize, len), flags) {
+        Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
+        Err(e) => errno_ret(e) as isize,
+    }
+}
+
+unsafe extern "C" fn write_tramp<T: FileOps>(
+    file: *mut bindings::file,
+    buf: *const c_char,
+    len: usize,
+    _ppos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: as in `read_tramp`.
+    let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
+    match obj.write(UserBuf::new(buf as usize, len), flags) {
+        Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
+        Err(e) => errno_ret(e) as isize,
+    }
+}
+
+unsafe extern "C" fn ioctl_tramp<T: FileOps>(
+    file: *mut bindings::file,
+    cmd: c_uint,
+    arg: c_ulong,
+) -> c_long {
+    // SAFETY: as in `read_tramp`.
+    let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
+    match obj.ioctl(cmd, arg as usize, flags) {
+        Ok(v) => v as c_long,
+        Err(e) => errno_ret(e) as c_long,
+    }
+}
+
+unsafe extern "C" fn poll_tramp<T: FileOps>(
+    file: *mut bindings::file,
+    pt: *mut bindings::poll_table_struct,
+) -> bindings::__poll_t {
+    // SAFETY: as in `read_tramp`.
+    let obj = unsafe { this::<T>(file) };
+    // INVARIANT: `file` and `pt` are this `->poll` call's arguments.
+    let table = PollTable {
+        file,
+        pt,
+        _call: PhantomData,
+    };
+    obj.poll(&table)
+}
+
+/// init_waitqueue_head (a macro in C: it gives the wait queue's lock a static lockdep class).
+///
+/// # Safety
+/// `wq` points to writable memory for a `wait_queue_head` that is not in use.
+pub(crate) unsafe fn init_waitqueue_head(wq: *mut bindings::wait_queue_head) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { rstreams_init_waitqueue(wq.cast()) }
+}

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `sloop`: a loopback STREAMS driver (after LfS `loop`), the `nullmod` module, and the device
+//! `/dev/streams/sloop` that opens a fresh Stream per open (a clone device).
+//!
+//! What is written comes back up: M_DATA, M_PROTO and M_PCPROTO are `qreply`d, so write→read
+//! and putmsg→getmsg round-trip through the real Stream head. Flow control is end to end: the
+//! write side holds what the head's read queue cannot take (`canputnext` on `RD(q)`), so a
+//! writer fills the write queue to its high-water mark and then blocks; when the reader drains
+//! the head below its low-water mark the back-enable runs the read service procedure, which
+//! restarts the write side; draining the write queue back-enables the sleeping writer.
+//!
+//! M_FLUSH (SVR4 driver rules): FLUSHW flushes the write queue, FLUSHR the read queue, and
+//! because written data is the data read here, a FLUSHW is turned around as FLUSHR (never with
+//! FLUSHW, which the head would send down again). M_IOCTL: [`SLOOP_IOC_ECHO`] is acknowledged
+//! with its data unchanged (a private test command), anything else gets M_IOCNAK (EINVAL).
+
+use crate::box_dyn;
+use crate::errno::Errno;
+use crate::msg::{Msg, M_DATA, M_FLUSH, M_IOCACK, M_IOCNAK, M_IOCTL, M_PCPROTO, M_PROTO};
+use crate::queue::{FLUSHDATA, INFPSZ};
+use crate::sth::consts::{FLUSHBAND, FLUSHR, FLUSHW};
+use crate::sth::IocBlk;
+use crate::stream::{ModuleInfo, OpenArgs, QCtx, StreamModule, StreamTab};
+use crate::sys::Box;
+
+/// I_STR command that sloop acknowledges, echoing the data (`'l' << 8 | 1`).
+pub(crate) const SLOOP_IOC_ECHO: i32 = (b'l' as i32) << 8 | 1;
+
+/// Watermarks of sloop's queues: small enough that tests reach flow control quickly.
+const SLOOP_HIWAT: usize = 8192;
+const SLOOP_LOWAT: usize = 2048;
+
+struct Sloop;
+
+/// Can `mp` go up now (high priority always can)? Asks the read side's next queue, which
+/// marks it QWANTW on refusal so that draining it back-enables our read queue.
+fn can_reply(cx: &mut QCtx<'_>, mp: &Msg) -> bool {
+    mp.is_hipri() || cx.otherq().bcanputnext(mp.band())
+}
+
+impl Sloop {
+    fn flush(cx: &mut QCtx<'_>, mut mp: Msg) {
+        let f = mp.rd().first().copied().unwrap_or(0);
+        let band = (f & FLUSHBAND != 0).then(|| mp.rd().get(1).copied().unwrap_or(0));
+        let flush = |cx: &mut QCtx<'_>| match band {
+            Some(b) => cx.flushband(b, FLUSHDATA),
+            None => cx.flushq(FLUSHDATA),
+        };
+        if f & FLUSHW != 0 {
+            flush(cx);
+        }
+        if f & FLUSHR != 0 {
+            flush(&mut cx.otherq());
+        }
+        if f & (FLUSHR | FLUSHW) == 0 || mp.make_writable().is_err() {
+            return;
+        }
+        if let Some(b) = mp.rd_mut().and_then(|b| b.first_mut()) {
+            *b = (*b & FLUSHBAND) | FLUSHR;
+        }
+        cx.qreply(mp);
+    }
+
+    fn ioctl(cx: &mut QCtx<'_>, mut mp: Msg) {
+        let Some(mut ioc) = IocBlk::decode(mp.rd()) else {
+            return;
+        };
+        if ioc.cmd == SLOOP_IOC_ECHO {
+            mp.set_type(M_IOCACK);
+            ioc.rval = 0;
+        } else {
+            mp.set_type(M_IOCNAK);
+            ioc.error = Errno::EINVAL.0;
+            ioc.count = 0;
+        }
+        if mp.make_writable().is_err() {
+            return;
+        }
+        if let Some(b) = mp
+            .rd_mut()
+            .and_then(|b| b.get_mut(..crate::sth::IOCBLK_SIZE))
+        {
+            b.copy_from_slice(&ioc.encode());
+        }
+        cx.qreply(mp);
+    }
+}
+
+impl StreamModule for Sloop {
+    fn wput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
+        let ty = mp.db_type();
+        if ty == M_FLUSH {
+            Self::flush(cx, mp);
+        } else if ty == M_IOCTL {
+            Self::ioctl(cx, mp);
+        } else if ty == M_DATA || ty == M_PROTO || ty == M_PCPROTO {
+            let queued = cx.queue().is_some_and(|q| !q.is_empty());
+            if mp.is_hipri() || (!queued && can_reply(cx, &mp)) {
+                cx.qreply(mp);
+            } else if let Err(mp) = cx.putq(mp) {
+                drop(mp); // no memory for the queue entry: lost, as a full SVR4 queue drops
+            }
+        }
+        // Everything else (M_READ, M_CTL, …) means nothing to a loopback: freed.
+    }
+
+    fn wsrv(&mut self, cx: &mut QCtx<'_>) {
+        while let Some(mp) = cx.getq() {
+            if can_reply(cx, &mp) {
+                cx.qreply(mp);
+            } else {
+                if let Err(mp) = cx.putbq(mp) {
+                    drop(mp);
+                }
+                break;
+            }
+        }
+    }
+
+    /// Back-enabled when the head's read queue drained: restart the write side.
+    fn rsrv(&mut self, cx: &mut QCtx<'_>) {
+        cx.otherq().qenable();
+    }
+
+    fn has_rsrv(&self) -> bool {
+        true
+    }
+
+    fn has_wsrv(&self) -> bool {
+        true
+    }
+}
+
+fn sloop_open(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
+    Ok(box_dyn!(Sloop => dyn StreamModule)?)
+}
+
+/// The sloop driver's streamtab.
+pub(crate) static SLOOP: StreamTab = StreamTab {
+    info: ModuleInfo {
+        mi_idnum: 0x5100,
+        mi_idname: "sloop",
+        mi_minpsz: 0,
+        mi_maxpsz: INFPSZ,
+        mi_hiwat: SLOOP_HIWAT,
+        mi_lowat: SLOOP_LOWAT,
+    },
+    open: sloop_open,
+};
+
+/// `nullmod`: passes everything both ways (the default put procedures).
+struct NullMod;
+impl StreamModule for NullMod {}
+
+fn nullmod_open(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
+    Ok(box_dyn!(NullMod => dyn StreamModule)?)
+}
+
+/// The nullmod module's streamtab (I_PUSH "nullmod").
+pub(crate) static NULLMOD: StreamTab = StreamTab {
+    info: ModuleInfo {
+        mi_idnum: 0x5101,
+        mi_idname: "nullmod",
+        mi_minpsz: 0,
+        mi_maxpsz: INFPSZ,
+        mi_hiwat: 5120,
+        mi_lowat: 1024,
+    },
+    open: nullmod_open,
+};

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+//! ioctl(2) on a STREAMS file: decode the user argument of each `I_*` command (an integer, a
+//! module name, an output buffer, `struct strioctl`, `struct strpmsg`, …; layouts in
+//! `docs/abi.md`) into the head's `IocArg`, run it through `StrFile::run`, and copy results
+//! back. I_GETPMSG/I_PUTPMSG (the putmsg/getmsg emulation of LfS) are handled here too.
+//! Commands outside the `'S'` group go down as transparent ioctls (M_COPYIN/M_COPYOUT reach
+//! the caller's whole address space through `UserBuf`, still bounds- and fault-checked).
+
+use core::cell::Cell;
+
+use crate::errno::Errno;
+use crate::sth::consts::*;
+use crate::sth::{GetMsg, IocArg, Part, PeekArgs, StrIoctl, TranspIoctl};
+use crate::strfile::StrFile;
+use crate::uio::UserBuf;
+
+/// `struct strbuf` at `off` of `b`: (maxlen, len, buf).
+fn strbuf(b: &[u8], off: usize) -> (i32, i32, usize) {
+    let i = |o: usize| {
+        b.get(off + o..off + o + 4)
+            .and_then(|s| s.try_into().ok())
+            .map_or(0, i32::from_ne_bytes)
+    };
+    let p = b
+        .get(off + 8..off + 16)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_ne_bytes);
+    (i(0), i(4), p as usize)
+}
+
+fn i32_at(b: &[u8], off: usize) -> i32 {
+    b.get(off..off + 4)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, i32::from_ne_bytes)
+}
+
+/// A NUL-terminated module name of at most FMNAMESZ bytes at user address `addr`, copied into
+/// `out`; returns its length. Reads byte by byte so that a short name at the end of a mapping
+/// does not fault.
+fn user_name(addr: usize, out: &mut [u8; FMNAMESZ + 1]) -> Result<usize, Errno> {
+    let u = UserBuf::new(addr, FMNAMESZ + 1);
+    for i in 0..=FMNAMESZ {
+        let [c] = u.read_array::<1>(i)?;
+        if c == 0 {
+            return Ok(i);
+        }
+        if let Some(d) = out.get_mut(i) {
+            *d = c;
+        }
+    }
+    Err(Errno::EINVAL)
+}
+
+/// ioctl(2) entry point for [`StrFile`].
+pub(crate) fn ioctl(f: &StrFile, cmd: u32, arg: usize, nonblock: bool) -> Result<i32, Errno> {
+    let reg = &*f.registry;
+    // Integer arguments are C `int`s: the upper half of the register is not meaningful.
+    let int = i64::from(arg as u32 as i32);
+    let out4 = UserBuf::new(arg, 4);
+    // Commands whose argument is an `int *` result or a plain integer.
+    let simple = |is_out: bool| {
+        f.run(
+            false,
+            |s| {
+                let mut o = out4;
+                let v = if is_out {
+                    IocArg::Out(&mut o)
+                } else {
+                    IocArg::Int(int)
+                };
+                s.strioctl(reg, cmd, v)
+            },
+            |_| {},
+        )
+    };
+    match cmd {
+        I_GETPMSG => getpmsg(f, arg, nonblock),
+        I_PUTPMSG => putpmsg(f, arg, nonblock),
+        I_PUSH | I_FIND => {
+            let mut name = [0u8; FMNAMESZ + 1];
+            let n = user_name(arg, &mut name)?;
+            let name = core::str::from_utf8(name.get(..n).unwrap_or_default())
+                .map_err(|_| Errno::EINVAL)?;
+            f.run(false, |s| s.strioctl(reg, cmd, IocArg::Name(name)), |_| {})
+        }
+        I_POP => f.run(false, |s| s.strioctl(reg, cmd, IocArg::None), |_| {}),
+        I_LOOK => {
+            let o = UserBuf::new(arg, FMNAMESZ + 1);
+            f.run(
+                false,
+                |s| {
+                    let mut o = o;
+                    s.strioctl(reg, cmd, IocArg::Out(&mut o))
+                },
+                |_| {},
+            )
+        }
+        I_NREAD | I_GRDOPT | I_GWROPT | I_GETBAND | I_GETCLTIME => simple(true),
+        I_FLUSH | I_SRDOPT | I_SWROPT | I_CANPUT | I_ATMARK | I_CKBAND => simple(false),
+        I_SETCLTIME => {
+            let v = i32::from_ne_bytes(out4.read_array::<4>(0)?);
+            f.run(
+                false,
+                |s| s.strioctl(reg, cmd, IocArg::Int(i64::from(v))),
+                |_| {},
+            )
+        }
+        I_SETSIG | I_GETSIG => {
+            let pid = kernel::current!().pid();
+            f.run(
+                false,
+                |s| {
+                    let mut o = out4;
+                    let a = if cmd == I_SETSIG {
+                        IocArg::Sig {
+                            pid,
+                            events: int as i32,
+                        }
+                    } else {
+                        IocArg::GetSig { pid, out: &mut o }
+                    };
+                    s.strioctl(reg, cmd, a)
+                },
+                |_| {},
+            )
+        }
+        I_FLUSHBAND => {
+            let b = UserBuf::new(arg, 8).read_array::<8>(0)?;
+            let pri = b.first().copied().unwrap_or(0);
+            let flag = i32_at(&b, 4);
+            f.run(
+                false,
+                |s| s.strioctl(reg, cmd, IocArg::Band { pri, flag }),
+                |_| {},
+            )
+        }
+        I_LIST => {
+            if arg == 0 {
+                return f.run(false, |s| s.strioctl(reg, cmd, IocArg::None), |_| {});
+            }
+            let b = UserBuf::new(arg, 16).read_array::<16>(0)?;
+            let n = i32_at(&b, 0);
+            let list = b
+                .get(8..16)
+                .and_then(|s| s.try_into().ok())
+                .map_or(0, u64::from_ne_bytes) as usize;
+            let bytes = usize::try_from(n).unwrap_or(0).saturating_mul(FMNAMESZ + 1);
+            let o = UserBuf::new(list, bytes);
+            f.run(
+                false,
+                |s| {
+                    let mut o = o;
+                    s.strioctl(reg, cmd, IocArg::List { n, out: &mut o })
+                },
+                |_| {},
+            )
+        }
+        I_PEEK => peek(f, arg),
+        I_STR => istr(f, arg),
+        c if c & 0xff00 != SID => {
+            let t_id: Cell<Option<u32>> = Cell::new(None);
+            f.run(
+                false,
+                |s| {
+                    let mut mem = UserBuf::new(0, usize::MAX);
+                    let mut t = TranspIoctl {
+                        arg: arg as u64,
+                        mem: &mut mem,
+                        id: t_id.get(),
+                    };
+                    let r = s.strioctl(reg, cmd, IocArg::Transparent(&mut t));
+                    t_id.set(t.id);
+                    r
+                },
+                |s| {
+                    if let Some(id) = t_id.get() {
+                        s.sth_ioctl_cancel(id)
+                    }
+                },
+            )
+        }
+        _ => f.run(false, |s| s.strioctl(reg, cmd, IocArg::None), |_| {}),
+    }
+}
+
+/// I_STR: `struct strioctl { int ic_cmd; int ic_timout; int ic_len; char *ic_dp; }`.
+fn istr(f: &StrFile, arg: usize) -> Result<i32, Errno> {
+    let u = UserBuf::new(arg, 24);
+    let b = u.read_array::<24>(0)?;
+    let (cmd, timeout, len) = (i32_at(&b, 0), i32_at(&b, 4), i32_at(&b, 8));
+    let dp = b
+        .get(16..24)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_ne_bytes) as usize;
+    // The buffer serves the request (ic_len bytes) and the answer (up to ic_len bytes back).
+    let data = UserBuf::new(dp, usize::try_from(len).unwrap_or(0));
+    let reg = &*f.registry;
+    let id: Cell<Option<u32>> = Cell::new(None);
+    let mut out_len = len;
+    let r = f.run(
+        false,
+        |s| {
+            let mut io = data;
+            let mut si = StrIoctl {
+                cmd,
+                timeout,
+                len,
+                io: &mut io,
+                id: id.get(),
+            };
+            let r = s.strioctl(reg, I_STR, IocArg::Str(&mut si));
+            id.set(si.id);
+            out_len = si.len;
+            r
+        },
+        |s| {
+            if let Some(i) = id.get() {
+                s.sth_ioctl_cancel(i)
+            }
+        },
+    )?;
+    u.write_at(8, &out_len.to_ne_bytes())?;
+    Ok(r)
+}
+
+/// The `struct strpmsg`/`struct strpeek` parts as head `Part`s (None for len/maxlen < 0).
+fn part(io: &mut UserBuf, len: i32) -> Option<Part<'_>> {
+    (len >= 0).then_some(Part { io, len })
+}
+
+/// Write a `GetMsg`'s lengths back into the two `strbuf`s at offsets 0 and 16.
+fn put_lens(u: &UserBuf, g: &GetMsg) -> Result<(), Errno> {
+    u.write_at(4, &g.ctl_len.to_ne_bytes())?;
+    u.write_at(20, &g.data_len.to_ne_bytes())
+}
+
+/// I_GETPMSG: `struct strpmsg { strbuf ctlbuf; strbuf databuf; int band; int flags; }`.
+fn getpmsg(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Errno> {
+    let u = UserBuf::new(arg, 40);
+    let b = u.read_array::<40>(0)?;
+    let (cmax, _, cbuf) = strbuf(&b, 0);
+    let (dmax, _, dbuf) = strbuf(&b, 16);
+    let (band, flags) = (i32_at(&b, 32), i32_at(&b, 36));
+    let cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
+    let dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
+    let g = f.run(
+        nonblock,
+        |s| {
+            let (mut c, mut d) = (cio, dio);
+            s.strgetpmsg(
+                part(&mut c, cmax),
+                part(&mut d, dmax),
+                band,
+                flags,
+                nonblock,
+            )
+        },
+        |_| {},
+    )?;
+    put_lens(&u, &g)?;
+    u.write_at(32, &i32::from(g.band).to_ne_bytes())?;
+    u.write_at(36, &g.flags.to_ne_bytes())?;
+    Ok(g.more)
+}
+
+/// I_PUTPMSG: as I_GETPMSG, `len` instead of `maxlen`; nothing is written back.
+fn putpmsg(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Errno> {
+    let b = UserBuf::new(arg, 40).read_array::<40>(0)?;
+    let (_, clen, cbuf) = strbuf(&b, 0);
+    let (_, dlen, dbuf) = strbuf(&b, 16);
+    let (band, flags) = (i32_at(&b, 32), i32_at(&b, 36));
+    let cio = UserBuf::new(cbuf, usize::try_from(clen).unwrap_or(0));
+    let dio = UserBuf::new(dbuf, usize::try_from(dlen).unwrap_or(0));
+    f.run(
+        nonblock,
+        |s| {
+            let (mut c, mut d) = (cio, dio);
+            s.strputpmsg(
+                part(&mut c, clen),
+                part(&mut d, dlen),
+                band,
+                flags,
+                nonblock,
+            )
+        },
+        |_| {},
+    )?;
+    Ok(0)
+}
+
+/// I_PEEK: `struct strpeek { strbuf ctlbuf; strbuf databuf; long flags; }`.
+fn peek(f: &StrFile, arg: usize) -> Result<i32, Errno> {
+    let u = UserBuf::new(arg, 40);
+    let b = u.read_array::<40>(0)?;
+    let (cmax, _, cbuf) = strbuf(&b, 0);
+    let (dmax, _, dbuf) = strbuf(&b, 16);
+    let flags = i32_at(&b, 32);
+    let cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
+    let dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
+    let reg = &*f.registry;
+    let mut got = None;
+    let r = f.run(
+        false,
+        |s| {
+            let (mut c, mut d) = (cio, dio);
+            let mut p = PeekArgs {
+                ctl: part(&mut c, cmax),
+                data: part(&mut d, dmax),
+                flags,
+                got: None,
+            };
+            let r = s.strioctl(reg, I_PEEK, IocArg::Peek(&mut p));
+            got = p.got;
+            r
+        },
+        |_| {},
+    )?;
+    if let Some(g) = got {
+        put_lens(&u, &g)?;
+        let fl: i64 = if g.flags == MSG_HIPRI {
+            i64::from(RS_HIPRI)
+        } else {
+            0
+        };
+        u.write_at(32, &fl.to_ne_bytes())?;
+    }
+    Ok(r)
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * strshim.ko: the few Linux 6.12 APIs that the Rust kernel crate cannot reach, for streams.ko.
+ *
+ * 6.12's `kernel` crate has no miscdevice abstraction and bindgen does not see
+ * `struct miscdevice`, `misc_register()` wants a structure we would otherwise have to mirror by
+ * hand, and `poll_wait()` and the `struct file` accessors are inline. Each function here is a
+ * one-line wrapper with no policy; the safe Rust wrappers (`rust/modules/chardev.rs`) document
+ * the invariants. It is a separate module because a Kbuild module built from `streams.rs`
+ * cannot also contain a C object; `streams.ko` depends on it, so `modprobe streams` loads it.
+ */
+#include <linux/module.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/sched/signal.h>
+
+/* A misc device plus the Rust registration it belongs to (found again in open). */
+struct rstreams_misc {
+	struct miscdevice misc;
+	void *ctx;
+};
+
+void *rstreams_misc_register(const char *name, const char *nodename,
+			     const struct file_operations *fops, void *ctx, int *err);
+void rstreams_misc_deregister(void *handle);
+void *rstreams_misc_ctx(struct file *file);
+void *rstreams_file_private(struct file *file);
+void rstreams_file_set_private(struct file *file, void *p);
+unsigned int rstreams_file_flags(struct file *file);
+void rstreams_poll_wait(struct file *file, struct wait_queue_head *wq, struct poll_table_struct *pt);
+void rstreams_send_sig_current(int sig);
+
+void *rstreams_misc_register(const char *name, const char *nodename,
+			     const struct file_operations *fops, void *ctx, int *err)
+{
+	struct rstreams_misc *m = kzalloc(sizeof(*m), GFP_KERNEL);
+
+	if (!m) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	m->misc.minor = MISC_DYNAMIC_MINOR;
+	m->misc.name = name;
+	m->misc.nodename = nodename;
+	m->misc.mode = 0666;
+	m->misc.fops = fops;
+	m->ctx = ctx;
+	*err = misc_register(&m->misc);
+	if (*err) {
+		kfree(m);
+		return NULL;
+	}
+	return m;
+}
+EXPORT_SYMBOL_GPL(rstreams_misc_register);
+
+void rstreams_misc_deregister(void *handle)
+{
+	struct rstreams_misc *m = handle;
+
+	misc_deregister(&m->misc);
+	kfree(m);
+}
+EXPORT_SYMBOL_GPL(rstreams_misc_deregister);
+
+/* Only valid inside ->open: misc_open() left the miscdevice in private_data. */
+void *rstreams_misc_ctx(struct file *file)
+{
+	struct miscdevice *misc = file->private_data;
+
+	return container_of(misc, struct rstreams_misc, misc)->ctx;
+}
+EXPORT_SYMBOL_GPL(rstreams_misc_ctx);
+
+void *rstreams_file_private(struct file *file)
+{
+	return file->private_data;
+}
+EXPORT_SYMBOL_GPL(rstreams_file_private);
+
+void rstreams_file_set_private(struct file *file, void *p)
+{
+	file->private_data = p;
+}
+EXPORT_SYMBOL_GPL(rstreams_file_set_private);
+
+unsigned int rstreams_file_flags(struct file *file)
+{
+	return READ_ONCE(file->f_flags);
+}
+EXPORT_SYMBOL_GPL(rstreams_file_flags);
+
+void rstreams_poll_wait(struct file *file, struct wait_queue_head *wq, struct poll_table_struct *pt)
+{
+	poll_wait(file, wq, pt);
+}
+EXPORT_SYMBOL_GPL(rstreams_poll_wait);
+
+void rstreams_send_sig_current(int sig)
+{
+	send_sig(sig, current, 0);
+}
+EXPORT_SYMBOL_GPL(rstreams_send_sig_current);
+
+
+void rstreams_init_waitqueue(struct wait_queue_head *wq);
+void rstreams_init_waitqueue(struct wait_queue_head *wq)
+{
+	init_waitqueue_head(wq);
+}
+EXPORT_SYMBOL_GPL(rstreams_init_waitqueue);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");

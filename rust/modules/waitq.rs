@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+//! [`WaitQueue`]: a kernel `wait_queue_head` for sleeping with signals and for poll.
+//!
+//! `kernel::sync::CondVar` sleeps exclusively and keeps its `wait_queue_head` private, so
+//! poll(2) cannot register on it. This wrapper exposes both uses of one wait queue:
+//! [`WaitQueue::sleep`] (interruptible, non-exclusive: every sleeper re-tests its own
+//! condition) and [`WaitQueue::as_raw`] for `poll_wait` (`chardev::PollTable`).
+//!
+//! No lost wakeups: `sleep` takes the lock guard under which the caller found it must wait,
+//! queues the task (TASK_INTERRUPTIBLE) *before* dropping the guard, then schedules. A waker
+//! changes the state under the same lock and calls [`WaitQueue::wake_all`] afterwards, so it
+//! either ran before our test (we saw the new state) or finds us queued and wakes us.
+
+use core::ffi::c_int;
+use core::marker::PhantomPinned;
+use core::ptr;
+
+use kernel::bindings;
+use kernel::prelude::*;
+use kernel::types::Opaque;
+
+use crate::errno::Errno;
+
+/// `ERESTARTSYS`: interrupted by a signal; the system call is restarted (SA_RESTART) or fails
+/// with EINTR, as the kernel's signal code decides.
+pub(crate) const ERESTARTSYS: Errno = Errno(bindings::ERESTARTSYS as i32);
+
+/// A wait queue head.
+///
+/// # Invariants
+/// `wq` is initialised (`__init_waitqueue_head`) and pinned for its whole life.
+#[pin_data]
+pub(crate) struct WaitQueue {
+    #[pin]
+    wq: Opaque<bindings::wait_queue_head>,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: a wait_queue_head is used from any thread; it has its own spinlock.
+unsafe impl Send for WaitQueue {}
+// SAFETY: as above: all operations on it are thread-safe.
+unsafe impl Sync for WaitQueue {}
+
+impl WaitQueue {
+    /// A new, empty wait queue.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            _pin: PhantomPinned,
+            // SAFETY: `slot` is valid, unused memory for a wait_queue_head for the closure's
+            // duration, and is pinned afterwards.
+            wq <- Opaque::ffi_init(|slot| unsafe { crate::chardev::init_waitqueue_head(slot) }),
+        })
+    }
+
+    /// The C wait queue (for `poll_wait`).
+    pub(crate) fn as_raw(&self) -> *mut bindings::wait_queue_head {
+        self.wq.get()
+    }
+
+    /// Wake every sleeper and poller.
+    pub(crate) fn wake_all(&self) {
+        // SAFETY: `wq` is initialised (type invariant); TASK_NORMAL with nr 0 wakes all.
+        unsafe { bindings::__wake_up(self.wq.get(), bindings::TASK_NORMAL, 0, ptr::null_mut()) };
+    }
+
+    /// Sleep until woken, releasing `guard` (the lock under which the caller decided to wait)
+    /// only after the task is queued. Returns ERESTARTSYS if a signal is pending; the caller
+    /// re-takes the lock and re-tests its condition either way.
+    pub(crate) fn sleep<G>(&self, guard: G) -> Result<(), Errno> {
+        let entry = Opaque::<bindings::wait_queue_entry>::uninit();
+        // SAFETY: `entry` is valid stack memory that outlives its use here (it is removed from
+        // the queue by `finish_wait`, or never added when a signal is pending).
+        unsafe { bindings::init_wait_entry(entry.get(), 0) };
+        // SAFETY: `wq` is initialised (type invariant), `entry` was just initialised.
+        let r = unsafe {
+            bindings::prepare_to_wait_event(
+                self.wq.get(),
+                entry.get(),
+                bindings::TASK_INTERRUPTIBLE as c_int,
+            )
+        };
+        drop(guard);
+        if r != 0 {
+            // prepare_to_wait_event did not queue us and left the task running.
+            return Err(ERESTARTSYS);
+        }
+        // SAFETY: plain reschedule in process context with no spinlock held (the guard is a
+        // mutex and has been dropped).
+        unsafe { bindings::schedule() };
+        // SAFETY: `entry` was queued on `wq` by prepare_to_wait_event.
+        unsafe { bindings::finish_wait(self.wq.get(), entry.get()) };
+        Ok(())
+    }
+}

@@ -1,0 +1,625 @@
+//! `strtest`: user programs against the `sloop` STREAMS loopback device, in the test guest.
+//!
+//! Each case opens `/dev/streams/clone/sloop` (a fresh Stream per open: Stream head + sloop
+//! driver, `streams.ko`) and checks real system-call behaviour: read/write and putmsg/getmsg
+//! round trips, read modes, bands and priorities, partial getmsg, non-blocking and blocking
+//! reads and writes (woken by another thread), poll, EFAULT for bad user pointers, module
+//! push/pop, I_* ioctls, signals during sleep, close with data queued, many open/close cycles.
+//! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
+//! `N passed, N failed` line; the exit status is non-zero if any case failed.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use streams::ffi::isastream;
+use streams::{Stream, *};
+
+const DEV: &str = "/dev/streams/clone/sloop";
+/// sloop's private I_STR command: acknowledged with the data echoed.
+const SLOOP_IOC_ECHO: i32 = (b'l' as i32) << 8 | 1;
+
+type R = Result<(), String>;
+/// One test case: its name and its function.
+type Case = (&'static str, fn() -> R);
+
+macro_rules! ensure {
+    ($c:expr, $($fmt:tt)+) => {
+        if !$c {
+            return Err(format!($($fmt)+));
+        }
+    };
+}
+
+fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
+    r.map_err(|err| format!("{what}: {err}"))
+}
+
+fn errno_of<T: std::fmt::Debug>(r: io::Result<T>, what: &str) -> Result<i32, String> {
+    match r {
+        Ok(v) => Err(format!("{what}: succeeded ({v:?}), expected an error")),
+        Err(err) => Ok(err.raw_os_error().unwrap_or(0)),
+    }
+}
+
+fn open() -> Result<Stream, String> {
+    e(Stream::open(DEV), "open")
+}
+
+/// Open with extra flags (O_NONBLOCK…), as a Stream.
+fn open_flags(flags: i32) -> Result<Stream, String> {
+    let path = std::ffi::CString::new(DEV).map_err(|x| x.to_string())?;
+    // SAFETY: `path` is a NUL-terminated string alive across the call.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | flags) };
+    if fd < 0 {
+        return Err(format!("open: {}", io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    Ok(Stream::from_fd(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+fn set_nonblock(s: &Stream, on: bool) -> R {
+    // SAFETY: fcntl on an open descriptor.
+    let fl = unsafe { libc::fcntl(s.raw(), libc::F_GETFL) };
+    let fl = if on {
+        fl | libc::O_NONBLOCK
+    } else {
+        fl & !libc::O_NONBLOCK
+    };
+    // SAFETY: as above.
+    let r = unsafe { libc::fcntl(s.raw(), libc::F_SETFL, fl) };
+    ensure!(r == 0, "fcntl: {}", io::Error::last_os_error());
+    Ok(())
+}
+
+fn pattern(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+/// Read exactly `n` bytes (several reads if needed).
+fn read_n(s: &Stream, n: usize) -> Result<Vec<u8>, String> {
+    let mut out = vec![0u8; n];
+    let mut got = 0;
+    while got < n {
+        let k = e(s.read(&mut out[got..]), "read")?;
+        ensure!(k > 0, "read returned 0 after {got} of {n} bytes");
+        got += k;
+    }
+    Ok(out)
+}
+
+fn poll1(s: &Stream, events: i16, timeout_ms: i32) -> Result<i16, String> {
+    let mut p = libc::pollfd {
+        fd: s.raw(),
+        events,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    ensure!(r >= 0, "poll: {}", io::Error::last_os_error());
+    Ok(p.revents)
+}
+
+fn nread(s: &Stream) -> Result<(i32, i32), String> {
+    e(s.ioctl_get_int(I_NREAD), "I_NREAD")
+}
+
+fn ioctl_ptr(s: &Stream, cmd: i32, arg: *mut libc::c_void) -> io::Result<i32> {
+    // SAFETY: the caller passes a pointer valid for `cmd` (or a deliberately bad one, which
+    // the kernel must reject with EFAULT).
+    let r = unsafe { libc::ioctl(s.raw(), cmd as libc::c_ulong, arg) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn t_open_is_stream() -> R {
+    let s = open()?;
+    ensure!(isastream(s.raw()) == 1, "isastream(sloop) != 1");
+    let mut fds = [0i32; 2];
+    // SAFETY: `fds` has room for two descriptors.
+    ensure!(unsafe { libc::pipe(fds.as_mut_ptr()) } == 0, "pipe failed");
+    let r = isastream(fds[0]);
+    // SAFETY: both were just opened.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    ensure!(r == 0, "isastream(Linux pipe) = {r}, expected 0");
+    Ok(())
+}
+
+fn t_roundtrip_sizes() -> R {
+    let s = open()?;
+    for (i, &n) in [1usize, 64, 4096, 65536].iter().enumerate() {
+        let data = pattern(n, i as u8);
+        let w = e(s.write(&data), "write")?;
+        ensure!(w == n, "write({n}) returned {w}");
+        let back = read_n(&s, n)?;
+        ensure!(back == data, "{n} bytes came back different");
+        ensure!(nread(&s)?.0 == 0, "bytes left after reading {n}");
+    }
+    Ok(())
+}
+
+fn t_rnorm_byte_stream() -> R {
+    let s = open()?;
+    e(s.write(b"abc"), "write")?;
+    e(s.write(b"defgh"), "write")?;
+    let mut b = [0u8; 8];
+    let n = e(s.read(&mut b), "read")?;
+    ensure!(
+        n == 8 && &b == b"abcdefgh",
+        "RNORM read across messages: {n} {b:?}"
+    );
+    e(s.write(b"0123456789"), "write")?;
+    let mut b = [0u8; 4];
+    ensure!(
+        e(s.read(&mut b), "read")? == 4 && &b == b"0123",
+        "partial read"
+    );
+    let mut b = [0u8; 100];
+    let n = e(s.read(&mut b), "read")?;
+    ensure!(n == 6 && &b[..6] == b"456789", "rest of message: {n}");
+    Ok(())
+}
+
+fn t_putmsg_getmsg() -> R {
+    let s = open()?;
+    e(s.putmsg(Some(b"CTRL"), Some(b"some data"), 0), "putmsg")?;
+    let (mut c, mut d) = ([0u8; 64], [0u8; 64]);
+    let g = e(s.getmsg(Some(&mut c), Some(&mut d), 0), "getmsg")?;
+    ensure!(
+        g.ctl_len == Some(4) && &c[..4] == b"CTRL",
+        "ctl part: {g:?}"
+    );
+    ensure!(
+        g.data_len == Some(9) && &d[..9] == b"some data",
+        "data part: {g:?}"
+    );
+    ensure!(g.flags == 0 && g.more == 0, "flags/more: {g:?}");
+    // Data only: no control part.
+    e(s.putmsg(None, Some(b"xy"), 0), "putmsg data only")?;
+    let g = e(s.getmsg(Some(&mut c), Some(&mut d), 0), "getmsg")?;
+    ensure!(
+        g.ctl_len.is_none() && g.data_len == Some(2),
+        "data only: {g:?}"
+    );
+    Ok(())
+}
+
+fn t_hipri_and_bands() -> R {
+    let s = open()?;
+    e(
+        s.putpmsg(Some(b"b3"), Some(b"band three"), 3, MSG_BAND),
+        "putpmsg band 3",
+    )?;
+    e(
+        s.putpmsg(Some(b"HI"), Some(b"urgent"), 0, MSG_HIPRI),
+        "putpmsg hipri",
+    )?;
+    let (mut c, mut d) = ([0u8; 64], [0u8; 64]);
+    // High priority first, whatever arrived before it.
+    let g = e(s.getpmsg(Some(&mut c), Some(&mut d), 0, MSG_ANY), "getpmsg")?;
+    ensure!(g.flags == MSG_HIPRI, "first is not MSG_HIPRI: {g:?}");
+    ensure!(
+        &c[..2] == b"HI" && g.data_len == Some(6),
+        "hipri contents: {g:?}"
+    );
+    let g = e(s.getpmsg(Some(&mut c), Some(&mut d), 0, MSG_ANY), "getpmsg")?;
+    ensure!(g.flags == MSG_BAND && g.band == 3, "band message: {g:?}");
+    ensure!(&d[..10] == b"band three", "band data");
+    // getmsg RS_HIPRI with no high-priority message queued: EAGAIN when non-blocking.
+    set_nonblock(&s, true)?;
+    e(s.putmsg(Some(b"lo"), None, 0), "putmsg")?;
+    let err = errno_of(
+        s.getmsg(Some(&mut c), Some(&mut d), RS_HIPRI),
+        "getmsg RS_HIPRI",
+    )?;
+    ensure!(err == libc::EAGAIN, "getmsg RS_HIPRI: errno {err}");
+    Ok(())
+}
+
+fn t_getmsg_partial() -> R {
+    let s = open()?;
+    e(
+        s.putmsg(Some(b"0123456789"), Some(b"abcdefghij"), 0),
+        "putmsg",
+    )?;
+    let (mut c, mut d) = ([0u8; 4], [0u8; 4]);
+    let g = e(s.getmsg(Some(&mut c), Some(&mut d), 0), "getmsg")?;
+    ensure!(
+        g.more == MORECTL | MOREDATA,
+        "more = {} (expected 3)",
+        g.more
+    );
+    ensure!(&c == b"0123" && &d == b"abcd", "first parts");
+    let (mut c, mut d) = ([0u8; 64], [0u8; 64]);
+    let g = e(s.getmsg(Some(&mut c), Some(&mut d), 0), "getmsg rest")?;
+    ensure!(g.more == 0, "rest: more {}", g.more);
+    ensure!(
+        g.ctl_len == Some(6) && &c[..6] == b"456789",
+        "rest of ctl: {g:?}"
+    );
+    ensure!(
+        g.data_len == Some(6) && &d[..6] == b"efghij",
+        "rest of data: {g:?}"
+    );
+    // Data left behind only.
+    e(s.putmsg(None, Some(b"0123456789"), 0), "putmsg")?;
+    let mut d4 = [0u8; 4];
+    let g = e(s.getmsg(Some(&mut c), Some(&mut d4), 0), "getmsg")?;
+    ensure!(g.more == MOREDATA, "data only: more {}", g.more);
+    let g = e(s.getmsg(Some(&mut c), Some(&mut d), 0), "getmsg")?;
+    ensure!(g.data_len == Some(6) && g.more == 0, "data rest: {g:?}");
+    Ok(())
+}
+
+fn t_nonblock_read() -> R {
+    let s = open_flags(libc::O_NONBLOCK)?;
+    let mut b = [0u8; 16];
+    let err = errno_of(s.read(&mut b), "read empty O_NONBLOCK")?;
+    ensure!(err == libc::EAGAIN, "errno {err}, expected EAGAIN");
+    let (mut c, mut d) = ([0u8; 8], [0u8; 8]);
+    let err = errno_of(s.getmsg(Some(&mut c), Some(&mut d), 0), "getmsg empty")?;
+    ensure!(err == libc::EAGAIN, "getmsg errno {err}, expected EAGAIN");
+    Ok(())
+}
+
+fn t_poll() -> R {
+    let s = open()?;
+    let ev = libc::POLLIN | libc::POLLOUT | libc::POLLPRI;
+    let r = poll1(&s, ev, 0)?;
+    ensure!(r & libc::POLLIN == 0, "POLLIN on an empty Stream ({r:#x})");
+    ensure!(
+        r & libc::POLLOUT != 0,
+        "no POLLOUT on an empty Stream ({r:#x})"
+    );
+    e(s.write(b"x"), "write")?;
+    let r = poll1(&s, ev, 0)?;
+    ensure!(r & libc::POLLIN != 0, "no POLLIN after write ({r:#x})");
+    read_n(&s, 1)?;
+    e(s.putpmsg(Some(b"p"), None, 0, MSG_HIPRI), "putpmsg hipri")?;
+    let r = poll1(&s, ev, 0)?;
+    ensure!(r & libc::POLLPRI != 0, "no POLLPRI for M_PCPROTO ({r:#x})");
+    Ok(())
+}
+
+fn t_blocked_reader_woken() -> R {
+    let s = Arc::new(open()?);
+    let r2 = s.clone();
+    let t0 = Instant::now();
+    let h = thread::spawn(move || {
+        let mut b = [0u8; 16];
+        r2.read(&mut b).map(|n| (n, b))
+    });
+    thread::sleep(Duration::from_millis(300));
+    ensure!(!h.is_finished(), "reader did not block on an empty Stream");
+    e(s.write(b"wake"), "write")?;
+    let (n, b) = e(h.join().map_err(|_| "thread panicked".to_string())?, "read")?;
+    ensure!(n == 4 && &b[..4] == b"wake", "woken reader got {n} bytes");
+    ensure!(
+        t0.elapsed() >= Duration::from_millis(250),
+        "reader returned too early"
+    );
+    Ok(())
+}
+
+fn t_poll_woken() -> R {
+    let s = Arc::new(open()?);
+    let r2 = s.clone();
+    let h = thread::spawn(move || poll1(&r2, libc::POLLIN, 10_000));
+    thread::sleep(Duration::from_millis(300));
+    ensure!(!h.is_finished(), "poll did not wait");
+    e(s.write(b"p"), "write")?;
+    let r = h.join().map_err(|_| "panic".to_string())??;
+    ensure!(r & libc::POLLIN != 0, "poll woke without POLLIN ({r:#x})");
+    Ok(())
+}
+
+fn t_flow_control() -> R {
+    let s = Arc::new(open()?);
+    set_nonblock(&s, true)?;
+    let chunk = pattern(4096, 7);
+    let mut total = 0usize;
+    loop {
+        match s.write(&chunk) {
+            Ok(n) => total += n,
+            Err(err) if err.raw_os_error() == Some(libc::EAGAIN) => break,
+            Err(err) => return Err(format!("write: {err}")),
+        }
+        ensure!(total < (1 << 20), "no flow control after {total} bytes");
+    }
+    ensure!(total > 0, "first write already flow controlled");
+    let r = poll1(&s, libc::POLLOUT, 0)?;
+    ensure!(
+        r & libc::POLLOUT == 0,
+        "POLLOUT while flow controlled ({r:#x})"
+    );
+    // A blocking writer now sleeps until the reader drains.
+    set_nonblock(&s, false)?;
+    let done = Arc::new(AtomicBool::new(false));
+    let (w, d2, c2) = (s.clone(), done.clone(), chunk.clone());
+    let h = thread::spawn(move || {
+        let r = w.write(&c2);
+        d2.store(true, Ordering::SeqCst);
+        r
+    });
+    thread::sleep(Duration::from_millis(300));
+    ensure!(
+        !done.load(Ordering::SeqCst),
+        "writer did not block under flow control"
+    );
+    let got = read_n(&s, total)?;
+    ensure!(
+        got.chunks(4096).all(|c| c == chunk.as_slice()),
+        "data corrupted"
+    );
+    let n = e(
+        h.join().map_err(|_| "thread panicked".to_string())?,
+        "blocked write",
+    )?;
+    ensure!(n == 4096, "blocked write returned {n}");
+    ensure!(read_n(&s, 4096)? == chunk, "last chunk differs");
+    Ok(())
+}
+
+fn t_efault() -> R {
+    let s = open()?;
+    let bad = 8usize as *mut libc::c_void;
+    // SAFETY: deliberately invalid user pointer: the kernel must fail with EFAULT.
+    let r = unsafe { libc::write(s.raw(), bad, 10) };
+    let err = io::Error::last_os_error().raw_os_error();
+    ensure!(
+        r == -1 && err == Some(libc::EFAULT),
+        "write(8): {r} {err:?}"
+    );
+    e(s.write(b"kept"), "write")?;
+    // SAFETY: as above, for read.
+    let r = unsafe { libc::read(s.raw(), bad, 10) };
+    let err = io::Error::last_os_error().raw_os_error();
+    ensure!(r == -1 && err == Some(libc::EFAULT), "read(8): {r} {err:?}");
+    // A munmapped page.
+    // SAFETY: anonymous mapping of one page, unmapped at once.
+    let page = unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        libc::munmap(p, 4096);
+        p
+    };
+    // SAFETY: deliberately unmapped user pointer.
+    let r = unsafe { libc::read(s.raw(), page, 4) };
+    let err = io::Error::last_os_error().raw_os_error();
+    ensure!(
+        r == -1 && err == Some(libc::EFAULT),
+        "read(unmapped): {r} {err:?}"
+    );
+    // Nothing was consumed by the failed reads.
+    ensure!(read_n(&s, 4)? == b"kept", "data lost by a faulting read");
+    // Bad pointers in ioctl arguments.
+    let err = errno_of(ioctl_ptr(&s, I_NREAD, bad), "I_NREAD(8)")?;
+    ensure!(err == libc::EFAULT, "I_NREAD(8): errno {err}");
+    let err = errno_of(ioctl_ptr(&s, I_GETPMSG, page), "I_GETPMSG(unmapped)")?;
+    ensure!(err == libc::EFAULT, "I_GETPMSG(unmapped): errno {err}");
+    Ok(())
+}
+
+fn look(s: &Stream) -> io::Result<String> {
+    let mut name = [0u8; FMNAMESZ + 1];
+    ioctl_ptr(s, I_LOOK, name.as_mut_ptr().cast())?;
+    let n = name.iter().position(|&c| c == 0).unwrap_or(name.len());
+    Ok(String::from_utf8_lossy(&name[..n]).into_owned())
+}
+
+fn find(s: &Stream, name: &str) -> io::Result<i32> {
+    let c = std::ffi::CString::new(name).map_err(|_| io::Error::other("nul"))?;
+    ioctl_ptr(s, I_FIND, c.as_ptr().cast_mut().cast())
+}
+
+fn t_push_look_pop() -> R {
+    let s = open()?;
+    let err = errno_of(look(&s), "I_LOOK without modules")?;
+    ensure!(err == libc::EINVAL, "I_LOOK empty: errno {err}");
+    ensure!(
+        e(find(&s, "nullmod"), "I_FIND")? == 0,
+        "nullmod found before push"
+    );
+    e(s.push("nullmod"), "I_PUSH nullmod")?;
+    ensure!(e(look(&s), "I_LOOK")? == "nullmod", "I_LOOK after push");
+    ensure!(e(find(&s, "nullmod"), "I_FIND")? == 1, "I_FIND after push");
+    let err = errno_of(find(&s, "nosuchmd"), "I_FIND unknown")?;
+    ensure!(err == libc::EINVAL, "I_FIND unknown: errno {err}");
+    let err = errno_of(s.push("nosuchmd"), "I_PUSH unknown")?;
+    ensure!(err == libc::EINVAL, "I_PUSH unknown: errno {err}");
+    // Data passes through the module both ways.
+    e(s.write(b"through nullmod"), "write")?;
+    ensure!(
+        read_n(&s, 15)? == b"through nullmod",
+        "round trip through nullmod"
+    );
+    e(s.pop(), "I_POP")?;
+    let err = errno_of(look(&s), "I_LOOK after pop")?;
+    ensure!(err == libc::EINVAL, "I_LOOK after pop: errno {err}");
+    let err = errno_of(s.pop(), "I_POP with no module")?;
+    ensure!(err == libc::EINVAL, "I_POP empty: errno {err}");
+    Ok(())
+}
+
+fn t_nread() -> R {
+    let s = open()?;
+    ensure!(nread(&s)? == (0, 0), "I_NREAD on empty");
+    e(s.write(&[1u8; 10]), "write")?;
+    e(s.write(&[2u8; 20]), "write")?;
+    let (msgs, first) = nread(&s)?;
+    ensure!(
+        msgs == 2 && first == 10,
+        "I_NREAD: {msgs} messages, first {first}"
+    );
+    Ok(())
+}
+
+fn t_flush() -> R {
+    let s = open()?;
+    e(s.write(b"to be flushed"), "write")?;
+    e(s.ioctl_int(I_FLUSH, FLUSHRW), "I_FLUSH")?;
+    ensure!(nread(&s)?.0 == 0, "data left after I_FLUSH FLUSHRW");
+    e(s.write(b"after"), "write")?;
+    e(s.ioctl_int(I_FLUSH, FLUSHW), "I_FLUSH FLUSHW")?;
+    // sloop turns FLUSHW around as FLUSHR: the looped-back data is gone too.
+    ensure!(nread(&s)?.0 == 0, "FLUSHW did not flush the loopback");
+    let err = errno_of(s.ioctl_int(I_FLUSH, 0), "I_FLUSH 0")?;
+    ensure!(err == libc::EINVAL, "I_FLUSH 0: errno {err}");
+    Ok(())
+}
+
+fn t_istr() -> R {
+    let s = open()?;
+    let mut buf = *b"hello, driver";
+    let mut ic = strioctl {
+        ic_cmd: SLOOP_IOC_ECHO,
+        ic_timout: -1,
+        ic_len: buf.len() as i32,
+        ic_dp: buf.as_mut_ptr().cast(),
+    };
+    let r = e(
+        ioctl_ptr(&s, I_STR, (&mut ic as *mut strioctl).cast()),
+        "I_STR echo",
+    )?;
+    ensure!(
+        r == 0 && ic.ic_len == 13,
+        "I_STR echo: r {r} len {}",
+        ic.ic_len
+    );
+    ensure!(&buf == b"hello, driver", "I_STR data");
+    ic.ic_cmd = 0x1234;
+    let err = errno_of(
+        ioctl_ptr(&s, I_STR, (&mut ic as *mut strioctl).cast()),
+        "I_STR nak",
+    )?;
+    ensure!(err == libc::EINVAL, "I_STR unknown command: errno {err}");
+    Ok(())
+}
+
+extern "C" fn on_alarm(_: libc::c_int) {}
+
+fn t_signal_interrupts_read() -> R {
+    let s = open()?;
+    // SAFETY: installing a no-op handler without SA_RESTART, so the read fails with EINTR.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_alarm as *const () as usize;
+        sa.sa_flags = 0;
+        libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
+        libc::alarm(1);
+    }
+    let mut b = [0u8; 8];
+    let err = errno_of(s.read(&mut b), "read interrupted")?;
+    ensure!(err == libc::EINTR, "read after SIGALRM: errno {err}");
+    // The Stream still works.
+    e(s.write(b"ok"), "write")?;
+    ensure!(read_n(&s, 2)? == b"ok", "read after EINTR");
+    Ok(())
+}
+
+fn t_close_with_data() -> R {
+    for _ in 0..10 {
+        let s = open()?;
+        e(s.write(&pattern(3000, 1)), "write")?;
+        e(s.putmsg(Some(b"ctl"), Some(b"data"), 0), "putmsg")?;
+        e(s.putpmsg(Some(b"hi"), None, 0, MSG_HIPRI), "putpmsg")?;
+        e(s.push("nullmod"), "push")?;
+        drop(s);
+    }
+    Ok(())
+}
+
+fn t_open_close_cycles() -> R {
+    for i in 0..200 {
+        let s = open()?;
+        ensure!(s.as_fd().as_raw_fd() >= 0, "bad fd");
+        if i % 2 == 0 {
+            e(s.write(&[i as u8; 32]), "write")?;
+            ensure!(read_n(&s, 32)? == [i as u8; 32], "cycle {i} data");
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let cases: &[Case] = &[
+        (
+            "open clone device, isastream 1 (and 0 on a Linux pipe)",
+            t_open_is_stream,
+        ),
+        (
+            "write/read round trip 1, 64, 4096, 65536 bytes",
+            t_roundtrip_sizes,
+        ),
+        (
+            "RNORM byte-stream reads across messages",
+            t_rnorm_byte_stream,
+        ),
+        ("putmsg/getmsg control + data round trip", t_putmsg_getmsg),
+        (
+            "putpmsg/getpmsg MSG_HIPRI first, MSG_BAND band 3",
+            t_hipri_and_bands,
+        ),
+        (
+            "getmsg MORECTL|MOREDATA partial retrieval",
+            t_getmsg_partial,
+        ),
+        ("O_NONBLOCK read/getmsg on empty -> EAGAIN", t_nonblock_read),
+        ("poll POLLOUT empty, POLLIN after write, POLLPRI", t_poll),
+        (
+            "blocked reader (thread) woken by a write",
+            t_blocked_reader_woken,
+        ),
+        ("blocked poll (thread) woken by a write", t_poll_woken),
+        (
+            "flow control: EAGAIN, no POLLOUT, blocked writer woken",
+            t_flow_control,
+        ),
+        ("bad user pointers -> EFAULT, nothing lost", t_efault),
+        ("I_PUSH nullmod / I_LOOK / I_FIND / I_POP", t_push_look_pop),
+        ("I_NREAD counts messages and first size", t_nread),
+        ("I_FLUSH FLUSHRW and FLUSHW turned around", t_flush),
+        ("I_STR ack with echoed data, nak -> EINVAL", t_istr),
+        (
+            "signal interrupts a blocked read (EINTR)",
+            t_signal_interrupts_read,
+        ),
+        ("close with data and a module pending", t_close_with_data),
+        ("200 open/close cycles", t_open_close_cycles),
+    ];
+    println!("1..{}", cases.len());
+    let (mut pass, mut fail) = (0, 0);
+    for (i, (name, f)) in cases.iter().enumerate() {
+        match f() {
+            Ok(()) => {
+                pass += 1;
+                println!("ok {} - {name}", i + 1);
+            }
+            Err(why) => {
+                fail += 1;
+                println!("not ok {} - {name}: {why}", i + 1);
+            }
+        }
+    }
+    println!("{pass} passed, {fail} failed");
+    std::process::exit(i32::from(fail != 0));
+}
