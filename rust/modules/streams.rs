@@ -33,8 +33,6 @@ pub mod sched;
 pub mod sth;
 #[path = "../streams_core/src/stream/mod.rs"]
 pub mod stream;
-#[path = "../streams_core/src/sth/mod.rs"]
-pub mod sth;
 
 // --- Kernel glue. ---
 mod chardev;

@@ -291,7 +291,7 @@ impl Mblk {
     pub(crate) fn copy_data(&self) -> Result<Data, NoMem> {
         let mut d = Data::alloc(self.data.bytes().len())?;
         if let Some(dst) = d.bytes_mut().and_then(|b| b.get_mut(self.rptr..self.wptr)) {
-            dst.copy_from_slice(self.rd());
+            sys::copy_bytes(dst, self.rd());
         }
         Ok(d)
     }
