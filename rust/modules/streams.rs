@@ -72,7 +72,9 @@ struct KeptBuffers;
 
 impl Drop for KeptBuffers {
     fn drop(&mut self) {
-        sys::release_kept();
+        // SAFETY: `KeptBuffers` is the last field of `Streams`, so it drops after the KUnit
+        // suites are unregistered; their cases were the only users of `leak_zeroed` buffers.
+        unsafe { sys::release_kept() };
     }
 }
 

@@ -38,6 +38,9 @@ const PACKAGES: &[(&str, Option<&str>)] = &[
     ("gcc", None),
     ("libc6-dev", None),
     ("xz-utils", None),
+    // host checks: valgrind runs the core's tests, gnuplot draws perftest's charts
+    ("valgrind", None),
+    ("gnuplot-nox", None),
 ];
 
 /// The Debian rustc that builds the kernel and the modules.

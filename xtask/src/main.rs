@@ -27,7 +27,8 @@ cargo xtask <command> [options]      (run as root on Debian 12; see docs/buildin
 
 commands:
   test [--variant test|lean] [--no-host] [--no-negative-control]
-      Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace), then the
+      Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace, core tests
+      under valgrind, loom models, unsafe audit table), then the
       KUnit suites of streams.ko in a QEMU guest with the test kernel (KASAN, lockdep,
       kmemleak), then the negative control (a build with a deliberately failing case, which
       must be reported as failing). Exit status 0 only if everything passed.
@@ -126,6 +127,32 @@ fn host_tests() -> Result<()> {
         util::run(Command::new(&cargo).current_dir(&root).args(args))?;
         st.done();
     }
+    // The core's shared cases again under valgrind (memcheck; a definite leak fails).
+    let st = util::step("host: streams_core tests under valgrind");
+    util::run(
+        Command::new(&cargo)
+            .current_dir(&root)
+            .args(["test", "-p", "streams_core", "--lib", "--quiet"])
+            .env(
+                "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER",
+                "valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite",
+            ),
+    )?;
+    st.done();
+    // loom models of the scheduler and back-enable races (own target dir: other RUSTFLAGS).
+    let st = util::step("host: loom models (tests/loom_sched.rs)");
+    util::run(
+        Command::new(&cargo)
+            .current_dir(&root)
+            .args(["test", "-p", "streams_core", "--release", "--quiet"])
+            .args(["--test", "loom_sched"])
+            .env("RUSTFLAGS", "--cfg loom")
+            .env("CARGO_TARGET_DIR", root.join("target/loom")),
+    )?;
+    st.done();
+    let st = util::step("host: docs/unsafe.md matches the code (scripts/unsafe-report.sh)");
+    util::run(Command::new(root.join("scripts/unsafe-report.sh")).arg("--check"))?;
+    st.done();
     Ok(())
 }
 
@@ -256,6 +283,7 @@ fn cmd_test(o: &Opts) -> Result<()> {
         };
     }
     if !o.no_host {
+        deps::ensure()?;
         host_tests()?;
     }
     let verdict = vm_tests(v, false, limit)?;

@@ -9,8 +9,9 @@
 //! panics. Functions that would consume a value on failure hand it back instead, so a failed
 //! allocation never loses a message.
 //!
-//! This is also the one module of the core that may contain `unsafe` (kernel build only: the
-//! 6.12 `KBox` has no unsized coercion, see [`box_dyn!`]). Each block carries a SAFETY comment.
+//! This is also the one module of the core that may contain `unsafe`, in the kernel build only:
+//! the 6.12 `KBox` has no unsized coercion (see [`box_dyn!`]), and `release_kept` re-owns the
+//! run-long test buffers at module exit. Each block carries a SAFETY comment.
 
 #[cfg(not(rstreams_kernel))]
 extern crate alloc;
@@ -191,9 +192,13 @@ static KEPT: [core::sync::atomic::AtomicPtr<u8>; 64] =
 
 /// Free every buffer [`leak_zeroed`] handed out. Kernel only: `streams.ko` calls it at module
 /// exit, after its KUnit suites (the only users) are unregistered, so that unloading gives the
-/// memory back (kmemleak reports it otherwise). Nothing may use those buffers afterwards.
+/// memory back (kmemleak reports it otherwise).
+///
+/// # Safety
+///
+/// No slice returned by [`leak_zeroed`] may be used after this call.
 #[cfg(rstreams_kernel)]
-pub fn release_kept() {
+pub unsafe fn release_kept() {
     use core::sync::atomic::Ordering;
     for slot in KEPT.iter() {
         let p = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);
@@ -323,8 +328,8 @@ pub fn vec_extend_from_slice(v: &mut Vec<u8>, s: &[u8]) -> Result<(), NoMem> {
 /// Box a value as a trait object: `box_dyn!(value => dyn Trait)`.
 ///
 /// On the host this is the ordinary unsized coercion. The 6.12 kernel `KBox` does not implement
-/// `CoerceUnsized`, so the kernel build converts through a raw pointer (the one `unsafe` block
-/// of the core, below). Evaluates to `Result<Box<dyn Trait>, NoMem>`.
+/// `CoerceUnsized`, so the kernel build converts through a raw pointer (an `unsafe` block,
+/// below). Evaluates to `Result<Box<dyn Trait>, NoMem>`.
 #[macro_export]
 macro_rules! box_dyn {
     ($v:expr => $t:ty) => {
