@@ -206,6 +206,8 @@ unsafe extern "C" fn open_tramp<T: FileOps>(
     }
 }
 
+// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
+// with a `file` that `open_tramp::<T>` opened and that is not yet released.
 unsafe extern "C" fn release_tramp<T: FileOps>(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,
@@ -217,6 +219,8 @@ unsafe extern "C" fn release_tramp<T: FileOps>(
     0
 }
 
+// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
+// with a `file` that `open_tramp::<T>` opened and that is not yet released.
 unsafe extern "C" fn read_tramp<T: FileOps>(
     file: *mut bindings::file,
     buf: *mut c_char,
@@ -231,6 +235,8 @@ unsafe extern "C" fn read_tramp<T: FileOps>(
     }
 }
 
+// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
+// with a `file` that `open_tramp::<T>` opened and that is not yet released.
 unsafe extern "C" fn write_tramp<T: FileOps>(
     file: *mut bindings::file,
     buf: *const c_char,
@@ -245,6 +251,8 @@ unsafe extern "C" fn write_tramp<T: FileOps>(
     }
 }
 
+// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
+// with a `file` that `open_tramp::<T>` opened and that is not yet released.
 unsafe extern "C" fn ioctl_tramp<T: FileOps>(
     file: *mut bindings::file,
     cmd: c_uint,
@@ -258,6 +266,8 @@ unsafe extern "C" fn ioctl_tramp<T: FileOps>(
     }
 }
 
+// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
+// with a `file` that `open_tramp::<T>` opened and that is not yet released.
 unsafe extern "C" fn poll_tramp<T: FileOps>(
     file: *mut bindings::file,
     pt: *mut bindings::poll_table_struct,

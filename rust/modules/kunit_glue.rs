@@ -188,6 +188,8 @@ impl Drop for KunitSuites {
 }
 
 /// The `run_case` of every registered case: finds the table entry and runs it.
+// SAFETY (contract): only KUnit calls this, with the live `struct kunit` of a case registered
+// by `KunitSuites::register`.
 unsafe extern "C" fn run_case(test: *mut bindings::kunit) {
     // SAFETY: KUnit calls `run_case` with its live test, whose `name` it set from our case.
     let name = unsafe { (*test).name };

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 static REAL_PIPE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 static REAL_PIPE2: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
+// SAFETY (contract of the two types): glibc's pipe/pipe2, called with a pointer to 2 ints.
 type PipeFn = unsafe extern "C" fn(*mut c_int) -> c_int;
 type Pipe2Fn = unsafe extern "C" fn(*mut c_int, c_int) -> c_int;
 
