@@ -458,11 +458,7 @@ impl Msg {
         let Some(room) = self.spare_mut() else {
             return 0;
         };
-        let n = room.len().min(src.len());
-        match (room.get_mut(..n), src.get(..n)) {
-            (Some(dst), Some(s)) => dst.copy_from_slice(s),
-            _ => return 0,
-        }
+        let n = sys::copy_bytes(room, src);
         self.0.wptr += n;
         n
     }

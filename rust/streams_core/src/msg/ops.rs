@@ -218,14 +218,14 @@ impl Msg {
         // want >= blen here, so the whole first block goes first.
         let mut off = self.blen();
         if let Some(d) = dst.get_mut(..off) {
-            d.copy_from_slice(self.rd());
+            sys::copy_bytes(d, self.rd());
         }
         let mut rest = self.0.cont.take();
         while off < want {
             let Some(mut b) = rest else { break };
             let n = b.blen().min(want - off);
-            if let (Some(d), Some(s)) = (dst.get_mut(off..off + n), b.rd().get(..n)) {
-                d.copy_from_slice(s);
+            if let Some(d) = dst.get_mut(off..off + n) {
+                sys::copy_bytes(d, b.rd());
             }
             off += n;
             b.0.rptr += n;
