@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
+#include <linux/file.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
@@ -111,6 +112,27 @@ void rstreams_init_waitqueue(struct wait_queue_head *wq)
 	init_waitqueue_head(wq);
 }
 EXPORT_SYMBOL_GPL(rstreams_init_waitqueue);
+
+struct file *rstreams_fget(unsigned int fd);
+struct file *rstreams_fget(unsigned int fd)
+{
+	return fget(fd);
+}
+EXPORT_SYMBOL_GPL(rstreams_fget);
+
+void rstreams_fput(struct file *file);
+void rstreams_fput(struct file *file)
+{
+	fput(file);
+}
+EXPORT_SYMBOL_GPL(rstreams_fput);
+
+bool rstreams_file_same_ops(struct file *a, struct file *b);
+bool rstreams_file_same_ops(struct file *a, struct file *b)
+{
+	return a->f_op == b->f_op;
+}
+EXPORT_SYMBOL_GPL(rstreams_file_same_ops);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");
