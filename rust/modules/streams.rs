@@ -36,6 +36,7 @@ pub mod stream;
 
 // --- Kernel glue. ---
 mod chardev;
+mod dwork;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;

@@ -37,6 +37,7 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 
 use crate::chardev::{self, CallFile, FileOps, PollTable, O_NONBLOCK};
+use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::sth::consts::*;
 use crate::sth::{HeadEvents, Stop};
@@ -60,10 +61,17 @@ pub(crate) struct StrDev {
     pub(crate) registry: Arc<Registry>,
 }
 
+/// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
+const HOLD_JIFFIES: u64 = 1;
+
 /// A Stream and the wait queues of its heads (one, or two for a pipe): what the files open on
 /// it share.
 #[pin_data]
 pub(crate) struct StrShared {
+    /// The write-hold timer, set once after creation. Declared first so that it is dropped
+    /// (cancelled, waiting for a running callback) before the Stream it flushes.
+    #[pin]
+    hold: SpinLock<Option<DelayedWork<StrShared>>>,
     /// The Stream (heads, modules, driver); the stream lock.
     #[pin]
     pub(crate) stream: Mutex<Stream>,
@@ -77,15 +85,39 @@ pub(crate) struct StrShared {
 
 impl StrShared {
     fn new(s: Stream) -> Result<Arc<StrShared>, Errno> {
-        Arc::pin_init(
+        let sh = Arc::pin_init(
             pin_init!(StrShared {
+                hold <- kernel::new_spinlock!(None, "rstreams_hold"),
                 stream <- kernel::new_mutex!(s, "rstreams_stream"),
                 wq0 <- WaitQueue::new(),
                 wq1 <- WaitQueue::new(),
             }),
             GFP_KERNEL,
         )
-        .map_err(|_| Errno::ENOSR)
+        .map_err(|_| Errno::ENOSR)?;
+        // SAFETY: the work item is a field of `*sh`, which is pinned in its `Arc` allocation
+        // and drops the work item (cancelling it synchronously) before its other fields.
+        let w = unsafe { DelayedWork::new(StrShared::hold_expired, &*sh) }?;
+        *sh.hold.lock() = Some(w);
+        Ok(sh)
+    }
+
+    /// The hold timer fired: send what write hold has coalesced on either end.
+    fn hold_expired(&self) {
+        let mut g = self.stream.lock();
+        let ends = if g.is_pipe() { 2 } else { 1 };
+        for end in 0..ends {
+            g.with_end(end, Stream::sth_flush_hold);
+        }
+        let mut ev = settle(&mut g);
+        drop(g);
+        // Never re-arm from the callback: the timer is only armed by writes, which hold a
+        // reference to this object (the drop of the last one cancels the timer).
+        for e in ev.iter_mut() {
+            e.hold_timer = false;
+        }
+        // No process of ours runs this: nobody to send SIGPIPE to.
+        self.apply(usize::MAX, ev);
     }
 
     fn wq(&self, end: usize) -> &WaitQueue {
@@ -100,7 +132,12 @@ impl StrShared {
     fn apply(&self, me: usize, ev: [HeadEvents; 2]) {
         for (end, e) in ev.iter().enumerate() {
             if e.wake != 0 {
-                self.wq(end).wake_all();
+                self.wq(end).wake_sleepers();
+            }
+        }
+        if ev.iter().any(|e| e.hold_timer) {
+            if let Some(w) = &*self.hold.lock() {
+                w.arm(HOLD_JIFFIES);
             }
         }
         if ev.get(me).is_some_and(|e| e.sigpipe) {

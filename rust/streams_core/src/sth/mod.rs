@@ -36,6 +36,7 @@ pub use ioctl::{IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
 pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
+pub use write::STRHOLDSZ;
 
 use crate::errno::Errno;
 use crate::msg::Msg;
