@@ -28,10 +28,12 @@
 //! Pipes: a STREAMS pipe is one `Stream` with two heads (`sth/pipe.rs`), shared by the two
 //! files ([`StrShared`], with a wait queue per end); each file knows its end ([`Link`]). An
 //! open of the pipe device gives an unconnected end; `I_PIPE` ([`StrFile::weld`]) replaces the
-//! links of two such files by the two ends of a new pipe. Every system call therefore reads
+//! links of two such files by the two ends of a new pipe (claimed by compare-and-swap on
+//! their `pipe_state`, never by holding two link locks). Every system call therefore reads
 //! the link first (a spinlock and a reference count) and then locks the Stream.
 
 use core::ptr;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -151,9 +153,14 @@ impl StrShared {
 pub(crate) struct Link {
     shared: Arc<StrShared>,
     end: usize,
-    /// An unconnected pipe end (`I_PIPE` may weld it).
-    unconnected: bool,
 }
+
+/// `StrFile::pipe_state`: not an unconnected pipe end (a Stream over a driver, or welded).
+const CONNECTED: u8 = 0;
+/// An unconnected pipe end: `I_PIPE` may weld it.
+const UNCONNECTED: u8 = 1;
+/// Being welded by an `I_PIPE` in progress.
+const WELDING: u8 = 2;
 
 /// One open STREAMS file.
 #[pin_data]
@@ -165,6 +172,8 @@ pub(crate) struct StrFile {
     /// so it lives as long as the file.
     #[pin]
     retired: SpinLock<Option<Arc<StrShared>>>,
+    /// `CONNECTED`, `UNCONNECTED` or `WELDING` (see `weld`).
+    pipe_state: AtomicU8,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
 }
@@ -194,11 +203,13 @@ fn settle(s: &mut Stream) -> [HeadEvents; 2] {
 }
 
 impl StrFile {
-    fn new(link: Link, registry: Arc<Registry>) -> Result<Arc<StrFile>, Errno> {
+    fn new(link: Link, unconnected: bool, registry: Arc<Registry>) -> Result<Arc<StrFile>, Errno> {
+        let state = if unconnected { UNCONNECTED } else { CONNECTED };
         Arc::pin_init(
             pin_init!(StrFile {
                 link <- kernel::new_spinlock!(link, "rstreams_link"),
                 retired <- kernel::new_spinlock!(None, "rstreams_retired"),
+                pipe_state: AtomicU8::new(state),
                 registry,
             }),
             GFP_KERNEL,
@@ -254,47 +265,44 @@ impl StrFile {
 
     /// I_PIPE: weld this unconnected pipe end and `other` into the two ends of a new STREAMS
     /// pipe. EINVAL unless both are distinct unconnected ends of the pipe device.
+    ///
+    /// Each file's `pipe_state` goes UNCONNECTED → WELDING by compare-and-swap, so two welds
+    /// naming the same file cannot both proceed; no two link locks are ever held together.
     pub(crate) fn weld(&self, other: &StrFile) -> Result<(), Errno> {
         if ptr::eq(self, other) {
             return Err(Errno::EINVAL);
         }
-        let shared = StrShared::new(Stream::pipe()?)?;
-        // Lock both links in address order, so that two welds of the same files in opposite
-        // directions cannot deadlock; re-check under the locks.
-        let (first, second) = if (self as *const StrFile) < (other as *const StrFile) {
-            (self, other)
-        } else {
-            (other, self)
+        let claim = |f: &StrFile| {
+            f.pipe_state
+                .compare_exchange(UNCONNECTED, WELDING, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
         };
-        let mut l1 = first.link.lock();
-        let mut l2 = second.link.lock();
-        if !l1.unconnected || !l2.unconnected {
+        if !claim(self) {
             return Err(Errno::EINVAL);
         }
-        let mine = Link {
-            shared: shared.clone(),
-            end: 0,
-            unconnected: false,
+        if !claim(other) {
+            self.pipe_state.store(UNCONNECTED, Ordering::Release);
+            return Err(Errno::EINVAL);
+        }
+        let shared = match Stream::pipe().and_then(StrShared::new) {
+            Ok(sh) => sh,
+            Err(e) => {
+                self.pipe_state.store(UNCONNECTED, Ordering::Release);
+                other.pipe_state.store(UNCONNECTED, Ordering::Release);
+                return Err(e);
+            }
         };
-        let theirs = Link {
-            shared,
-            end: 1,
-            unconnected: false,
-        };
-        let (n1, n2) = if ptr::eq(first, self) {
-            (mine, theirs)
-        } else {
-            (theirs, mine)
-        };
-        let o1 = core::mem::replace(&mut *l1, n1);
-        let o2 = core::mem::replace(&mut *l2, n2);
-        drop(l2);
-        drop(l1);
-        // Pollers of the unconnected ends re-poll (and find the new wait queues).
-        o1.shared.wq(0).wake_all();
-        o2.shared.wq(0).wake_all();
-        *first.retired.lock() = Some(o1.shared);
-        *second.retired.lock() = Some(o2.shared);
+        for (f, end) in [(self, 0), (other, 1)] {
+            let new = Link {
+                shared: shared.clone(),
+                end,
+            };
+            let old = core::mem::replace(&mut *f.link.lock(), new);
+            // Pollers of the unconnected end re-poll (and find the new wait queue).
+            old.shared.wq(0).wake_all();
+            *f.retired.lock() = Some(old.shared);
+            f.pipe_state.store(CONNECTED, Ordering::Release);
+        }
         Ok(())
     }
 }
@@ -315,12 +323,8 @@ impl FileOps for StrFile {
         let shared = StrShared::new(s)?;
         // The driver's open may have sent M_SETOPTS/data; nothing can wait on a new Stream.
         let _ = settle(&mut shared.stream.lock());
-        let link = Link {
-            shared,
-            end: 0,
-            unconnected,
-        };
-        StrFile::new(link, dev.registry.clone())
+        let link = Link { shared, end: 0 };
+        StrFile::new(link, unconnected, dev.registry.clone())
     }
 
     fn release(this: Arc<Self>) {
@@ -366,11 +370,17 @@ impl FileOps for StrFile {
         f_flags: u32,
         file: &CallFile<'_, Self>,
     ) -> Result<i32, Errno> {
-        if cmd == I_PIPE {
-            let other = file.same_device(arg as u32 as i32)?;
-            return self.weld(&other).map(|()| 0);
+        let nonblock = f_flags & O_NONBLOCK != 0;
+        match cmd {
+            I_PIPE => {
+                let other = file.same_device(arg as u32 as i32)?;
+                return self.weld(&other).map(|()| 0);
+            }
+            I_SENDFD => return crate::fdpass::sendfd(self, arg as u32 as i32),
+            I_RECVFD => return crate::fdpass::recvfd(self, arg, nonblock),
+            _ => {}
         }
-        crate::strioctl::ioctl(self, cmd, arg, f_flags & O_NONBLOCK != 0)
+        crate::strioctl::ioctl(self, cmd, arg, nonblock)
     }
 
     fn poll(&self, pt: &PollTable<'_>) -> u32 {
