@@ -235,5 +235,19 @@ void rstreams_current_ids(unsigned int *uid, unsigned int *gid)
 }
 EXPORT_SYMBOL_GPL(rstreams_current_ids);
 
+/* SIGPOLL for I_SETSIG registrations: the registered process, if it still exists. */
+void rstreams_kill_pid(int pid, int sig);
+void rstreams_kill_pid(int pid, int sig)
+{
+	struct pid *p;
+
+	rcu_read_lock();
+	p = find_vpid(pid);
+	if (p)
+		kill_pid(p, sig, 1);
+	rcu_read_unlock();
+}
+EXPORT_SYMBOL_GPL(rstreams_kill_pid);
+
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");

@@ -616,6 +616,10 @@ fn main() {
             "STREAMS pipe: I_SENDFD/I_RECVFD pass a file, EBADMSG/EAGAIN/EBADF/EINVAL",
             pipes::t_pipe_fd_passing,
         ),
+        (
+            "I_SETSIG: SIGPOLL on input from the other end and on hangup, not on own writes",
+            pipes::t_pipe_sigpoll,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);

@@ -1,10 +1,10 @@
 //! STREAMS pipe cases (`/dev/streams/clone/pipe` welded by I_PIPE): full duplex, hangup at
-//! close, and file descriptor passing with I_SENDFD/I_RECVFD.
+//! close, file descriptor passing with I_SENDFD/I_RECVFD, and SIGPOLL (I_SETSIG).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use streams::{strrecvfd, Stream, I_RECVFD, I_SENDFD};
+use streams::{strrecvfd, Stream, I_GETSIG, I_RECVFD, I_SENDFD, I_SETSIG, S_HANGUP, S_INPUT};
 
 use crate::{e, errno_of, ioctl_ptr, open, R};
 
@@ -140,5 +140,53 @@ pub(crate) fn t_pipe_fd_passing() -> R {
         r == libc::EINVAL,
         "I_SENDFD on a non-pipe: errno {r}, expected EINVAL"
     );
+    Ok(())
+}
+
+static SIGPOLLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+extern "C" fn on_sigpoll(_sig: libc::c_int) {
+    SIGPOLLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+pub(crate) fn t_pipe_sigpoll() -> R {
+    use std::sync::atomic::Ordering;
+    let (a, b) = e(Stream::pipe(), "s_pipe")?;
+    // SAFETY: installing a handler that only touches an atomic.
+    unsafe { libc::signal(libc::SIGPOLL, on_sigpoll as *const () as libc::sighandler_t) };
+    let before = SIGPOLLS.load(Ordering::SeqCst);
+    e(a.ioctl_int(I_SETSIG, S_INPUT | S_HANGUP), "I_SETSIG")?;
+    let (_, ev) = e(a.ioctl_get_int(I_GETSIG), "I_GETSIG")?;
+    ensure!(ev == S_INPUT | S_HANGUP, "I_GETSIG gave {ev:#x}");
+    // Writing on a is input for b, not for a: no signal.
+    e(a.write(b"out"), "write a")?;
+    ensure!(
+        SIGPOLLS.load(Ordering::SeqCst) == before,
+        "SIGPOLL for a's own write"
+    );
+    // b writes: a has input and gets SIGPOLL (delivered on return from the write).
+    e(b.write(b"in"), "write b")?;
+    let t0 = std::time::Instant::now();
+    while SIGPOLLS.load(Ordering::SeqCst) == before && t0.elapsed().as_secs() < 2 {
+        std::thread::yield_now();
+    }
+    ensure!(
+        SIGPOLLS.load(Ordering::SeqCst) > before,
+        "no SIGPOLL for input"
+    );
+    // Hangup is an event too.
+    let mid = SIGPOLLS.load(Ordering::SeqCst);
+    drop(b);
+    let t0 = std::time::Instant::now();
+    while SIGPOLLS.load(Ordering::SeqCst) == mid && t0.elapsed().as_secs() < 2 {
+        std::thread::yield_now();
+    }
+    ensure!(
+        SIGPOLLS.load(Ordering::SeqCst) > mid,
+        "no SIGPOLL for hangup"
+    );
+    e(a.ioctl_int(I_SETSIG, 0), "I_SETSIG 0")?;
+    // SAFETY: restore the default action.
+    unsafe { libc::signal(libc::SIGPOLL, libc::SIG_DFL) };
     Ok(())
 }
