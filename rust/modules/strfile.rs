@@ -33,7 +33,7 @@
 //! the link first (a spinlock and a reference count) and then locks the Stream.
 
 use core::ptr;
-use core::sync::atomic::{AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -42,7 +42,9 @@ use crate::chardev::{self, CallFile, FileOps, PollTable, O_NONBLOCK};
 use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::sth::consts::*;
-use crate::sth::{HeadEvents, Stop, NSIGREG};
+use crate::msg::{Msg, M_DATA};
+use crate::sth::fast::Taken;
+use crate::sth::{HeadEvents, Stop, UserIo, NSIGREG};
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
 use crate::uio::UserBuf;
 use crate::waitq::WaitQueue;
@@ -65,6 +67,22 @@ pub(crate) struct StrDev {
     pub(crate) driver: Option<&'static StreamTab>,
     /// `fmodsw` for I_PUSH/I_FIND (read-only after module init).
     pub(crate) registry: Arc<Registry>,
+}
+
+/// Largest write whose message is built before the stream lock is taken.
+const PREBUILD_MAX: usize = 65536;
+
+/// An M_DATA message holding the `len` bytes of `buf` (built outside the stream lock).
+fn prebuild(buf: UserBuf, len: usize) -> Result<Msg, Errno> {
+    let mut m = Msg::with_type(M_DATA, len).map_err(|_| Errno::ENOSR)?;
+    let mut io = buf;
+    let dst = m
+        .spare_mut()
+        .and_then(|s| s.get_mut(..len))
+        .ok_or(Errno::ENOSR)?;
+    io.copy_from_user(dst, 0)?;
+    m.adj_wptr(len);
+    Ok(m)
 }
 
 /// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
@@ -183,6 +201,9 @@ pub(crate) struct StrFile {
     retired: SpinLock<Option<Arc<StrShared>>>,
     /// `CONNECTED`, `UNCONNECTED` or `WELDING` (see `weld`).
     pipe_state: AtomicU8,
+    /// Writes may build their message before taking the lock (last seen under the lock;
+    /// checked again there).
+    prebuilt_hint: AtomicBool,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
 }
@@ -274,6 +295,7 @@ impl StrFile {
                 link <- kernel::new_spinlock!(link, "rstreams_link"),
                 retired <- kernel::new_spinlock!(None, "rstreams_retired"),
                 pipe_state: AtomicU8::new(state),
+                prebuilt_hint: AtomicBool::new(true),
                 registry,
             }),
             GFP_KERNEL,
@@ -404,22 +426,87 @@ impl FileOps for StrFile {
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
         let nb = f_flags & O_NONBLOCK != 0;
         let len = buf.len();
-        self.run(
+        // Whole messages that fit are taken under the lock and copied out after it (see
+        // `sth/fast.rs`); anything else is read by `strread` under the lock.
+        let mut taken = Taken::new();
+        let mut took = false;
+        let n = self.run(
             nb,
             |s| {
-                let mut io = buf;
-                s.strread(&mut io, len, nb)
+                took = s.sth_take_ok(len);
+                if took {
+                    s.strread_take(len, nb, &mut taken)
+                } else {
+                    let mut io = buf;
+                    s.strread(&mut io, len, nb)
+                }
             },
             |_| {},
-        )
+        )?;
+        if !took {
+            return Ok(n);
+        }
+        let mut io = buf;
+        let mut off = 0usize;
+        for i in 0..taken.len() {
+            let Some(m) = taken.get(i) else {
+                break;
+            };
+            let mut at = off;
+            let mut fault = false;
+            for b in m.blocks() {
+                if io.copy_to_user(at, b.rd()).is_err() {
+                    fault = true;
+                    break;
+                }
+                at += b.blen();
+            }
+            if fault {
+                // Put back what was not delivered (this message too: its bytes already copied
+                // are not counted, so nothing is read twice).
+                let _ = self.run(
+                    true,
+                    |s| {
+                        s.strread_untake(&mut taken, i);
+                        Ok(())
+                    },
+                    |_| {},
+                );
+                return if off > 0 { Ok(off) } else { Err(Errno::EFAULT) };
+            }
+            off = at;
+        }
+        // `taken` is dropped here, outside the lock: the messages are freed without it.
+        Ok(off)
     }
 
     fn write(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
         let nb = f_flags & O_NONBLOCK != 0;
         let len = buf.len();
+        if len > 0 && len <= PREBUILD_MAX && self.prebuilt_hint.load(Ordering::Relaxed) {
+            // Allocate and copy before taking the lock (see `sth/fast.rs`); a bad buffer
+            // fails here with EFAULT before anything happened.
+            let mut slot = Some(prebuild(buf, len)?);
+            return self.run(
+                nb,
+                |s| {
+                    if s.sth_prebuilt_ok(len) {
+                        s.strwrite_prebuilt(&mut slot, nb)
+                    } else {
+                        // Options changed (write offset, hold, packet sizes): the usual way.
+                        self.prebuilt_hint.store(false, Ordering::Relaxed);
+                        let mut io = buf;
+                        s.strwrite(&mut io, len, nb)
+                    }
+                },
+                |_| {},
+            );
+        }
         self.run(
             nb,
             |s| {
+                self.prebuilt_hint
+                    .store(s.sth_prebuilt_ok(1), Ordering::Relaxed);
                 let mut io = buf;
                 s.strwrite(&mut io, len, nb)
             },
