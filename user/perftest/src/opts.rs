@@ -164,7 +164,7 @@ pub const USAGE: &str = "\
 Usage:
     perftest [options]                 one measurement (LfS perftest)
     perftest sweep [sweep options] [options]
-    perftest report FILE.csv... --out DIR [--baseline IMPL]
+    perftest report FILE.csv... --out DIR [--baseline IMPL] [--preamble FILE.md]
     perftest {-h, --help} | {-V, --version}
 Options:
     -p, --pipe=KIND       linux (pipe(2), default), socketpair, seqpacket, streams
