@@ -10,6 +10,19 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Column order: the baseline, then the STREAMS implementations, then the others (context),
+/// each group by name.
+fn column_key(name: &str, baseline: &str) -> (u8, String) {
+    let group = if name == baseline {
+        0
+    } else if name.starts_with("streams") {
+        1
+    } else {
+        2
+    };
+    (group, name.to_string())
+}
+
 /// Mean and spread of the repetitions of one (implementation, size).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stat {
@@ -75,11 +88,9 @@ impl Summary {
             }
         }
         let has_base = names.contains(baseline);
-        let mut imps: Vec<String> = Vec::new();
-        if has_base {
-            imps.push(baseline.to_string());
-        }
-        imps.extend(names.into_iter().filter(|n| n != baseline));
+        let mut imps: Vec<String> = names.into_iter().collect();
+        imps.sort_by_key(|n| column_key(n, baseline));
+        unmeasured.sort_by_key(|n| column_key(n, baseline));
         Summary {
             imps,
             sizes: sizes.into_iter().collect(),
@@ -187,7 +198,10 @@ impl Summary {
         let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("–".to_string(), f);
         // Performance.
         m.push_str("## Performance (writes/s)\n\n| size |");
-        for i in self.imps.iter().chain(&self.unmeasured) {
+        let base = self.baseline.as_deref().unwrap_or("");
+        let mut columns: Vec<&String> = self.imps.iter().chain(&self.unmeasured).collect();
+        columns.sort_by_key(|n| column_key(n, base));
+        for i in &columns {
             let _ = write!(m, " {i} |");
         }
         if let Some(b) = &self.baseline {
@@ -207,16 +221,13 @@ impl Summary {
         m.push('\n');
         for &s in &self.sizes {
             let _ = write!(m, "| {s} |");
-            for i in &self.imps {
+            for i in &columns {
                 let c = match self.stat(i, s) {
                     Some(st) if st.n > 1 => format!("{:.0} [{:.0}–{:.0}]", st.mean, st.min, st.max),
                     Some(st) => format!("{:.0}", st.mean),
                     None => self.gap(i, s),
                 };
                 let _ = write!(m, " {c} |");
-            }
-            for i in &self.unmeasured {
-                let _ = write!(m, " {} |", self.gap(i, s));
             }
             if self.baseline.is_some() {
                 for i in self.others() {

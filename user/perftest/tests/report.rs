@@ -59,7 +59,7 @@ fn csv_round_trip() {
 #[test]
 fn summary_ratios() {
     let s = Summary::new(&fixture(), "linux");
-    assert_eq!(s.imps, vec!["linux", "socketpair", "streams"]);
+    assert_eq!(s.imps, vec!["linux", "streams", "socketpair"]);
     assert_eq!(s.sizes, vec![1, 1024]);
     assert_eq!(s.rate("linux", 1), Some(200_000.0));
     let st = s.stat("linux", 1).unwrap();
@@ -80,24 +80,24 @@ fn report_markdown_and_charts() {
     let res = write_report(&fixture(), &dir, "linux");
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
-        md.contains("| size | linux | socketpair | streams | socketpair/linux | streams/linux |"),
+        md.contains("| size | linux | streams | socketpair | streams/linux | socketpair/linux |"),
         "{md}"
     );
     assert!(
-        md.contains("| 1 | 200000 [100000–300000] | – | 400000 [400000–400000] | – | 2.00 |"),
+        md.contains("| 1 | 200000 [100000–300000] | 400000 [400000–400000] | – | 2.00 | – |"),
         "{md}"
     );
     assert!(
-        md.contains("| 1024 | 200000 | 100000 | 150000 | 0.50 | 0.75 |"),
+        md.contains("| 1024 | 200000 | 150000 | 100000 | 0.75 | 0.50 |"),
         "{md}"
     );
     // Delay 1/rate in µs, throughput rate×size in MB/s, improvement (ratio-1)×100.
-    assert!(md.contains("| 1 | 5.000 | – | 2.500 |"), "{md}");
-    assert!(md.contains("| 1024 | 204.80 | 102.40 | 153.60 |"), "{md}");
-    assert!(md.contains("| 1 | – | +100.0 |"), "{md}");
-    assert!(md.contains("| 1024 | -50.0 | -25.0 |"), "{md}");
+    assert!(md.contains("| 1 | 5.000 | 2.500 | – |"), "{md}");
+    assert!(md.contains("| 1024 | 204.80 | 153.60 | 102.40 |"), "{md}");
+    assert!(md.contains("| 1 | +100.0 | – |"), "{md}");
+    assert!(md.contains("| 1024 | -25.0 | -50.0 |"), "{md}");
     let data = std::fs::read_to_string(dir.join("report.dat")).unwrap();
-    assert!(data.contains("1 200000 NaN 400000\n"), "{data}");
+    assert!(data.contains("1 200000 400000 NaN\n"), "{data}");
     if std::process::Command::new("gnuplot")
         .arg("--version")
         .output()
@@ -246,15 +246,15 @@ fn report_marks_unavailable_and_failed_runs() {
         "{md}"
     );
     assert!(
-        md.contains("| size | linux | streams-putmsg | streams | streams-putmsg/linux |"),
+        md.contains("| size | linux | streams | streams-putmsg | streams-putmsg/linux |"),
         "{md}"
     );
     assert!(
-        md.contains("| 1 | 100000 | 150000 | unavailable | 1.50 |"),
+        md.contains("| 1 | 100000 | unavailable | 150000 | 1.50 |"),
         "{md}"
     );
     assert!(
-        md.contains("| 64 | 50000 | failed | unavailable | – |"),
+        md.contains("| 64 | 50000 | unavailable | failed | – |"),
         "{md}"
     );
     // No invented numbers: the unmeasured implementation is not in the chart data.
