@@ -441,13 +441,13 @@ pub(crate) fn results(plan: &[Run], c: &Console, guest_end: &str) -> Results {
                 died_in = Some(r.clone());
                 (
                     "failed",
-                    format!("the guest died during this run ({guest_end}); see console.log"),
+                    format!("the guest ended during this run ({guest_end}); see console.log"),
                 )
             }
             (None, None) => (
                 "not-run",
                 match &died_in {
-                    Some(d) => format!("not run: the guest died during run {}", d.n),
+                    Some(d) => format!("not run: the guest ended during run {}", d.n),
                     None => format!("not run: the guest stopped before it ({guest_end})"),
                 },
             ),
@@ -607,7 +607,7 @@ fn preamble(
     if let Some(d) = &res.died_in {
         let _ = writeln!(
             m,
-            "\n**The guest died during run {} ({} size {} rep {})**: see console.log.",
+            "\n**The guest ended (crash or timeout) during run {} ({} size {} rep {})**: see console.log.",
             d.n, d.label, d.size, d.rep
         );
     }
@@ -735,7 +735,7 @@ pub(crate) fn cmd(args: &[String]) -> Result<()> {
     let mut problems = Vec::new();
     if let Some(d) = &res.died_in {
         problems.push(format!(
-            "the guest died during run {}/{} ({} size {} rep {}): {guest_end}",
+            "the guest ended during run {}/{} ({} size {} rep {}): {guest_end}",
             d.n,
             plan.len(),
             d.label,
@@ -996,8 +996,8 @@ mod tests {
         assert_eq!(
             st,
             vec![
-                "#status,streams,1,1,failed,the guest died during this run (guest timed out after 60 s and was killed); see console.log",
-                "#status,streams+H+w+F+M,1,1,not-run,not run: the guest died during run 2",
+                "#status,streams,1,1,failed,the guest ended during this run (guest timed out after 60 s and was killed); see console.log",
+                "#status,streams+H+w+F+M,1,1,not-run,not run: the guest ended during run 2",
             ]
         );
     }
