@@ -123,6 +123,7 @@ bench)
 			printf '%s %-16s size %5s rep %s: no result (rc=%s) %s\n' "$prog" "$label" "$size" "$rep" "$rc" "$(tail -n 1 /tmp/err)"
 		fi
 	done <$plan
+	echo "RSTREAMS-BENCH-ENV sweep_secs=$(($(date +%s) - t0))"
 	echo "RSTREAMS-BENCH-DONE n=$n"
 	echo "RSTREAMS-EXIT rc=0"
 	;;

@@ -595,9 +595,10 @@ fn preamble(
     );
     let _ = writeln!(
         m,
-        "| runs | {} planned, {} measured; guest time {:.1} min |",
+        "| runs | {} planned, {} measured; sweep {} s in the guest, {:.1} min wall time with builds and boot |",
         res.measured + res.missing.len(),
         res.measured,
+        env("sweep_secs"),
         guest_secs / 60.0
     );
     m.push_str("\n## Implementations\n\n| label | perftest options | what |\n|---|---|---|\n");
