@@ -42,6 +42,9 @@ extern "C" {
     fn rstreams_file_flags(file: *mut c_void) -> c_uint;
     fn rstreams_poll_wait(file: *mut c_void, wq: *mut c_void, pt: *mut c_void);
     fn rstreams_send_sig_current(sig: c_int);
+    fn rstreams_fget(fd: c_uint) -> *mut c_void;
+    fn rstreams_fput(file: *mut c_void);
+    fn rstreams_file_same_ops(a: *mut c_void, b: *mut c_void) -> bool;
     fn rstreams_init_waitqueue(wq: *mut c_void);
 }
 
@@ -68,10 +71,55 @@ pub(crate) trait FileOps: Sized + Send + Sync + 'static {
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno>;
     /// write(2) from `buf`.
     fn write(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno>;
-    /// ioctl(2): `arg` is the raw argument (a user address or an integer, by command).
-    fn ioctl(&self, cmd: u32, arg: usize, f_flags: u32) -> Result<i32, Errno>;
+    /// ioctl(2): `arg` is the raw argument (a user address or an integer, by command); `file`
+    /// reaches other files of the caller (I_PIPE names one by its descriptor).
+    fn ioctl(&self, cmd: u32, arg: usize, f_flags: u32, file: &CallFile<'_, Self>)
+        -> Result<i32, Errno>;
     /// poll(2): register with `pt` the wait queues whose wakeups change the mask, return it.
     fn poll(&self, pt: &PollTable<'_>) -> u32;
+}
+
+/// The file a system call is made on, for operations that involve another open file.
+///
+/// # Invariants
+/// `file` is a file opened through `open_tramp::<T>` whose system call is in progress.
+pub(crate) struct CallFile<'a, T: FileOps> {
+    file: *mut bindings::file,
+    _call: PhantomData<(&'a (), fn() -> T)>,
+}
+
+impl<T: FileOps> CallFile<'_, T> {
+    /// The per-open object of the caller's descriptor `fd` if it is open on the same device as
+    /// this file: EBADF if `fd` is not open, EINVAL if it is another kind of file. The returned
+    /// reference keeps the object alive even if `fd` is closed meanwhile.
+    pub(crate) fn same_device(&self, fd: i32) -> Result<Arc<T>, Errno> {
+        let fd = c_uint::try_from(fd).map_err(|_| Errno::EBADF)?;
+        // SAFETY: fget may be called in process context with any number; it returns a
+        // counted reference or null.
+        let other = unsafe { rstreams_fget(fd) };
+        if other.is_null() {
+            return Err(Errno::EBADF);
+        }
+        // SAFETY: both files are valid: `self.file` by the type invariant, `other` by the
+        // reference fget took.
+        let same = unsafe { rstreams_file_same_ops(self.file.cast(), other) };
+        let r = if same {
+            // SAFETY: `other` uses this device's `file_operations` (which exist once per
+            // registered device and name `T`'s trampolines), so it was opened by
+            // `open_tramp::<T>` and its `private_data` is the `Arc<T>` stored there; the
+            // reference fget took keeps the file (and that `Arc`) from being released while we
+            // take our own reference. `ManuallyDrop` leaves the file's reference untouched.
+            let obj = core::mem::ManuallyDrop::new(unsafe {
+                Arc::from_raw(rstreams_file_private(other).cast::<T>())
+            });
+            Ok((*obj).clone())
+        } else {
+            Err(Errno::EINVAL)
+        };
+        // SAFETY: drops the reference fget took, once.
+        unsafe { rstreams_fput(other) };
+        r
+    }
 }
 
 /// The poll table of one `->poll` call.
@@ -260,7 +308,12 @@ unsafe extern "C" fn ioctl_tramp<T: FileOps>(
 ) -> c_long {
     // SAFETY: as in `read_tramp`.
     let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
-    match obj.ioctl(cmd, arg as usize, flags) {
+    // INVARIANT: `file` was opened by `open_tramp::<T>` and this ioctl is in progress on it.
+    let call = CallFile {
+        file,
+        _call: PhantomData,
+    };
+    match obj.ioctl(cmd, arg as usize, flags, &call) {
         Ok(v) => v as c_long,
         Err(e) => errno_ret(e) as c_long,
     }

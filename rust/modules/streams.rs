@@ -36,6 +36,7 @@ pub mod stream;
 
 // --- Kernel glue. ---
 mod chardev;
+mod dwork;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
@@ -59,7 +60,10 @@ module! {
 }
 
 struct Streams {
-    /// `/dev/streams/clone/sloop` (dropped first: no new opens while the rest goes away).
+    /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped first: no new
+    /// opens while the rest goes away).
+    _pipe: chardev::MiscDevice<strfile::StrFile>,
+    /// `/dev/streams/clone/sloop`.
     _sloop: chardev::MiscDevice<strfile::StrFile>,
     /// Registered KUnit suites; dropping them unregisters (before the tables go away).
     _kunit: kunit_glue::KunitSuites,
@@ -88,8 +92,23 @@ impl kernel::Module for Streams {
             kunit.suite_count(),
             kunit.case_count()
         );
-        let sloop = register_sloop(module)?;
+        let reg = registry()?;
+        let sloop = register_dev(
+            module,
+            kernel::c_str!("streams-sloop"),
+            kernel::c_str!("streams/clone/sloop"),
+            Some(&sloop::SLOOP),
+            &reg,
+        )?;
+        let pipe = register_dev(
+            module,
+            kernel::c_str!("streams-pipe"),
+            kernel::c_str!("streams/clone/pipe"),
+            None,
+            &reg,
+        )?;
         Ok(Streams {
+            _pipe: pipe,
             _sloop: sloop,
             _kunit: kunit,
             _kept: KeptBuffers,
@@ -97,22 +116,28 @@ impl kernel::Module for Streams {
     }
 }
 
-/// The module registry (`fmodsw`: nullmod) and the sloop clone device.
-fn register_sloop(module: &'static ThisModule) -> Result<chardev::MiscDevice<strfile::StrFile>> {
+/// The module registry (`fmodsw`): every module I_PUSH can name.
+fn registry() -> Result<kernel::sync::Arc<stream::Registry>> {
     let mut reg = stream::Registry::new();
     reg.register_module(&sloop::NULLMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
-    let registry = kernel::sync::Arc::new(reg, GFP_KERNEL)?;
+    Ok(kernel::sync::Arc::new(reg, GFP_KERNEL)?)
+}
+
+/// A STREAMS clone device `/dev/<node>`: every open is a new Stream over `driver` (a new,
+/// unconnected pipe end for `None`).
+fn register_dev(
+    module: &'static ThisModule,
+    name: &'static kernel::str::CStr,
+    node: &'static kernel::str::CStr,
+    driver: Option<&'static stream::StreamTab>,
+    registry: &kernel::sync::Arc<stream::Registry>,
+) -> Result<chardev::MiscDevice<strfile::StrFile>> {
     let dev = strfile::StrDev {
-        driver: &sloop::SLOOP,
-        registry,
+        driver,
+        registry: registry.clone(),
     };
-    chardev::MiscDevice::register(
-        kernel::c_str!("streams-sloop"),
-        kernel::c_str!("streams/clone/sloop"),
-        dev,
-        module,
-    )
+    chardev::MiscDevice::register(name, node, dev, module)
 }
 
 impl Drop for Streams {

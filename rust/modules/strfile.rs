@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! [`StrFile`]: one open STREAMS device file: a Stream with its Stream head, its lock, its wait
-//! queue, and the system calls that drive the head's state machine (`crate::sth`).
+//! [`StrFile`]: one open STREAMS device file: the Stream (or the end of a STREAMS pipe) it is
+//! the head of, the Stream's lock and wait queues, and the system calls that drive the head's
+//! state machine (`crate::sth`).
 //!
 //! ```text
 //!   read/write/ioctl/poll ──▶ StrFile::run ──lock──▶ Stream::strread/strwrite/strioctl/…
@@ -21,13 +22,22 @@
 //! "run at syscall exit" half of the scheduler design. No workqueue is needed yet; a driver
 //! that enables queues from other contexts needs the `SchedFlag` + workqueue runner.
 //!
-//! Wakeups: one wait queue per Stream serves readers, writers, ioctl waiters and pollers; every
-//! `WAKE_*` bit wakes all of them and each re-tests its own condition under the lock.
+//! Wakeups: one wait queue per Stream head serves readers, writers, ioctl waiters and pollers;
+//! every `WAKE_*` bit wakes all of them and each re-tests its own condition under the lock.
+//!
+//! Pipes: a STREAMS pipe is one `Stream` with two heads (`sth/pipe.rs`), shared by the two
+//! files ([`StrShared`], with a wait queue per end); each file knows its end ([`Link`]). An
+//! open of the pipe device gives an unconnected end; `I_PIPE` ([`StrFile::weld`]) replaces the
+//! links of two such files by the two ends of a new pipe. Every system call therefore reads
+//! the link first (a spinlock and a reference count) and then locks the Stream.
+
+use core::ptr;
 
 use kernel::prelude::*;
-use kernel::sync::{Arc, Mutex};
+use kernel::sync::{Arc, Mutex, SpinLock};
 
-use crate::chardev::{self, FileOps, PollTable, O_NONBLOCK};
+use crate::chardev::{self, CallFile, FileOps, PollTable, O_NONBLOCK};
+use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::sth::consts::*;
 use crate::sth::{HeadEvents, Stop};
@@ -44,21 +54,117 @@ const POLL_ALL: u32 =
 
 /// What a STREAMS device needs to open a Stream: its driver and the module registry.
 pub(crate) struct StrDev {
-    /// The driver at the bottom of every Stream opened on this device.
-    pub(crate) driver: &'static StreamTab,
+    /// The driver at the bottom of every Stream opened on this device; `None` for the pipe
+    /// device, whose opens give unconnected pipe ends.
+    pub(crate) driver: Option<&'static StreamTab>,
     /// `fmodsw` for I_PUSH/I_FIND (read-only after module init).
     pub(crate) registry: Arc<Registry>,
+}
+
+/// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
+const HOLD_JIFFIES: u64 = 1;
+
+/// A Stream and the wait queues of its heads (one, or two for a pipe): what the files open on
+/// it share.
+#[pin_data]
+pub(crate) struct StrShared {
+    /// The write-hold timer, set once after creation. Declared first so that it is dropped
+    /// (cancelled, waiting for a running callback) before the Stream it flushes.
+    #[pin]
+    hold: SpinLock<Option<DelayedWork<StrShared>>>,
+    /// The Stream (heads, modules, driver); the stream lock.
+    #[pin]
+    pub(crate) stream: Mutex<Stream>,
+    /// Sleepers (read, write, ioctl) and pollers of end 0 (the only end of a plain Stream).
+    #[pin]
+    wq0: WaitQueue,
+    /// Those of end 1 of a pipe.
+    #[pin]
+    wq1: WaitQueue,
+}
+
+impl StrShared {
+    fn new(s: Stream) -> Result<Arc<StrShared>, Errno> {
+        let sh = Arc::pin_init(
+            pin_init!(StrShared {
+                hold <- kernel::new_spinlock!(None, "rstreams_hold"),
+                stream <- kernel::new_mutex!(s, "rstreams_stream"),
+                wq0 <- WaitQueue::new(),
+                wq1 <- WaitQueue::new(),
+            }),
+            GFP_KERNEL,
+        )
+        .map_err(|_| Errno::ENOSR)?;
+        // SAFETY: the work item is a field of `*sh`, which is pinned in its `Arc` allocation
+        // and drops the work item (cancelling it synchronously) before its other fields.
+        let w = unsafe { DelayedWork::new(StrShared::hold_expired, &*sh) }?;
+        *sh.hold.lock() = Some(w);
+        Ok(sh)
+    }
+
+    /// The hold timer fired: send what write hold has coalesced on either end.
+    fn hold_expired(&self) {
+        let mut g = self.stream.lock();
+        let ends = if g.is_pipe() { 2 } else { 1 };
+        for end in 0..ends {
+            g.with_end(end, Stream::sth_flush_hold);
+        }
+        let mut ev = settle(&mut g);
+        drop(g);
+        // Never re-arm from the callback: the timer is only armed by writes, which hold a
+        // reference to this object (the drop of the last one cancels the timer).
+        for e in ev.iter_mut() {
+            e.hold_timer = false;
+        }
+        // No process of ours runs this: nobody to send SIGPIPE to.
+        self.apply(usize::MAX, ev);
+    }
+
+    fn wq(&self, end: usize) -> &WaitQueue {
+        if end == 1 {
+            &self.wq1
+        } else {
+            &self.wq0
+        }
+    }
+
+    /// Act on head events of both ends; `me` is the end the calling process uses.
+    fn apply(&self, me: usize, ev: [HeadEvents; 2]) {
+        for (end, e) in ev.iter().enumerate() {
+            if e.wake != 0 {
+                self.wq(end).wake_sleepers();
+            }
+        }
+        if ev.iter().any(|e| e.hold_timer) {
+            if let Some(w) = &*self.hold.lock() {
+                w.arm(HOLD_JIFFIES);
+            }
+        }
+        if ev.get(me).is_some_and(|e| e.sigpipe) {
+            chardev::send_sig_current(SIGPIPE);
+        }
+    }
+}
+
+/// Which Stream a file is the head of, and which end.
+#[derive(Clone)]
+pub(crate) struct Link {
+    shared: Arc<StrShared>,
+    end: usize,
+    /// An unconnected pipe end (`I_PIPE` may weld it).
+    unconnected: bool,
 }
 
 /// One open STREAMS file.
 #[pin_data]
 pub(crate) struct StrFile {
-    /// The Stream (head, modules, driver); the stream lock.
+    /// The Stream; replaced once, when `I_PIPE` welds an unconnected pipe end.
     #[pin]
-    pub(crate) stream: Mutex<Stream>,
-    /// Sleepers (read, write, ioctl) and pollers of this Stream.
+    link: SpinLock<Link>,
+    /// The Stream this file had before a weld: pollers may still be queued on its wait queue,
+    /// so it lives as long as the file.
     #[pin]
-    pub(crate) wq: WaitQueue,
+    retired: SpinLock<Option<Arc<StrShared>>>,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
 }
@@ -71,33 +177,43 @@ fn merge(a: &mut HeadEvents, b: HeadEvents) {
     a.hold_timer |= b.hold_timer;
 }
 
+/// After an operation, under the lock: run enabled service procedures, then collect what the
+/// heads want done (wakeups, signals), per end.
+fn settle(s: &mut Stream) -> [HeadEvents; 2] {
+    let mut ev = [HeadEvents::default(); 2];
+    let ends = if s.is_pipe() { 2 } else { 1 };
+    loop {
+        for (end, e) in ev.iter_mut().enumerate().take(ends) {
+            merge(e, s.with_end(end, Stream::sth_take_events));
+        }
+        if !s.has_enabled() {
+            return ev;
+        }
+        s.runqueues();
+    }
+}
+
 impl StrFile {
-    /// After an operation, under the lock: run enabled service procedures, then collect what
-    /// the head wants done (wakeups, signals).
-    fn settle(s: &mut Stream) -> HeadEvents {
-        let mut ev = s.sth_take_events();
-        if s.has_enabled() {
-            s.runqueues();
-            merge(&mut ev, s.sth_take_events());
-        }
-        ev
+    fn new(link: Link, registry: Arc<Registry>) -> Result<Arc<StrFile>, Errno> {
+        Arc::pin_init(
+            pin_init!(StrFile {
+                link <- kernel::new_spinlock!(link, "rstreams_link"),
+                retired <- kernel::new_spinlock!(None, "rstreams_retired"),
+                registry,
+            }),
+            GFP_KERNEL,
+        )
+        .map_err(|_| Errno::ENOSR)
     }
 
-    /// Act on head events. SIGPOLL registrations, M_SIG signals and the write-hold timer are
-    /// not delivered yet (see `docs/kernel-glue.md`); held data goes at the next read, putmsg,
-    /// ioctl or close.
-    fn apply(&self, ev: HeadEvents) {
-        if ev.wake != 0 {
-            self.wq.wake_all();
-        }
-        if ev.sigpipe {
-            chardev::send_sig_current(SIGPIPE);
-        }
+    /// The current link (a counted reference: a weld meanwhile does not free it under us).
+    pub(crate) fn link(&self) -> Link {
+        self.link.lock().clone()
     }
 
-    /// Run `op` on the Stream until it completes: sleep (interruptibly) while it blocks,
-    /// or fail with EAGAIN when `nonblock`. `cancel` runs under the lock if a signal ends
-    /// the wait (I_STR forgets its ioctl there).
+    /// Run `op` on this file's Stream head until it completes: sleep (interruptibly) while
+    /// it blocks, or fail with EAGAIN when `nonblock`. `cancel` runs under the lock if a
+    /// signal ends the wait (I_STR forgets its ioctl there).
     pub(crate) fn run<R>(
         &self,
         nonblock: bool,
@@ -105,25 +221,27 @@ impl StrFile {
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno> {
         loop {
-            let mut g = self.stream.lock();
-            let r = op(&mut g);
-            let ev = Self::settle(&mut g);
+            // Re-read every time: a weld while we slept moves this file to a new Stream.
+            let l = self.link();
+            let mut g = l.shared.stream.lock();
+            let r = g.with_end(l.end, &mut op);
+            let ev = settle(&mut g);
             match r {
                 Err(Stop::Block(_)) if !nonblock => {
                     // Waking others (and maybe ourselves: harmless, we re-test) before queueing.
-                    self.apply(ev);
-                    if let Err(e) = self.wq.sleep(g) {
-                        let mut g = self.stream.lock();
-                        cancel(&mut g);
-                        let ev = Self::settle(&mut g);
+                    l.shared.apply(l.end, ev);
+                    if let Err(e) = l.shared.wq(l.end).sleep(g) {
+                        let mut g = l.shared.stream.lock();
+                        g.with_end(l.end, cancel);
+                        let ev = settle(&mut g);
                         drop(g);
-                        self.apply(ev);
+                        l.shared.apply(l.end, ev);
                         return Err(e);
                     }
                 }
                 r => {
                     drop(g);
-                    self.apply(ev);
+                    l.shared.apply(l.end, ev);
                     return match r {
                         Ok(v) => Ok(v),
                         Err(Stop::Err(e)) => Err(e),
@@ -132,6 +250,52 @@ impl StrFile {
                 }
             }
         }
+    }
+
+    /// I_PIPE: weld this unconnected pipe end and `other` into the two ends of a new STREAMS
+    /// pipe. EINVAL unless both are distinct unconnected ends of the pipe device.
+    pub(crate) fn weld(&self, other: &StrFile) -> Result<(), Errno> {
+        if ptr::eq(self, other) {
+            return Err(Errno::EINVAL);
+        }
+        let shared = StrShared::new(Stream::pipe()?)?;
+        // Lock both links in address order, so that two welds of the same files in opposite
+        // directions cannot deadlock; re-check under the locks.
+        let (first, second) = if (self as *const StrFile) < (other as *const StrFile) {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        let mut l1 = first.link.lock();
+        let mut l2 = second.link.lock();
+        if !l1.unconnected || !l2.unconnected {
+            return Err(Errno::EINVAL);
+        }
+        let mine = Link {
+            shared: shared.clone(),
+            end: 0,
+            unconnected: false,
+        };
+        let theirs = Link {
+            shared,
+            end: 1,
+            unconnected: false,
+        };
+        let (n1, n2) = if ptr::eq(first, self) {
+            (mine, theirs)
+        } else {
+            (theirs, mine)
+        };
+        let o1 = core::mem::replace(&mut *l1, n1);
+        let o2 = core::mem::replace(&mut *l2, n2);
+        drop(l2);
+        drop(l1);
+        // Pollers of the unconnected ends re-poll (and find the new wait queues).
+        o1.shared.wq(0).wake_all();
+        o2.shared.wq(0).wake_all();
+        *first.retired.lock() = Some(o1.shared);
+        *second.retired.lock() = Some(o2.shared);
+        Ok(())
     }
 }
 
@@ -144,27 +308,28 @@ impl FileOps for StrFile {
             oflag: i32::try_from(f_flags).unwrap_or(0),
             sflag: Sflag::CloneOpen,
         };
-        let mut s = Stream::sth_open(dev.driver, &args)?;
+        let (s, unconnected) = match dev.driver {
+            Some(drv) => (Stream::sth_open(drv, &args)?, false),
+            None => (Stream::pipe_end()?, true),
+        };
+        let shared = StrShared::new(s)?;
         // The driver's open may have sent M_SETOPTS/data; nothing can wait on a new Stream.
-        let _ = Self::settle(&mut s);
-        let registry = dev.registry.clone();
-        Arc::pin_init(
-            pin_init!(StrFile {
-                stream <- kernel::new_mutex!(s, "rstreams_stream"),
-                wq <- WaitQueue::new(),
-                registry,
-            }),
-            GFP_KERNEL,
-        )
-        .map_err(|_| Errno::ENOSR)
+        let _ = settle(&mut shared.stream.lock());
+        let link = Link {
+            shared,
+            end: 0,
+            unconnected,
+        };
+        StrFile::new(link, dev.registry.clone())
     }
 
     fn release(this: Arc<Self>) {
-        let mut g = this.stream.lock();
-        g.sth_close();
-        let ev = Self::settle(&mut g);
+        let l = this.link();
+        let mut g = l.shared.stream.lock();
+        g.with_end(l.end, Stream::sth_close);
+        let ev = settle(&mut g);
         drop(g);
-        this.apply(ev);
+        l.shared.apply(l.end, ev);
         // Dropping the last reference frees the Stream: every queued message goes with it.
     }
 
@@ -194,17 +359,28 @@ impl FileOps for StrFile {
         )
     }
 
-    fn ioctl(&self, cmd: u32, arg: usize, f_flags: u32) -> Result<i32, Errno> {
+    fn ioctl(
+        &self,
+        cmd: u32,
+        arg: usize,
+        f_flags: u32,
+        file: &CallFile<'_, Self>,
+    ) -> Result<i32, Errno> {
+        if cmd == I_PIPE {
+            let other = file.same_device(arg as u32 as i32)?;
+            return self.weld(&other).map(|()| 0);
+        }
         crate::strioctl::ioctl(self, cmd, arg, f_flags & O_NONBLOCK != 0)
     }
 
     fn poll(&self, pt: &PollTable<'_>) -> u32 {
-        pt.wait(&self.wq);
-        let mut g = self.stream.lock();
-        let m = g.strpoll(POLL_ALL);
-        let ev = Self::settle(&mut g);
+        let l = self.link();
+        pt.wait(l.shared.wq(l.end));
+        let mut g = l.shared.stream.lock();
+        let m = g.with_end(l.end, |s| s.strpoll(POLL_ALL));
+        let ev = settle(&mut g);
         drop(g);
-        self.apply(ev);
+        l.shared.apply(l.end, ev);
         m
     }
 }

@@ -12,9 +12,12 @@
 #include <linux/module.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
+#include <linux/file.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
+#include <linux/workqueue.h>
+#include <linux/wait.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -111,6 +114,87 @@ void rstreams_init_waitqueue(struct wait_queue_head *wq)
 	init_waitqueue_head(wq);
 }
 EXPORT_SYMBOL_GPL(rstreams_init_waitqueue);
+
+struct file *rstreams_fget(unsigned int fd);
+struct file *rstreams_fget(unsigned int fd)
+{
+	return fget(fd);
+}
+EXPORT_SYMBOL_GPL(rstreams_fget);
+
+void rstreams_fput(struct file *file);
+void rstreams_fput(struct file *file)
+{
+	fput(file);
+}
+EXPORT_SYMBOL_GPL(rstreams_fput);
+
+bool rstreams_file_same_ops(struct file *a, struct file *b);
+bool rstreams_file_same_ops(struct file *a, struct file *b)
+{
+	return a->f_op == b->f_op;
+}
+EXPORT_SYMBOL_GPL(rstreams_file_same_ops);
+
+/* Wake the wait queue only if someone waits on it (the barrier pairs with the sleeper's
+ * set_current_state in prepare_to_wait_event; see wq_has_sleeper). */
+void rstreams_wake_up_if_sleepers(struct wait_queue_head *wq);
+void rstreams_wake_up_if_sleepers(struct wait_queue_head *wq)
+{
+	if (wq_has_sleeper(wq))
+		wake_up_all(wq);
+}
+EXPORT_SYMBOL_GPL(rstreams_wake_up_if_sleepers);
+
+/* A delayed work item calling fn(ctx) on the system workqueue (dwork.rs owns it). */
+struct rstreams_dwork {
+	struct delayed_work dw;
+	void (*fn)(void *ctx);
+	void *ctx;
+};
+
+static void rstreams_dwork_run(struct work_struct *w)
+{
+	struct rstreams_dwork *d = container_of(to_delayed_work(w), struct rstreams_dwork, dw);
+
+	d->fn(d->ctx);
+}
+
+void *rstreams_dwork_new(void (*fn)(void *ctx), void *ctx);
+void *rstreams_dwork_new(void (*fn)(void *ctx), void *ctx)
+{
+	struct rstreams_dwork *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return NULL;
+	INIT_DELAYED_WORK(&d->dw, rstreams_dwork_run);
+	d->fn = fn;
+	d->ctx = ctx;
+	return d;
+}
+EXPORT_SYMBOL_GPL(rstreams_dwork_new);
+
+void rstreams_dwork_arm(void *p, unsigned long delay);
+void rstreams_dwork_arm(void *p, unsigned long delay)
+{
+	struct rstreams_dwork *d = p;
+
+	schedule_delayed_work(&d->dw, delay);
+}
+EXPORT_SYMBOL_GPL(rstreams_dwork_arm);
+
+/* Cancel (waiting for a running callback), free, and give back the context pointer. */
+void *rstreams_dwork_free(void *p);
+void *rstreams_dwork_free(void *p)
+{
+	struct rstreams_dwork *d = p;
+	void *ctx = d->ctx;
+
+	cancel_delayed_work_sync(&d->dw);
+	kfree(d);
+	return ctx;
+}
+EXPORT_SYMBOL_GPL(rstreams_dwork_free);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");

@@ -20,4 +20,5 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::ctl::STH_CTL_SUITE,
     &crate::sth::tests::edge::STH_EDGE_SUITE,
     &crate::sth::tests::transp::STH_TRANSP_SUITE,
+    &crate::sth::tests::pipe::STH_PIPE_SUITE,
 ];

@@ -118,9 +118,7 @@ impl Stream {
         } else if ty == M_ERROR {
             self.sth_merror(mp.rd());
         } else if ty == M_HANGUP {
-            self.sth.hangup = true;
-            self.sth
-                .note(WAKE_READ | WAKE_WRITE | WAKE_POLL | WAKE_IOCTL, S_HANGUP);
+            self.sth_set_hangup();
         } else if ty == M_UNHANGUP {
             self.sth.hangup = false;
             self.sth.note(WAKE_POLL, 0);
@@ -260,6 +258,14 @@ impl Stream {
             return;
         }
         self.sth_flush_local(FLUSHW, band);
+        // On a pipe the write side leads to the other head, which would turn the flush
+        // around again: a reflected flush is marked MSGNOLOOP and not reflected twice.
+        if mp.flag().contains(MsgFlags::MSGNOLOOP) {
+            return;
+        }
+        if self.is_pipe() {
+            mp.set_flag(mp.flag() | MsgFlags::MSGNOLOOP);
+        }
         // Turn the write half around: downstream sees the flush, not the read half again.
         if mp.make_writable().is_ok() {
             if let Some(b) = mp.rd_mut().and_then(|b| b.first_mut()) {
@@ -308,6 +314,14 @@ impl Stream {
             }
         }
         // An answer nobody waits for (timed out, or not ours) is freed.
+    }
+
+    /// M_HANGUP (or the other end of a pipe closed): readers get end of file once the queue
+    /// is drained, writers EPIPE/ENXIO; everybody waiting wakes.
+    pub(crate) fn sth_set_hangup(&mut self) {
+        self.sth.hangup = true;
+        self.sth
+            .note(WAKE_READ | WAKE_WRITE | WAKE_POLL | WAKE_IOCTL, S_HANGUP);
     }
 
     /// A back-enable reached the head's write queue: writers of `band` may go on.

@@ -16,12 +16,13 @@
 //! variants; `ioctl.rs` the I_* dispatcher; `events.rs` the head's read put procedure
 //! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent
 //! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
-//! `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
+//! `pipe.rs` STREAMS pipes (two heads in one Stream); `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
 
 pub mod consts;
 pub mod events;
 pub mod ioctl;
 mod msg;
+pub mod pipe;
 mod poll;
 mod read;
 #[doc(hidden)]
@@ -35,6 +36,7 @@ pub use ioctl::{IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
 pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
+pub use write::STRHOLDSZ;
 
 use crate::errno::Errno;
 use crate::msg::Msg;
@@ -264,7 +266,9 @@ impl Stream {
         self.sth_flush_hold();
         self.sth.closed = true;
         self.sth.ioc = IocSlot::Free;
-        self.close();
+        if !self.sth_close_pipe_end() {
+            self.close();
+        }
     }
 
     /// Checks shared by the write-side operations (write, putmsg): closed, write error,

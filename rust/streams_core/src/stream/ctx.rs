@@ -191,7 +191,7 @@ impl Stream {
                     s.q.set_back(band);
                 }
                 if self.role(up) == Some(Role::Head) {
-                    self.sth_backenable(band);
+                    self.with_head(up.pair(), |s| s.sth_backenable(band));
                 }
                 self.qenable(up);
                 return;
@@ -215,7 +215,7 @@ impl Stream {
         }
     }
 
-    fn flush(&mut self, q: QueueId, band: Option<u8>, flag: i32) -> usize {
+    pub(crate) fn flush(&mut self, q: QueueId, band: Option<u8>, flag: i32) -> usize {
         let Some(s) = self.side_mut(q) else {
             return 0;
         };
@@ -239,8 +239,8 @@ impl Stream {
     /// One put without draining deferred messages; true if `q`'s instance ran (so messages
     /// may have been deferred to its pair meanwhile).
     fn put_once(&mut self, q: QueueId, mp: Msg) -> bool {
-        if q.is_read() && self.sth.active && self.role(q) == Some(Role::Head) {
-            self.sth_rput(mp);
+        if q.is_read() && self.role(q) == Some(Role::Head) && self.head_active(q.pair()) {
+            self.with_head(q.pair(), |s| s.sth_rput(mp));
             return false;
         }
         let Some(pair) = self.pair_mut(q.pair()) else {

@@ -80,7 +80,7 @@ impl QueueId {
     const fn side(self) -> usize {
         self.0 & 1
     }
-    const fn of(pair: usize, write: bool) -> QueueId {
+    pub(crate) const fn of(pair: usize, write: bool) -> QueueId {
         QueueId(pair << 1 | write as usize)
     }
 }
@@ -145,13 +145,17 @@ pub struct Stream {
     pairs: Vec<Option<Pair>>,
     runlist: Ring<QueueId>,
     dropped: usize,
-    closed: bool,
+    pub(crate) closed: bool,
     /// The Stream head's state (see `sth`); inactive for the placeholder head of
     /// [`Stream::open`], which queues whatever arrives.
-    pub(crate) sth: crate::sth::StrHead,
+    /// Boxed, so that swapping the ends of a pipe (`with_end`) swaps two pointers.
+    pub(crate) sth: Box<crate::sth::StrHead>,
+    /// Pair index of the head `sth` belongs to: the head that `head_rq`/`head_wq`, push/pop
+    /// and the Stream head operations act on.
+    pub(crate) head: usize,
+    /// The other Stream head of a pipe (see `sth/pipe.rs`), swapped in by `with_end`.
+    pub(crate) parked: Option<crate::sth::pipe::Parked>,
 }
-
-const HEAD: usize = 0;
 
 impl Stream {
     /// Open a Stream on driver `drv`: a head pair on top of a driver pair, then the driver's
@@ -166,13 +170,7 @@ impl Stream {
         args: &OpenArgs,
         sth: bool,
     ) -> Result<Stream, Errno> {
-        let mut s = Stream {
-            pairs: sys::vec_with_capacity(4)?,
-            runlist: Ring::new(),
-            dropped: 0,
-            closed: false,
-            sth: crate::sth::StrHead::new(sth),
-        };
+        let mut s = Stream::empty(sth)?;
         let head = s.alloc_pair(HEAD_INFO, Role::Head)?;
         let d = s.alloc_pair(drv.info, Role::Driver)?;
         s.set_next(QueueId::of(head, true), Some(QueueId::of(d, true)));
@@ -182,6 +180,19 @@ impl Stream {
             return Err(e);
         }
         Ok(s)
+    }
+
+    /// A Stream with no pairs yet; its head will be pair 0.
+    pub(crate) fn empty(sth: bool) -> Result<Stream, Errno> {
+        Ok(Stream {
+            pairs: sys::vec_with_capacity(4)?,
+            runlist: Ring::new(),
+            dropped: 0,
+            closed: false,
+            sth: sys::new_box(crate::sth::StrHead::new(sth))?,
+            head: 0,
+            parked: None,
+        })
     }
 
     /// Open a Stream on driver `drv` with default arguments (device 0, DRVOPEN).
@@ -195,7 +206,7 @@ impl Stream {
         Stream::open(drv, args)
     }
 
-    fn alloc_pair(&mut self, info: ModuleInfo, role: Role) -> Result<usize, Errno> {
+    pub(crate) fn alloc_pair(&mut self, info: ModuleInfo, role: Role) -> Result<usize, Errno> {
         // Room on the run list for both new queues, so qenable never allocates.
         let nq = self.pairs.len().saturating_add(1).saturating_mul(2);
         self.runlist.reserve(nq)?;
@@ -251,7 +262,7 @@ impl Stream {
     pub(crate) fn side_mut(&mut self, q: QueueId) -> Option<&mut Side> {
         self.pair_mut(q.pair())?.sides.get_mut(q.side())
     }
-    fn set_next(&mut self, q: QueueId, next: Option<QueueId>) {
+    pub(crate) fn set_next(&mut self, q: QueueId, next: Option<QueueId>) {
         if let Some(s) = self.side_mut(q) {
             s.next = next;
         }
@@ -279,16 +290,20 @@ impl Stream {
     }
     /// The Stream head's read queue (where upstream messages collect).
     pub fn head_rq(&self) -> QueueId {
-        QueueId::of(HEAD, false)
+        QueueId::of(self.head, false)
     }
     /// The Stream head's write queue.
     pub fn head_wq(&self) -> QueueId {
-        QueueId::of(HEAD, true)
+        QueueId::of(self.head, true)
     }
-    /// The driver's write queue (the bottom of the write side).
+    /// The driver's write queue (the bottom of the write side). A pipe end has none: its
+    /// write side turns into the other head's read side.
     pub fn driver_wq(&self) -> Option<QueueId> {
         let mut q = self.head_wq();
         while let Some(n) = self.next(q) {
+            if n.is_read() {
+                return None;
+            }
             q = n;
         }
         (q != self.head_wq()).then_some(q)
@@ -307,11 +322,12 @@ impl Stream {
             .filter(|(r, _)| *r == Role::Module)
             .count()
     }
-    /// Roles and names of the pairs from the head down to the driver.
+    /// Roles and names of the pairs from the head down to the driver (on a pipe end: down to
+    /// the twist, where the write side meets the other end's read side).
     pub fn names_down(&self) -> impl Iterator<Item = (Role, &'static str)> + '_ {
         let mut q = Some(self.head_wq());
         core::iter::from_fn(move || {
-            let cur = q?;
+            let cur = q.filter(|c| !c.is_read())?;
             q = self.next(cur);
             let p = self.pair(cur.pair())?;
             Some((p.role, p.info.mi_idname))
@@ -354,11 +370,16 @@ impl Stream {
     /// unlinked again and the error returned.
     pub fn push_tab(&mut self, tab: &'static StreamTab, args: &OpenArgs) -> Result<(), Errno> {
         let below = self.top_wq().ok_or(Errno::EINVAL)?;
+        // The queue feeding the head's read side: `RD(below)` in a Stream over a driver, the
+        // other end's write side on a pipe.
+        let feeder = self.backq(self.head_rq());
         let p = self.alloc_pair(tab.info, Role::Module)?;
         let (h, n) = (self.head_wq(), QueueId::of(p, true));
         self.set_next(n, Some(below));
         self.set_next(h, Some(n));
-        self.set_next(below.rd(), Some(n.rd()));
+        if let Some(f) = feeder {
+            self.set_next(f, Some(n.rd()));
+        }
         self.set_next(n.rd(), Some(self.head_rq()));
         if let Err(e) = self.run_open(p, tab, args) {
             self.unlink_top(p);
@@ -370,7 +391,9 @@ impl Stream {
     /// I_POP: close and remove the module just below the head (EINVAL if there is none).
     pub fn pop(&mut self) -> Result<(), Errno> {
         let top = self.top_wq().ok_or(Errno::EINVAL)?;
-        if self.role(top) != Some(Role::Module) {
+        // A read queue below the head is the twist of a pipe: the module there (if any) was
+        // pushed on the other end.
+        if top.is_read() || self.role(top) != Some(Role::Module) {
             return Err(Errno::EINVAL);
         }
         self.run_close(top.pair());
@@ -397,11 +420,12 @@ impl Stream {
     fn unlink_top(&mut self, p: usize) {
         let w = QueueId::of(p, true);
         let below = self.next(w);
+        let feeder = self.backq(w.rd());
         let h = self.head_wq();
         self.set_next(h, below);
-        if let Some(b) = below {
+        if let Some(f) = feeder {
             let hr = self.head_rq();
-            self.set_next(b.rd(), Some(hr));
+            self.set_next(f, Some(hr));
         }
         self.runlist.extract_if(|q| q.pair() == p, |_| {});
         if let Some(pair) = self.pair_mut(p) {
@@ -422,6 +446,9 @@ impl Stream {
             return;
         }
         while self.pop().is_ok() {}
+        if self.parked.is_some() {
+            self.with_other_end(|s| while s.pop().is_ok() {});
+        }
         if let Some(d) = self.driver_wq() {
             self.run_close(d.pair());
         }

@@ -1,0 +1,208 @@
+//! Shared tests of STREAMS pipes (`sth/pipe.rs`): two Stream heads in one Stream, data,
+//! messages and bands across the twist, flow control and back-enable across it, close and
+//! hangup, modules pushed on either end, M_FLUSH without ping-pong.
+
+use super::super::consts::*;
+use super::super::*;
+use super::{get, nread, put, rd, wr};
+use crate::errno::Errno;
+use crate::ktest::{Failure, TestResult};
+use crate::stream::testmods::{NOSRV, PASS};
+use crate::stream::{Registry, Stream};
+use crate::{check, check_eq, check_ok, ktest_suite};
+
+fn pipe() -> Result<Stream, Failure> {
+    Ok(check_ok!(Stream::pipe()))
+}
+
+fn reg() -> Result<Registry, Failure> {
+    let mut r = Registry::new();
+    check_ok!(r.register_module(&PASS));
+    check_ok!(r.register_module(&NOSRV));
+    Ok(r)
+}
+
+fn ioc(s: &mut Stream, end: usize, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
+    let r = reg().map_err(|_| Stop::Err(Errno::ENOSR))?;
+    s.with_end(end, |s| s.strioctl(&r, cmd, arg))
+}
+
+fn events(s: &mut Stream, end: usize) -> HeadEvents {
+    s.with_end(end, Stream::sth_take_events)
+}
+
+fn full_duplex_write_read() -> TestResult {
+    let mut s = pipe()?;
+    check!(s.is_pipe());
+    check_eq!(s.with_end(0, |s| wr(s, b"to one")), Ok(6));
+    check_eq!(s.with_end(1, |s| wr(s, b"to zero!")), Ok(8));
+    // Each end reads what the other wrote, and only that.
+    let g = check_ok!(s.with_end(1, |s| rd(s, 64)));
+    check_eq!(g.bytes(), b"to one");
+    let g = check_ok!(s.with_end(0, |s| rd(s, 64)));
+    check_eq!(g.bytes(), b"to zero!");
+    check_eq!(
+        s.with_end(0, |s| rd(s, 64)).err(),
+        Some(Stop::Err(Errno::EAGAIN))
+    );
+    // The write woke the other end's readers, not the writer's own.
+    let _ = (events(&mut s, 0), events(&mut s, 1));
+    check_eq!(s.with_end(0, |s| wr(s, b"x")), Ok(1));
+    check!(events(&mut s, 1).wake & WAKE_READ != 0);
+    check!(events(&mut s, 0).wake & WAKE_READ == 0);
+    check_eq!(s.end(), 0);
+    Ok(())
+}
+
+fn putmsg_getmsg_bands_across() -> TestResult {
+    let mut s = pipe()?;
+    check_ok!(s.with_end(0, |s| put(s, Some(b"ctl"), Some(b"band0"), 0, MSG_BAND)));
+    check_ok!(s.with_end(0, |s| put(s, None, Some(b"band2"), 2, MSG_BAND)));
+    check_ok!(s.with_end(0, |s| put(s, Some(b"pri"), None, 0, MSG_HIPRI)));
+    // High priority first, then band 2, then band 0 with its control part intact.
+    let (r, c, _) = check_ok!(s.with_end(1, |s| get(s, 64, 64, 0, MSG_ANY)));
+    check_eq!((r.flags, c.bytes()), (MSG_HIPRI, &b"pri"[..]));
+    let (r, _, d) = check_ok!(s.with_end(1, |s| get(s, 64, 64, 0, MSG_ANY)));
+    check_eq!((r.band, d.bytes()), (2, &b"band2"[..]));
+    let (r, c, d) = check_ok!(s.with_end(1, |s| get(s, 64, 64, 0, MSG_ANY)));
+    check_eq!(
+        (r.band, c.bytes(), d.bytes()),
+        (0, &b"ctl"[..], &b"band0"[..])
+    );
+    Ok(())
+}
+
+fn flow_control_back_enables_the_other_end() -> TestResult {
+    let mut s = pipe()?;
+    let chunk = [7u8; 200];
+    let mut sent = 0usize;
+    loop {
+        match s.with_end(0, |s| wr(s, &chunk)) {
+            Ok(n) => sent += n,
+            Err(e) => {
+                check_eq!(e, Stop::Err(Errno::EAGAIN));
+                break;
+            }
+        }
+        check!(sent <= 64 * 1024);
+    }
+    // End 1's read queue holds it all: at least its high-water mark.
+    check!(sent >= crate::stream::STRHIGH);
+    check_eq!(s.with_end(0, nread)?, (0, 0)); // end 0 has nothing queued
+    let _ = events(&mut s, 0);
+    let mut got = 0usize;
+    while let Ok(g) = s.with_end(1, |s| rd(s, 200)) {
+        got += g.n;
+    }
+    check_eq!(got, sent);
+    // Draining end 1 back-enabled end 0's head: its writers wake and can write again.
+    check!(events(&mut s, 0).wake & WAKE_WRITE != 0);
+    check_eq!(s.with_end(0, |s| wr(s, &chunk)), Ok(200));
+    Ok(())
+}
+
+fn close_hangs_up_the_other_end() -> TestResult {
+    let mut s = pipe()?;
+    check_eq!(s.with_end(0, |s| wr(s, b"last words")), Ok(10));
+    check_ok!(s.with_end(1, |s| wr(s, b"unread")));
+    s.with_end(0, Stream::sth_close);
+    check!(events(&mut s, 1).wake & WAKE_READ != 0);
+    // What was written before the close is still read, then end of file.
+    let g = check_ok!(s.with_end(1, |s| rd(s, 64)));
+    check_eq!(g.bytes(), b"last words");
+    check_eq!(check_ok!(s.with_end(1, |s| rd(s, 64))).n, 0);
+    // Writing to a pipe nobody reads: EPIPE and SIGPIPE (pipe heads have SNDPIPE).
+    check_eq!(s.with_end(1, |s| wr(s, b"x")), Err(Stop::Err(Errno::EPIPE)));
+    check!(events(&mut s, 1).sigpipe);
+    // The closed end is closed.
+    check_eq!(s.with_end(0, |s| wr(s, b"x")), Err(Stop::Err(Errno::EBADF)));
+    s.with_end(1, Stream::sth_close);
+    check_eq!(s.with_end(1, |s| s.strpoll(POLLIN)), POLLNVAL);
+    Ok(())
+}
+
+fn modules_on_either_end() -> TestResult {
+    let mut s = pipe()?;
+    check_eq!(ioc(&mut s, 0, I_PUSH, IocArg::Name("pass")), Ok(0));
+    check_eq!(ioc(&mut s, 1, I_PUSH, IocArg::Name("nosrv")), Ok(0));
+    check_eq!(ioc(&mut s, 1, I_PUSH, IocArg::Name("pass")), Ok(0));
+    check_eq!(ioc(&mut s, 0, I_LIST, IocArg::None), Ok(1));
+    check_eq!(ioc(&mut s, 1, I_LIST, IocArg::None), Ok(2));
+    check_eq!(s.with_end(0, |s| s.nmodules()), 1);
+    check_eq!(s.with_end(1, |s| s.nmodules()), 2);
+    check!(s.driver_wq().is_none());
+    for (from, to) in [(0, 1), (1, 0)] {
+        check_eq!(s.with_end(from, |s| wr(s, b"through")), Ok(7));
+        s.runqueues();
+        let g = check_ok!(s.with_end(to, |s| rd(s, 64)));
+        check_eq!(g.bytes(), b"through");
+    }
+    // Popping the top module of end 1 keeps the pipe connected.
+    check_eq!(ioc(&mut s, 1, I_POP, IocArg::None), Ok(0));
+    check_eq!(ioc(&mut s, 1, I_POP, IocArg::None), Ok(0));
+    check_eq!(
+        ioc(&mut s, 1, I_POP, IocArg::None),
+        Err(Stop::Err(Errno::EINVAL))
+    );
+    check_eq!(s.with_end(1, |s| wr(s, b"direct")), Ok(6));
+    s.runqueues();
+    check_eq!(check_ok!(s.with_end(0, |s| rd(s, 64))).bytes(), b"direct");
+    Ok(())
+}
+
+fn flush_crosses_once() -> TestResult {
+    let mut s = pipe()?;
+    check_ok!(s.with_end(0, |s| wr(s, b"for one")));
+    check_ok!(s.with_end(1, |s| wr(s, b"for zero")));
+    // FLUSHRW at end 0: its own read queue, and the M_FLUSH reaches end 1, which flushes its
+    // read queue and turns the write half around once (MSGNOLOOP), not forever.
+    check_eq!(
+        ioc(&mut s, 0, I_FLUSH, IocArg::Int(i64::from(FLUSHRW))),
+        Ok(0)
+    );
+    check_eq!(
+        s.with_end(0, |s| rd(s, 64)).err(),
+        Some(Stop::Err(Errno::EAGAIN))
+    );
+    check_eq!(
+        s.with_end(1, |s| rd(s, 64)).err(),
+        Some(Stop::Err(Errno::EAGAIN))
+    );
+    check_eq!(s.with_end(0, |s| wr(s, b"after")), Ok(5));
+    check_eq!(check_ok!(s.with_end(1, |s| rd(s, 64))).bytes(), b"after");
+    Ok(())
+}
+
+fn unconnected_end_is_hung_up() -> TestResult {
+    let mut s = check_ok!(Stream::pipe_end());
+    check!(!s.is_pipe());
+    check_eq!(check_ok!(rd(&mut s, 8)).n, 0);
+    check_eq!(wr(&mut s, b"x"), Err(Stop::Err(Errno::EPIPE)));
+    check_eq!(
+        s.strioctl(&reg()?, I_PUSH, IocArg::Name("pass")),
+        Err(Stop::Err(Errno::ENXIO))
+    );
+    check_eq!(s.push(&reg()?, "pass"), Err(Errno::EINVAL));
+    Ok(())
+}
+
+fn pipe_open_fails_cleanly_without_memory() -> TestResult {
+    for n in 0..4 {
+        let _g = super::FaultGuard::fail_after(n);
+        if let Err(e) = Stream::pipe() {
+            check_eq!(e, Errno::ENOSR);
+        }
+    }
+    Ok(())
+}
+
+ktest_suite!(STH_PIPE_SUITE, "streams_sth_pipe":
+    full_duplex_write_read,
+    putmsg_getmsg_bands_across,
+    flow_control_back_enables_the_other_end,
+    close_hangs_up_the_other_end,
+    modules_on_either_end,
+    flush_crosses_once,
+    unconnected_end_is_hung_up,
+    pipe_open_fails_cleanly_without_memory,
+);
