@@ -124,6 +124,8 @@ bench)
 		fi
 	done <$plan
 	echo "RSTREAMS-BENCH-ENV sweep_secs=$(($(date +%s) - t0))"
+	# Again after the sweep: with kernel statistics this shows what the runs did.
+	scls -a 2>&1 | sed 's/^/RSTREAMS-SCLS-AFTER /'
 	echo "RSTREAMS-BENCH-DONE n=$n"
 	echo "RSTREAMS-EXIT rc=0"
 	;;

@@ -13,6 +13,7 @@
 //! RSTREAMS-BENCH-NOTE i <line>          perftest's stderr for run i
 //! RSTREAMS-BENCH-ROW i <csv>            run i's CSV result
 //! RSTREAMS-BENCH-FAIL i rc=N            run i produced no result
+//! RSTREAMS-SCLS-AFTER <line>            scls -a output after the sweep
 //! RSTREAMS-BENCH-DONE n=N               the sweep finished
 //! ```
 //!
@@ -301,8 +302,10 @@ pub(crate) struct Outcome {
 pub(crate) struct Console {
     /// `RSTREAMS-BENCH-ENV key=value`.
     pub(crate) env: Vec<(String, String)>,
-    /// `scls -a` output.
+    /// `scls -a` output before the sweep.
     pub(crate) scls: Vec<String>,
+    /// `scls -a` output after the sweep.
+    pub(crate) scls_after: Vec<String>,
     /// By run index.
     pub(crate) runs: BTreeMap<usize, Outcome>,
     /// The last run that started.
@@ -330,10 +333,17 @@ pub(crate) fn parse_console(lines: &[String]) -> Console {
         if crate::ktap::BAD.iter().any(|b| line.contains(b)) && !line.contains("RSTREAMS-") {
             c.kernel_problems.push(line.clone());
         }
-        if let Some(i) = line.find("RSTREAMS-SCLS") {
-            let rest = &line[i + "RSTREAMS-SCLS".len()..];
-            c.scls
-                .push(rest.strip_prefix(' ').unwrap_or(rest).to_string());
+        for (tag, into) in [
+            ("RSTREAMS-SCLS-AFTER", &mut c.scls_after),
+            ("RSTREAMS-SCLS", &mut c.scls),
+        ] {
+            if let Some(i) = line.find(tag) {
+                let rest = &line[i + tag.len()..];
+                into.push(rest.strip_prefix(' ').unwrap_or(rest).to_string());
+                break;
+            }
+        }
+        if line.contains("RSTREAMS-SCLS") {
             continue;
         }
         let Some(i) = line.find("RSTREAMS-BENCH-") else {
@@ -643,6 +653,13 @@ fn preamble(
         let _ = writeln!(m, "{l}");
     }
     m.push_str("```\n");
+    if !con.scls_after.is_empty() {
+        m.push_str("\n## ... and after the sweep (`scls -a`)\n\n```\n");
+        for l in &con.scls_after {
+            let _ = writeln!(m, "{l}");
+        }
+        m.push_str("```\n");
+    }
     m
 }
 
@@ -945,10 +962,12 @@ mod tests {
              RSTREAMS-BENCH-FAIL 2 rc=1\n\
              RSTREAMS-BENCH-RUN 3/3 streams+H+w+F+M 1 1\n\
              RSTREAMS-BENCH-ROW 3 {ROW3}\n\
+             RSTREAMS-SCLS-AFTER   streams\n\
              RSTREAMS-BENCH-DONE n=3\n"
         ));
         let c = parse_console(&log);
         assert!(c.done);
+        assert_eq!(c.scls_after, vec!["  streams"]);
         assert_eq!(c.last_started, Some(3));
         assert_eq!(c.scls, vec!["kernel modules:", "  streams"]);
         assert_eq!(
