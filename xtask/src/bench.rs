@@ -116,7 +116,7 @@ pub(crate) const HELP: &str = "\
       -i N -m nullmod -p 0 -s SIZE -a -S10 --hiwat=65536 --lowat=8192; sizes 1..8192; the
       implementations linux, streams, streams+H+w+F+M (the 2008 -H -M -F -w run),
       streams-putmsg, seqpacket, socketpair alternating within each size; default -t 1 -i 3,
-      2 repeats, about 12 minutes under TCG), then write the report (report.md, 4 charts,
+      2 repeats, about 10 minutes under TCG), then write the report (report.md, 4 charts,
       bench.csv, console.log) to target/bench/<UTC time>/ and target/bench/latest.
       --quick: -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096 (about a minute of runs).
       Exits non-zero if any run gave no number (e.g. no STREAMS pipe driver), the guest crashed
