@@ -108,8 +108,8 @@ pub(crate) struct Config {
 }
 
 /// Help text for `cargo xtask help`.
-pub(crate) const HELP: &str = "\
-  bench [--quick] [--interval SECS] [--iterations N] [--repeats N] [--sizes 1,2,...]
+pub(crate) const HELP: &str =
+    "  bench [--quick] [--interval SECS] [--iterations N] [--repeats N] [--sizes 1,2,...]
         [--impls linux,streams,...] [--variant lean|test] [--timeout SECS]
       The main job: build the lean kernel (cached), streams.ko and the static perftest/scls,
       boot ONE guest, run the perftest sweep there (LfS perftest_script options: -q -r -t SECS
