@@ -444,6 +444,14 @@ pub(crate) fn results(plan: &[Run], c: &Console, guest_end: &str) -> Results {
             ),
             (None, Some(rc)) => match note {
                 Some(n) if n.contains(NO_DEVICE) => ("unavailable", n),
+                // busybox timeout: 143 (SIGTERM) or 124; 137 if it had to SIGKILL.
+                _ if matches!(rc, 124 | 137 | 143) => (
+                    "failed",
+                    format!(
+                        "killed by the guest's per-run watchdog (3x the measuring time + 30 s): \
+                         the run hung (exit status {rc})"
+                    ),
+                ),
                 Some(n) => ("failed", format!("perftest exit status {rc}: {n}")),
                 None => ("failed", format!("perftest exit status {rc}")),
             },
@@ -1037,6 +1045,7 @@ mod tests {
             "RSTREAMS-BENCH-RUN 1/3 linux 1 1\nRSTREAMS-BENCH-ROW 1 linux,1,1.5\n\
              RSTREAMS-BENCH-RUN 2/3 streams 1 1\n\
              RSTREAMS-BENCH-NOTE 2 perftest: writer child failed\nRSTREAMS-BENCH-FAIL 2 rc=1\n\
+             RSTREAMS-BENCH-RUN 3/3 streams+H+w+F+M 1 1\nRSTREAMS-BENCH-FAIL 3 rc=143\n\
              RSTREAMS-BENCH-DONE n=3\n",
         );
         let r = results(&plan3(), &parse_console(&log), "sweep finished");
@@ -1047,7 +1056,7 @@ mod tests {
             vec![
                 "#status,linux,1,1,failed,garbled result line on the console: linux,1,1.5",
                 "#status,streams,1,1,failed,perftest exit status 1: writer child failed",
-                "#status,streams+H+w+F+M,1,1,not-run,not run: the guest stopped before it (sweep finished)",
+                "#status,streams+H+w+F+M,1,1,failed,killed by the guest's per-run watchdog (3x the measuring time + 30 s): the run hung (exit status 143)",
             ]
         );
     }
