@@ -37,6 +37,7 @@ pub mod stream;
 // --- Kernel glue. ---
 mod chardev;
 mod dwork;
+mod fdpass;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;

@@ -28,10 +28,12 @@
 //! Pipes: a STREAMS pipe is one `Stream` with two heads (`sth/pipe.rs`), shared by the two
 //! files ([`StrShared`], with a wait queue per end); each file knows its end ([`Link`]). An
 //! open of the pipe device gives an unconnected end; `I_PIPE` ([`StrFile::weld`]) replaces the
-//! links of two such files by the two ends of a new pipe. Every system call therefore reads
+//! links of two such files by the two ends of a new pipe (claimed by compare-and-swap on
+//! their `pipe_state`, never by holding two link locks). Every system call therefore reads
 //! the link first (a spinlock and a reference count) and then locks the Stream.
 
 use core::ptr;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -40,13 +42,17 @@ use crate::chardev::{self, CallFile, FileOps, PollTable, O_NONBLOCK};
 use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::sth::consts::*;
-use crate::sth::{HeadEvents, Stop};
+use crate::sth::{HeadEvents, Stop, NSIGREG};
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
 use crate::uio::UserBuf;
 use crate::waitq::WaitQueue;
 
 /// SIGPIPE.
 const SIGPIPE: i32 = 13;
+/// SIGURG.
+const SIGURG: i32 = 23;
+/// SIGPOLL (SIGIO on Linux).
+const SIGPOLL_NR: i32 = 29;
 
 /// Every poll event the head can report (Linux does not tell `->poll` which were asked).
 const POLL_ALL: u32 =
@@ -113,7 +119,7 @@ impl StrShared {
         drop(g);
         // Never re-arm from the callback: the timer is only armed by writes, which hold a
         // reference to this object (the drop of the last one cancels the timer).
-        for e in ev.iter_mut() {
+        for e in ev.ev.iter_mut() {
             e.hold_timer = false;
         }
         // No process of ours runs this: nobody to send SIGPIPE to.
@@ -128,8 +134,13 @@ impl StrShared {
         }
     }
 
-    /// Act on head events of both ends; `me` is the end the calling process uses.
-    fn apply(&self, me: usize, ev: [HeadEvents; 2]) {
+    /// Act on head events of both ends and send the signals; `me` is the end the calling
+    /// process uses.
+    fn apply(&self, me: usize, st: Settled) {
+        for (pid, sig) in st.kills.iter().take(st.nkills) {
+            chardev::kill_pid(*pid, *sig);
+        }
+        let ev = st.ev;
         for (end, e) in ev.iter().enumerate() {
             if e.wake != 0 {
                 self.wq(end).wake_sleepers();
@@ -151,9 +162,14 @@ impl StrShared {
 pub(crate) struct Link {
     shared: Arc<StrShared>,
     end: usize,
-    /// An unconnected pipe end (`I_PIPE` may weld it).
-    unconnected: bool,
 }
+
+/// `StrFile::pipe_state`: not an unconnected pipe end (a Stream over a driver, or welded).
+const CONNECTED: u8 = 0;
+/// An unconnected pipe end: `I_PIPE` may weld it.
+const UNCONNECTED: u8 = 1;
+/// Being welded by an `I_PIPE` in progress.
+const WELDING: u8 = 2;
 
 /// One open STREAMS file.
 #[pin_data]
@@ -165,6 +181,8 @@ pub(crate) struct StrFile {
     /// so it lives as long as the file.
     #[pin]
     retired: SpinLock<Option<Arc<StrShared>>>,
+    /// `CONNECTED`, `UNCONNECTED` or `WELDING` (see `weld`).
+    pipe_state: AtomicU8,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
 }
@@ -177,28 +195,85 @@ fn merge(a: &mut HeadEvents, b: HeadEvents) {
     a.hold_timer |= b.hold_timer;
 }
 
-/// After an operation, under the lock: run enabled service procedures, then collect what the
-/// heads want done (wakeups, signals), per end.
-fn settle(s: &mut Stream) -> [HeadEvents; 2] {
-    let mut ev = [HeadEvents::default(); 2];
-    let ends = if s.is_pipe() { 2 } else { 1 };
-    loop {
-        for (end, e) in ev.iter_mut().enumerate().take(ends) {
-            merge(e, s.with_end(end, Stream::sth_take_events));
+/// Most signals one operation sends (SIGPOLL/SIGURG per registration and end, M_SIG).
+const NKILL: usize = 4 * NSIGREG;
+
+/// What a settled operation must do outside the lock: per-end head events, and signals to
+/// send to processes (pid, signal).
+pub(crate) struct Settled {
+    ev: [HeadEvents; 2],
+    kills: [(i32, i32); NKILL],
+    nkills: usize,
+}
+
+impl Settled {
+    fn kill(&mut self, pid: i32, sig: i32) {
+        if let Some(k) = self.kills.get_mut(self.nkills) {
+            *k = (pid, sig);
+            self.nkills += 1;
         }
-        if !s.has_enabled() {
-            return ev;
-        }
-        s.runqueues();
     }
 }
 
+/// After an operation, under the lock: run enabled service procedures, then collect what the
+/// heads want done (wakeups, signals), per end. SIGPOLL goes to each I_SETSIG registration
+/// whose events happened (SIGURG instead for banded input with S_BANDURG); M_SIG/M_PCSIG
+/// signals go to the registered processes (rstreams has no controlling-terminal process
+/// group for a Stream).
+fn settle(s: &mut Stream) -> Settled {
+    let mut out = Settled {
+        ev: [HeadEvents::default(); 2],
+        kills: [(0, 0); NKILL],
+        nkills: 0,
+    };
+    let ends = if s.is_pipe() { 2 } else { 1 };
+    loop {
+        for (end, e) in out.ev.iter_mut().enumerate().take(ends) {
+            merge(e, s.with_end(end, Stream::sth_take_events));
+        }
+        if !s.has_enabled() {
+            break;
+        }
+        s.runqueues();
+    }
+    for end in 0..ends {
+        let Some(ev) = out.ev.get(end).copied() else {
+            break;
+        };
+        if ev.sigpoll == 0 && ev.signals == 0 {
+            continue;
+        }
+        let regs = s.with_end(end, |s| {
+            let mut r = [None; NSIGREG];
+            for (slot, reg) in r.iter_mut().zip(s.sth().sig_list()) {
+                *slot = Some(reg);
+            }
+            r
+        });
+        for reg in regs.iter().flatten() {
+            let hit = reg.events & ev.sigpoll;
+            if hit & !S_BANDURG != 0 {
+                let urg = reg.events & S_BANDURG != 0 && hit & S_RDBAND != 0;
+                out.kill(reg.pid, if urg { SIGURG } else { SIGPOLL_NR });
+            }
+            for sig in 1..64 {
+                if ev.signals & (1u64 << sig) != 0 {
+                    out.kill(reg.pid, sig);
+                }
+            }
+        }
+    }
+    out
+}
+
 impl StrFile {
-    fn new(link: Link, registry: Arc<Registry>) -> Result<Arc<StrFile>, Errno> {
+    fn new(link: Link, unconnected: bool, registry: Arc<Registry>) -> Result<Arc<StrFile>, Errno> {
+        let state = if unconnected { UNCONNECTED } else { CONNECTED };
         Arc::pin_init(
             pin_init!(StrFile {
                 link <- kernel::new_spinlock!(link, "rstreams_link"),
                 retired <- kernel::new_spinlock!(None, "rstreams_retired"),
+                pipe_state: AtomicU8::new(state),
                 registry,
             }),
             GFP_KERNEL,
@@ -254,47 +329,44 @@ impl StrFile {
 
     /// I_PIPE: weld this unconnected pipe end and `other` into the two ends of a new STREAMS
     /// pipe. EINVAL unless both are distinct unconnected ends of the pipe device.
+    ///
+    /// Each file's `pipe_state` goes UNCONNECTED → WELDING by compare-and-swap, so two welds
+    /// naming the same file cannot both proceed; no two link locks are ever held together.
     pub(crate) fn weld(&self, other: &StrFile) -> Result<(), Errno> {
         if ptr::eq(self, other) {
             return Err(Errno::EINVAL);
         }
-        let shared = StrShared::new(Stream::pipe()?)?;
-        // Lock both links in address order, so that two welds of the same files in opposite
-        // directions cannot deadlock; re-check under the locks.
-        let (first, second) = if (self as *const StrFile) < (other as *const StrFile) {
-            (self, other)
-        } else {
-            (other, self)
+        let claim = |f: &StrFile| {
+            f.pipe_state
+                .compare_exchange(UNCONNECTED, WELDING, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
         };
-        let mut l1 = first.link.lock();
-        let mut l2 = second.link.lock();
-        if !l1.unconnected || !l2.unconnected {
+        if !claim(self) {
             return Err(Errno::EINVAL);
         }
-        let mine = Link {
-            shared: shared.clone(),
-            end: 0,
-            unconnected: false,
+        if !claim(other) {
+            self.pipe_state.store(UNCONNECTED, Ordering::Release);
+            return Err(Errno::EINVAL);
+        }
+        let shared = match Stream::pipe().and_then(StrShared::new) {
+            Ok(sh) => sh,
+            Err(e) => {
+                self.pipe_state.store(UNCONNECTED, Ordering::Release);
+                other.pipe_state.store(UNCONNECTED, Ordering::Release);
+                return Err(e);
+            }
         };
-        let theirs = Link {
-            shared,
-            end: 1,
-            unconnected: false,
-        };
-        let (n1, n2) = if ptr::eq(first, self) {
-            (mine, theirs)
-        } else {
-            (theirs, mine)
-        };
-        let o1 = core::mem::replace(&mut *l1, n1);
-        let o2 = core::mem::replace(&mut *l2, n2);
-        drop(l2);
-        drop(l1);
-        // Pollers of the unconnected ends re-poll (and find the new wait queues).
-        o1.shared.wq(0).wake_all();
-        o2.shared.wq(0).wake_all();
-        *first.retired.lock() = Some(o1.shared);
-        *second.retired.lock() = Some(o2.shared);
+        for (f, end) in [(self, 0), (other, 1)] {
+            let new = Link {
+                shared: shared.clone(),
+                end,
+            };
+            let old = core::mem::replace(&mut *f.link.lock(), new);
+            // Pollers of the unconnected end re-poll (and find the new wait queue).
+            old.shared.wq(0).wake_all();
+            *f.retired.lock() = Some(old.shared);
+            f.pipe_state.store(CONNECTED, Ordering::Release);
+        }
         Ok(())
     }
 }
@@ -315,12 +387,8 @@ impl FileOps for StrFile {
         let shared = StrShared::new(s)?;
         // The driver's open may have sent M_SETOPTS/data; nothing can wait on a new Stream.
         let _ = settle(&mut shared.stream.lock());
-        let link = Link {
-            shared,
-            end: 0,
-            unconnected,
-        };
-        StrFile::new(link, dev.registry.clone())
+        let link = Link { shared, end: 0 };
+        StrFile::new(link, unconnected, dev.registry.clone())
     }
 
     fn release(this: Arc<Self>) {
@@ -366,11 +434,17 @@ impl FileOps for StrFile {
         f_flags: u32,
         file: &CallFile<'_, Self>,
     ) -> Result<i32, Errno> {
-        if cmd == I_PIPE {
-            let other = file.same_device(arg as u32 as i32)?;
-            return self.weld(&other).map(|()| 0);
+        let nonblock = f_flags & O_NONBLOCK != 0;
+        match cmd {
+            I_PIPE => {
+                let other = file.same_device(arg as u32 as i32)?;
+                return self.weld(&other).map(|()| 0);
+            }
+            I_SENDFD => return crate::fdpass::sendfd(self, arg as u32 as i32),
+            I_RECVFD => return crate::fdpass::recvfd(self, arg, nonblock),
+            _ => {}
         }
-        crate::strioctl::ioctl(self, cmd, arg, f_flags & O_NONBLOCK != 0)
+        crate::strioctl::ioctl(self, cmd, arg, nonblock)
     }
 
     fn poll(&self, pt: &PollTable<'_>) -> u32 {

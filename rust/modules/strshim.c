@@ -18,6 +18,8 @@
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
 #include <linux/wait.h>
+#include <linux/cred.h>
+#include <linux/fcntl.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -195,6 +197,57 @@ void *rstreams_dwork_free(void *p)
 	return ctx;
 }
 EXPORT_SYMBOL_GPL(rstreams_dwork_free);
+
+/* File references and descriptors for I_SENDFD/I_RECVFD (fdpass.rs). */
+void rstreams_get_file(struct file *file);
+void rstreams_get_file(struct file *file)
+{
+	get_file(file);
+}
+EXPORT_SYMBOL_GPL(rstreams_get_file);
+
+int rstreams_fd_reserve(void);
+int rstreams_fd_reserve(void)
+{
+	return get_unused_fd_flags(0);
+}
+EXPORT_SYMBOL_GPL(rstreams_fd_reserve);
+
+void rstreams_fd_unreserve(int fd);
+void rstreams_fd_unreserve(int fd)
+{
+	put_unused_fd(fd);
+}
+EXPORT_SYMBOL_GPL(rstreams_fd_unreserve);
+
+void rstreams_fd_install(int fd, struct file *file);
+void rstreams_fd_install(int fd, struct file *file)
+{
+	fd_install(fd, file);
+}
+EXPORT_SYMBOL_GPL(rstreams_fd_install);
+
+void rstreams_current_ids(unsigned int *uid, unsigned int *gid);
+void rstreams_current_ids(unsigned int *uid, unsigned int *gid)
+{
+	*uid = from_kuid_munged(current_user_ns(), current_euid());
+	*gid = from_kgid_munged(current_user_ns(), current_egid());
+}
+EXPORT_SYMBOL_GPL(rstreams_current_ids);
+
+/* SIGPOLL for I_SETSIG registrations: the registered process, if it still exists. */
+void rstreams_kill_pid(int pid, int sig);
+void rstreams_kill_pid(int pid, int sig)
+{
+	struct pid *p;
+
+	rcu_read_lock();
+	p = find_vpid(pid);
+	if (p)
+		kill_pid(p, sig, 1);
+	rcu_read_unlock();
+}
+EXPORT_SYMBOL_GPL(rstreams_kill_pid);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");

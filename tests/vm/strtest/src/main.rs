@@ -4,7 +4,8 @@
 //! driver, `streams.ko`) and checks real system-call behaviour: read/write and putmsg/getmsg
 //! round trips, read modes, bands and priorities, partial getmsg, non-blocking and blocking
 //! reads and writes (woken by another thread), poll, EFAULT for bad user pointers, module
-//! push/pop, I_* ioctls, signals during sleep, close with data queued, many open/close cycles.
+//! push/pop, I_* ioctls, signals during sleep, close with data queued, many open/close cycles;
+//! and STREAMS pipes (`pipes.rs`: full duplex, hangup, I_SENDFD/I_RECVFD).
 //! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
 //! `N passed, N failed` line; the exit status is non-zero if any case failed.
 
@@ -33,6 +34,8 @@ macro_rules! ensure {
         }
     };
 }
+
+mod pipes;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
     r.map_err(|err| format!("{what}: {err}"))
@@ -605,6 +608,18 @@ fn main() {
         ),
         ("close with data and a module pending", t_close_with_data),
         ("200 open/close cycles", t_open_close_cycles),
+        (
+            "STREAMS pipe: full duplex, putmsg/getmsg, EOF and EPIPE after close",
+            pipes::t_pipe_full_duplex_and_hangup,
+        ),
+        (
+            "STREAMS pipe: I_SENDFD/I_RECVFD pass a file, EBADMSG/EAGAIN/EBADF/EINVAL",
+            pipes::t_pipe_fd_passing,
+        ),
+        (
+            "I_SETSIG: SIGPOLL on input from the other end and on hangup, not on own writes",
+            pipes::t_pipe_sigpoll,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);
