@@ -6,6 +6,7 @@ pub mod ctl;
 pub mod drivers;
 pub mod edge;
 pub mod transp;
+pub mod wat;
 
 use super::consts::*;
 use super::*;
