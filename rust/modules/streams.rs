@@ -11,6 +11,7 @@
 //! At load the module registers every shared test table listed in [`suites::SUITES`] as a KUnit
 //! suite (`kunit_glue`), so loading it runs the core's tests; unloading removes the suites.
 
+use kernel::c_str;
 use kernel::prelude::*;
 
 // --- The executive, from its own source files (keep in step with streams_core/src/lib.rs). ---
@@ -36,13 +37,17 @@ pub mod stream;
 
 // --- Kernel glue. ---
 mod chardev;
+mod echo;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
+mod nuls;
+mod procfs;
 pub mod selftest;
 mod sloop;
 mod strfile;
 mod strioctl;
+mod strproc;
 mod suites;
 mod uio;
 mod waitq;
@@ -59,8 +64,14 @@ module! {
 }
 
 struct Streams {
-    /// `/dev/streams/clone/sloop` (dropped first: no new opens while the rest goes away).
+    /// `/proc/streams/modules`, then `/proc/streams` (dropped first).
+    _proc: procfs::ProcFile<strproc::ModulesProc>,
+    /// `/dev/streams/clone/sloop` (dropped early: no new opens while the rest goes away).
     _sloop: chardev::MiscDevice<strfile::StrFile>,
+    /// `/dev/streams/clone/echo`.
+    _echo: chardev::MiscDevice<strfile::StrFile>,
+    /// `/dev/streams/clone/nuls`.
+    _nuls: chardev::MiscDevice<strfile::StrFile>,
     /// Registered KUnit suites; dropping them unregisters (before the tables go away).
     _kunit: kunit_glue::KunitSuites,
     /// Dropped last: frees the tests' run-long buffers (`sys::leak_zeroed`).
@@ -88,31 +99,68 @@ impl kernel::Module for Streams {
             kunit.suite_count(),
             kunit.case_count()
         );
-        let sloop = register_sloop(module)?;
+        let registry = fmodsw()?;
+        let sloop = register_clone(
+            module,
+            (c_str!("streams-sloop"), c_str!("streams/clone/sloop")),
+            &sloop::SLOOP,
+            registry.clone(),
+        )?;
+        let echo = register_clone(
+            module,
+            (c_str!("streams-echo"), c_str!("streams/clone/echo")),
+            &echo::ECHO,
+            registry.clone(),
+        )?;
+        let nuls = register_clone(
+            module,
+            (c_str!("streams-nuls"), c_str!("streams/clone/nuls")),
+            &nuls::NULS,
+            registry,
+        )?;
+        let dir = procfs::ProcDir::new(c_str!("streams"), None)?;
+        let proc = procfs::ProcFile::new(
+            c_str!("modules"),
+            &dir,
+            strproc::ModulesProc { tabs: LISTED },
+        )?;
         Ok(Streams {
+            _proc: proc,
             _sloop: sloop,
+            _echo: echo,
+            _nuls: nuls,
             _kunit: kunit,
             _kept: KeptBuffers,
         })
     }
 }
 
-/// The module registry (`fmodsw`: nullmod) and the sloop clone device.
-fn register_sloop(module: &'static ThisModule) -> Result<chardev::MiscDevice<strfile::StrFile>> {
+/// Every streamtab `streams.ko` registers (listed in `/proc/streams/modules`).
+static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
+    (strproc::Kind::Driver, &sloop::SLOOP),
+    (strproc::Kind::Driver, &echo::ECHO),
+    (strproc::Kind::Driver, &nuls::NULS),
+    (strproc::Kind::Module, &sloop::NULLMOD),
+];
+
+/// The module registry (`fmodsw`: nullmod), shared by every device.
+fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
     let mut reg = stream::Registry::new();
     reg.register_module(&sloop::NULLMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
-    let registry = kernel::sync::Arc::new(reg, GFP_KERNEL)?;
-    let dev = strfile::StrDev {
-        driver: &sloop::SLOOP,
-        registry,
-    };
-    chardev::MiscDevice::register(
-        kernel::c_str!("streams-sloop"),
-        kernel::c_str!("streams/clone/sloop"),
-        dev,
-        module,
-    )
+    Ok(kernel::sync::Arc::new(reg, GFP_KERNEL)?)
+}
+
+/// A clone device of `driver`: misc device `names.0`, node `/dev/<names.1>`; every open makes
+/// a new Stream.
+fn register_clone(
+    module: &'static ThisModule,
+    names: (&'static kernel::str::CStr, &'static kernel::str::CStr),
+    driver: &'static stream::StreamTab,
+    registry: kernel::sync::Arc<stream::Registry>,
+) -> Result<chardev::MiscDevice<strfile::StrFile>> {
+    let dev = strfile::StrDev { driver, registry };
+    chardev::MiscDevice::register(names.0, names.1, dev, module)
 }
 
 impl Drop for Streams {
