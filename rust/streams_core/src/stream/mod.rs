@@ -35,7 +35,7 @@ pub mod tests;
 pub use ctx::QCtx;
 pub use module::{ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
 pub use registry::Registry;
-pub use stats::{mstat_total, ModuleStat};
+pub use stats::{mstat_total, reserve_totals, ModuleStat};
 
 use crate::errno::Errno;
 use crate::queue::ring::Ring;

@@ -10,7 +10,8 @@
 //!   address of the `static StreamTab`, claimed on the first open, so counting never allocates
 //!   and needs no lock. When the table is full a streamtab simply has no module-wide totals.
 //!
-//! Counters saturate instead of wrapping.
+//! Per-Stream counters saturate; the module-wide ones are `usize` atomics (64-bit on x86_64,
+//! centuries of puts before they wrap).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -70,8 +71,9 @@ impl Totals {
 
     fn bump(&self, side: usize, what: Stat) {
         if let Some(c) = self.ctr.get(side).and_then(|s| s.get(what as usize)) {
-            // Statistics only: no ordering with anything else is needed.
-            let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
+            // Statistics only: no ordering with anything else is needed. A plain add (one
+            // locked instruction, no CAS loop on the put path): 2^64 events cannot happen.
+            c.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -116,6 +118,13 @@ pub(crate) fn totals_of(tab: &'static StreamTab, claim: bool) -> Option<&'static
         }
     }
     None
+}
+
+/// Claim the totals slot of `tab` now. A platform does this when it registers its drivers and
+/// modules, so that they have totals however many other streamtabs (tests) are opened first.
+/// False if the table is full.
+pub fn reserve_totals(tab: &'static StreamTab) -> bool {
+    totals_of(tab, true).is_some()
 }
 
 /// Module-wide statistics of `tab`, `[read side, write side]`, summed over every instance

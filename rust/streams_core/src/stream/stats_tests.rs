@@ -3,9 +3,8 @@
 //! per streamtab. Totals are global, so the cases that check them use streamtabs of their own
 //! (`STATDRV`, `STATMOD`, used by no other test) and compare before/after differences.
 
-use super::testmods::{put_pass, srv_pass, LOOP, SRC};
+use super::testmods::{open_loop, open_pass, LOOP, SRC};
 use super::*;
-use crate::box_dyn;
 use crate::ktest::{Failure, TestResult};
 use crate::msg::{Msg, M_DATA, M_PCPROTO};
 use crate::queue::tests::mk;
@@ -27,50 +26,6 @@ fn st(s: &Stream, q: Option<QueueId>) -> Result<ModuleStat, Failure> {
     Ok(check_some!(q.and_then(|q| s.mstat(q))))
 }
 
-/// Passthrough with service procedures on both sides (a `pass` of this file's own).
-struct StatMod;
-impl StreamModule for StatMod {
-    fn rput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
-        put_pass(cx, mp)
-    }
-    fn wput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
-        put_pass(cx, mp)
-    }
-    fn rsrv(&mut self, cx: &mut QCtx<'_>) {
-        srv_pass(cx)
-    }
-    fn wsrv(&mut self, cx: &mut QCtx<'_>) {
-        srv_pass(cx)
-    }
-    fn has_rsrv(&self) -> bool {
-        true
-    }
-    fn has_wsrv(&self) -> bool {
-        true
-    }
-}
-
-/// Loopback driver: qreplies what is written.
-struct StatDrv;
-impl StreamModule for StatDrv {
-    fn wput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
-        cx.qreply(mp)
-    }
-}
-
-fn open_statmod(
-    _: &mut QCtx<'_>,
-    _: &OpenArgs,
-) -> Result<crate::sys::Box<dyn StreamModule>, Errno> {
-    Ok(box_dyn!(StatMod => dyn StreamModule)?)
-}
-fn open_statdrv(
-    _: &mut QCtx<'_>,
-    _: &OpenArgs,
-) -> Result<crate::sys::Box<dyn StreamModule>, Errno> {
-    Ok(box_dyn!(StatDrv => dyn StreamModule)?)
-}
-
 const fn info(id: u16, name: &'static str) -> ModuleInfo {
     ModuleInfo {
         mi_idnum: id,
@@ -82,15 +37,15 @@ const fn info(id: u16, name: &'static str) -> ModuleInfo {
     }
 }
 
-/// `statmod`: a module only the totals tests use.
+/// `statmod`: `pass` under a streamtab only the totals tests use.
 static STATMOD: StreamTab = StreamTab {
     info: info(40, "statmod"),
-    open: open_statmod,
+    open: open_pass,
 };
-/// `statdrv`: a loopback driver only the totals tests use.
+/// `statdrv`: `loop` under a streamtab only the totals tests use.
 static STATDRV: StreamTab = StreamTab {
     info: info(41, "statdrv"),
-    open: open_statdrv,
+    open: open_loop,
 };
 
 fn open_counted_on_read_side() -> TestResult {
@@ -190,13 +145,22 @@ fn totals_of_a_pushed_module() -> TestResult {
     Ok(())
 }
 
-fn totals_of_an_unopened_tab_are_zero() -> TestResult {
+fn totals_of_unopened_and_reserved_tabs_are_zero() -> TestResult {
     static NEVER: StreamTab = StreamTab {
         info: info(42, "never"),
-        open: open_statdrv,
+        open: open_loop,
     };
     check_eq!(mstat_total(&NEVER), [ModuleStat::default(); 2]);
     check!(stats::totals_of(&NEVER, false).is_none());
+    // A reserved slot exists before the first open, still all zeros.
+    static RESERVED: StreamTab = StreamTab {
+        info: info(43, "reserved"),
+        open: open_loop,
+    };
+    check!(reserve_totals(&RESERVED));
+    check!(reserve_totals(&RESERVED)); // idempotent
+    check!(stats::totals_of(&RESERVED, false).is_some());
+    check_eq!(mstat_total(&RESERVED), [ModuleStat::default(); 2]);
     Ok(())
 }
 
@@ -207,5 +171,5 @@ ktest_suite!(STATS_SUITE, "streams_stats":
     high_priority_counted_like_any_put,
     totals_sum_over_streams_and_close,
     totals_of_a_pushed_module,
-    totals_of_an_unopened_tab_are_zero,
+    totals_of_unopened_and_reserved_tabs_are_zero,
 );
