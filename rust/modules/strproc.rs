@@ -5,8 +5,9 @@
 //! One header line, then one line per streamtab, columns separated by blanks:
 //!
 //! ```text
-//! name     kind idnum minpsz maxpsz hiwat lowat r_pcnt r_scnt w_pcnt w_scnt ocnt ccnt
-//! sloop    drv  20736      0     -1  8192  2048      0      3    118    116   12   11
+//! name     kind idnum minpsz maxpsz  hiwat  lowat     r_pcnt     r_scnt     w_pcnt     w_scnt     ocnt     ccnt
+//! sloop    drv  20736      0     -1   8192   2048          0         12        322         13      229      229
+//! nullmod  mod  20737      0     -1   5120   1024          6          0          6          0       12       12
 //! ```
 //!
 //! `maxpsz` -1 is INFPSZ. `r_*`/`w_*` are the put and service procedure calls of the read and
