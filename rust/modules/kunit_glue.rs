@@ -16,9 +16,9 @@
 //!
 //! This is the only file of the module that handles raw KUnit pointers.
 
+use kernel::ffi::c_char;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
-use kernel::ffi::c_char;
 
 use kernel::bindings;
 use kernel::prelude::*;
@@ -235,9 +235,7 @@ fn fail(test: *mut bindings::kunit, suite: &str, case: &str, f: &Failure) {
     );
     let file = c_string(f.file);
     let what = c_string(f.what);
-    let file_p = file
-        .as_ref()
-        .map_or(c"?".as_ptr().cast(), |v| v.as_ptr().cast());
+    let file_p = file.as_ref().map_or(c"?".as_ptr().cast(), |v| v.as_ptr().cast());
     let what_p = what
         .as_ref()
         .map_or(c"(out of memory)".as_ptr().cast(), |v| v.as_ptr().cast());
