@@ -5,8 +5,10 @@
  * 6.12's `kernel` crate has no miscdevice abstraction and bindgen does not see
  * `struct miscdevice`, `misc_register()` wants a structure we would otherwise have to mirror by
  * hand, and `poll_wait()` and the `struct file` accessors are inline. Each function here is a
- * one-line wrapper with no policy; the safe Rust wrappers (`rust/modules/chardev.rs`) document
- * the invariants. It is a separate module because a Kbuild module built from `streams.rs`
+ * one-line wrapper with no policy; the safe Rust wrappers (`rust/modules/chardev.rs`,
+ * `rust/modules/procfs.rs`) document the invariants. procfs: 6.12's Rust crate has no proc_fs
+ * abstraction and `struct proc_ops` wants C callbacks, so a read-only seq_file entry is made
+ * here around one Rust show callback. It is a separate module because a Kbuild module built from `streams.rs`
  * cannot also contain a C object; `streams.ko` depends on it, so `modprobe streams` loads it.
  */
 #include <linux/module.h>
@@ -20,6 +22,8 @@
 #include <linux/wait.h>
 #include <linux/cred.h>
 #include <linux/fcntl.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -248,6 +252,77 @@ void rstreams_kill_pid(int pid, int sig)
 	rcu_read_unlock();
 }
 EXPORT_SYMBOL_GPL(rstreams_kill_pid);
+/*
+ * A /proc entry: a directory (show == NULL) or a read-only single_open seq_file whose content
+ * show(ctx, m) writes with rstreams_seq_write().
+ */
+typedef int (*rstreams_show_fn)(void *ctx, struct seq_file *m);
+
+struct rstreams_proc {
+	struct proc_dir_entry *pde;
+	rstreams_show_fn show;
+	void *ctx;
+};
+
+void *rstreams_proc_create(const char *name, void *parent, rstreams_show_fn show, void *ctx);
+void rstreams_proc_remove(void *handle);
+int rstreams_seq_write(struct seq_file *m, const char *s, size_t len);
+
+static int rstreams_proc_show(struct seq_file *m, void *v)
+{
+	struct rstreams_proc *p = m->private;
+
+	return p->show(p->ctx, m);
+}
+
+static int rstreams_proc_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rstreams_proc_show, pde_data(inode));
+}
+
+static const struct proc_ops rstreams_proc_ops = {
+	.proc_open = rstreams_proc_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = single_release,
+};
+
+void *rstreams_proc_create(const char *name, void *parent, rstreams_show_fn show, void *ctx)
+{
+	struct rstreams_proc *p = kzalloc(sizeof(*p), GFP_KERNEL);
+	struct proc_dir_entry *dir = parent ? ((struct rstreams_proc *)parent)->pde : NULL;
+
+	if (!p)
+		return NULL;
+	p->show = show;
+	p->ctx = ctx;
+	if (show)
+		p->pde = proc_create_data(name, 0444, dir, &rstreams_proc_ops, p);
+	else
+		p->pde = proc_mkdir(name, dir);
+	if (!p->pde) {
+		kfree(p);
+		return NULL;
+	}
+	return p;
+}
+EXPORT_SYMBOL_GPL(rstreams_proc_create);
+
+/* proc_remove() waits for show calls in progress; none starts afterwards. */
+void rstreams_proc_remove(void *handle)
+{
+	struct rstreams_proc *p = handle;
+
+	proc_remove(p->pde);
+	kfree(p);
+}
+EXPORT_SYMBOL_GPL(rstreams_proc_remove);
+
+int rstreams_seq_write(struct seq_file *m, const char *s, size_t len)
+{
+	return seq_write(m, s, len);
+}
+EXPORT_SYMBOL_GPL(rstreams_seq_write);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");

@@ -5,7 +5,9 @@
 //! round trips, read modes, bands and priorities, partial getmsg, non-blocking and blocking
 //! reads and writes (woken by another thread), poll, EFAULT for bad user pointers, module
 //! push/pop, I_* ioctls, signals during sleep, close with data queued, many open/close cycles;
-//! and STREAMS pipes (`pipes.rs`: full duplex, hangup, I_SENDFD/I_RECVFD).
+//! and STREAMS pipes (`pipes.rs`: full duplex, hangup, I_SENDFD/I_RECVFD, SIGPOLL).
+//! `drivers.rs` covers the `echo` and `nuls` test drivers, I_SET_HIWAT/I_SET_LOWAT and
+//! `/proc/streams/modules`.
 //! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
 //! `N passed, N failed` line; the exit status is non-zero if any case failed.
 
@@ -35,6 +37,8 @@ macro_rules! ensure {
     };
 }
 
+// After `ensure!`: macros are in scope only below their definition.
+mod drivers;
 mod pipes;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
@@ -619,6 +623,35 @@ fn main() {
         (
             "I_SETSIG: SIGPOLL on input from the other end and on hangup, not on own writes",
             pipes::t_pipe_sigpoll,
+        ),
+        (
+            "echo: write/read and putmsg/getmsg round trips",
+            drivers::t_echo_roundtrip,
+        ),
+        (
+            "echo: flow control, FLUSHW turned around",
+            drivers::t_echo_flow_control_and_flush,
+        ),
+        (
+            "echo: every ioctl NAKed (EINVAL)",
+            drivers::t_echo_ioctl_nak,
+        ),
+        (
+            "nuls: sink takes 4 MiB without flow control, nothing comes back",
+            drivers::t_nuls_sink,
+        ),
+        ("nuls: I_FLUSH/I_FLUSHBAND complete", drivers::t_nuls_flush),
+        (
+            "nuls: every ioctl NAKed (EINVAL)",
+            drivers::t_nuls_ioctl_nak,
+        ),
+        (
+            "I_SET_HIWAT/I_SET_LOWAT: head flow control moves, EINVAL on bad values",
+            drivers::t_set_hiwat_lowat,
+        ),
+        (
+            "/proc/streams/modules: module_info and counters that move",
+            drivers::t_proc_modules,
         ),
     ];
     println!("1..{}", cases.len());

@@ -8,6 +8,7 @@ pub mod edge;
 pub mod fast;
 pub mod pipe;
 pub mod transp;
+pub mod wat;
 
 use super::consts::*;
 use super::*;
