@@ -46,6 +46,12 @@ extern "C" {
     fn rstreams_fget(fd: c_uint) -> *mut c_void;
     fn rstreams_fput(file: *mut c_void);
     fn rstreams_file_same_ops(a: *mut c_void, b: *mut c_void) -> bool;
+    fn rstreams_fifo_file(
+        like: *mut c_void,
+        private: *mut c_void,
+        nonblock: c_int,
+        err: *mut c_int,
+    ) -> *mut c_void;
     fn rstreams_init_waitqueue(wq: *mut c_void);
 }
 
@@ -128,6 +134,33 @@ impl<T: FileOps> CallFile<'_, T> {
         // SAFETY: drops the reference fget took, once.
         unsafe { rstreams_fput(other) };
         r
+    }
+}
+
+impl<T: FileOps> CallFile<'_, T> {
+    /// A new file with this file's operations (so: on the same device) whose inode is a FIFO
+    /// on rstreams' pseudo filesystem, with `obj` as its per-open object. The returned
+    /// reference is the file's only one: dropping it closes the file, which releases `obj`
+    /// through `FileOps::release`.
+    pub(crate) fn new_fifo_file(
+        &self,
+        obj: Arc<T>,
+        nonblock: bool,
+    ) -> Result<crate::fdpass::FileRef, Errno> {
+        let p = Arc::into_raw(obj).cast_mut().cast::<c_void>();
+        let mut err: c_int = 0;
+        // SAFETY: `self.file` is valid (type invariant). On success the new file owns the
+        // `Arc` reference `p` as its `private_data`, exactly as `open_tramp::<T>` would have
+        // stored it, and uses this file's `file_operations` (`T`'s trampolines), so
+        // `release_tramp::<T>` takes it back.
+        let f = unsafe { rstreams_fifo_file(self.file.cast(), p, c_int::from(nonblock), &mut err) };
+        if f.is_null() {
+            // SAFETY: no file was made: the reference `p` is still ours.
+            drop(unsafe { Arc::from_raw(p.cast::<T>().cast_const()) });
+            return Err(Errno(-err));
+        }
+        // SAFETY: `f` is a new file whose one reference we hold.
+        Ok(unsafe { crate::fdpass::FileRef::from_file(f) })
     }
 }
 

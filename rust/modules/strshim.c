@@ -22,6 +22,9 @@
 #include <linux/wait.h>
 #include <linux/cred.h>
 #include <linux/fcntl.h>
+#include <linux/mount.h>
+#include <linux/pseudo_fs.h>
+#include <linux/dcache.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 
@@ -210,10 +213,10 @@ void rstreams_get_file(struct file *file)
 }
 EXPORT_SYMBOL_GPL(rstreams_get_file);
 
-int rstreams_fd_reserve(void);
-int rstreams_fd_reserve(void)
+int rstreams_fd_reserve(unsigned int flags);
+int rstreams_fd_reserve(unsigned int flags)
 {
-	return get_unused_fd_flags(0);
+	return get_unused_fd_flags(flags);
 }
 EXPORT_SYMBOL_GPL(rstreams_fd_reserve);
 
@@ -323,6 +326,104 @@ int rstreams_seq_write(struct seq_file *m, const char *s, size_t len)
 	return seq_write(m, s, len);
 }
 EXPORT_SYMBOL_GPL(rstreams_seq_write);
+
+/*
+ * STREAMS pipe ends as FIFOs: files on a private pseudo filesystem (like Linux's pipefs) whose
+ * inode is S_IFIFO, so that fstat(2) on a STREAMS pipe says what POSIX says of pipe(2). The
+ * file operations are those of the pipe device the request came from (`like`), so the file is
+ * an ordinary rstreams file otherwise.
+ */
+#define RSTREAMS_FS_MAGIC 0x53545245 /* "STRE" */
+
+static struct vfsmount *rstreams_mnt;
+
+static char *rstreamsfs_dname(struct dentry *dentry, char *buffer, int buflen)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "pipe:[%lu]", d_inode(dentry)->i_ino);
+
+	/* dynamic_dname() is not exported: the same, by hand (the name ends the buffer). */
+	if (n < 0 || n >= (int)sizeof(tmp) || n >= buflen)
+		return ERR_PTR(-ENAMETOOLONG);
+	buffer += buflen - n - 1;
+	memcpy(buffer, tmp, n + 1);
+	return buffer;
+}
+
+static const struct dentry_operations rstreamsfs_dops = {
+	.d_dname = rstreamsfs_dname,
+};
+
+static int rstreamsfs_init_fs_context(struct fs_context *fc)
+{
+	struct pseudo_fs_context *ctx = init_pseudo(fc, RSTREAMS_FS_MAGIC);
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->dops = &rstreamsfs_dops;
+	return 0;
+}
+
+static struct file_system_type rstreams_fs_type = {
+	.name = "rstreamsfs",
+	.init_fs_context = rstreamsfs_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+/* A new FIFO-typed file with `like`'s file operations and `private` as private_data; NULL and
+ * *err on failure (then `private` is still the caller's). Takes a reference on the owner
+ * module of the operations, which the file's last fput drops. */
+void *rstreams_fifo_file(struct file *like, void *private, int nonblock, int *err);
+void *rstreams_fifo_file(struct file *like, void *private, int nonblock, int *err)
+{
+	const struct file_operations *fops = like->f_op;
+	struct inode *inode;
+	struct file *f;
+
+	if (IS_ERR_OR_NULL(rstreams_mnt)) {
+		*err = -ENODEV;
+		return NULL;
+	}
+	if (!try_module_get(fops->owner)) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	inode = new_inode(rstreams_mnt->mnt_sb);
+	if (!inode) {
+		module_put(fops->owner);
+		*err = -ENFILE;
+		return NULL;
+	}
+	inode->i_ino = get_next_ino();
+	inode->i_mode = S_IFIFO | S_IRUSR | S_IWUSR;
+	inode->i_uid = current_fsuid();
+	inode->i_gid = current_fsgid();
+	simple_inode_init_ts(inode);
+	f = alloc_file_pseudo(inode, rstreams_mnt, "", O_RDWR | (nonblock ? O_NONBLOCK : 0), fops);
+	if (IS_ERR(f)) {
+		iput(inode);
+		module_put(fops->owner);
+		*err = PTR_ERR(f);
+		return NULL;
+	}
+	f->private_data = private;
+	return f;
+}
+EXPORT_SYMBOL_GPL(rstreams_fifo_file);
+
+static int __init rstreams_shim_init(void)
+{
+	rstreams_mnt = kern_mount(&rstreams_fs_type);
+	return PTR_ERR_OR_ZERO(rstreams_mnt);
+}
+
+static void __exit rstreams_shim_exit(void)
+{
+	kern_unmount(rstreams_mnt);
+}
+
+module_init(rstreams_shim_init);
+module_exit(rstreams_shim_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");

@@ -142,6 +142,11 @@ impl Stream {
             return; // SVR4: only one high-priority message waits at the head
         }
         let band = mp.band();
+        // Readers sleep only on an empty queue, or for read-fill (more bytes), or for a band or
+        // high-priority message that is not there yet: other arrivals need no wakeup (as a
+        // Linux pipe wakes its reader only when it was empty). SIGPOLL events are per message.
+        let was_empty = self.queue(h).is_none_or(|q| q.first().is_none());
+        let wake = was_empty || hipri || band > 0 || self.sth.rdopt & RFILL != 0;
         let r = match self.side_mut(h) {
             Some(s) => s.q.putq(mp),
             None => return,
@@ -161,7 +166,8 @@ impl Stream {
         } else {
             S_INPUT | S_RDNORM
         };
-        self.sth.note(WAKE_READ | WAKE_POLL, sig);
+        self.sth
+            .note(if wake { WAKE_READ | WAKE_POLL } else { 0 }, sig);
     }
 
     /// Apply M_SETOPTS.

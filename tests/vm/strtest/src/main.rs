@@ -625,6 +625,10 @@ fn main() {
             pipes::t_pipe_sigpoll,
         ),
         (
+            "STREAMS pipe ends are FIFOs (fstat S_IFIFO, pipe:[N]), still Streams",
+            pipes::t_pipe_ends_are_fifos,
+        ),
+        (
             "echo: write/read and putmsg/getmsg round trips",
             drivers::t_echo_roundtrip,
         ),
