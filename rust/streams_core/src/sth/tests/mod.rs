@@ -5,6 +5,7 @@
 pub mod ctl;
 pub mod drivers;
 pub mod edge;
+pub mod fifo;
 pub mod pipe;
 pub mod transp;
 
