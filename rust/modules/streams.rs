@@ -38,6 +38,7 @@ pub mod stream;
 mod chardev;
 mod dwork;
 mod fdpass;
+mod fifo;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
@@ -61,6 +62,8 @@ module! {
 }
 
 struct Streams {
+    /// `/dev/streams/fifo/0` … `3`: STREAMS FIFOs (dropped first, as the pipe device).
+    _fifos: KVec<chardev::MiscDevice<strfile::StrFile>>,
     /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped first: no new
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
@@ -108,7 +111,9 @@ impl kernel::Module for Streams {
             None,
             &reg,
         )?;
+        let fifos = register_fifos(module, &reg)?;
         Ok(Streams {
+            _fifos: fifos,
             _pipe: pipe,
             _sloop: sloop,
             _kunit: kunit,
@@ -134,11 +139,41 @@ fn register_dev(
     driver: Option<&'static stream::StreamTab>,
     registry: &kernel::sync::Arc<stream::Registry>,
 ) -> Result<chardev::MiscDevice<strfile::StrFile>> {
+    let kind = match driver {
+        Some(drv) => strfile::StrKind::Driver(drv),
+        None => strfile::StrKind::PipeEnd,
+    };
     let dev = strfile::StrDev {
-        driver,
+        kind,
         registry: registry.clone(),
     };
     chardev::MiscDevice::register(name, node, dev, module)
+}
+
+/// The STREAMS FIFO nodes `/dev/streams/fifo/N` (misc devices `streams-fifoN`): every open of
+/// a node attaches to that node's FIFO (`fifo.rs`).
+fn register_fifos(
+    module: &'static ThisModule,
+    registry: &kernel::sync::Arc<stream::Registry>,
+) -> Result<KVec<chardev::MiscDevice<strfile::StrFile>>> {
+    let names: [(&'static kernel::str::CStr, &'static kernel::str::CStr); fifo::NFIFO] = [
+        (kernel::c_str!("streams-fifo0"), kernel::c_str!("streams/fifo/0")),
+        (kernel::c_str!("streams-fifo1"), kernel::c_str!("streams/fifo/1")),
+        (kernel::c_str!("streams-fifo2"), kernel::c_str!("streams/fifo/2")),
+        (kernel::c_str!("streams-fifo3"), kernel::c_str!("streams/fifo/3")),
+    ];
+    let mut devs = KVec::with_capacity(fifo::NFIFO, GFP_KERNEL)?;
+    for (name, node) in names {
+        let dev = strfile::StrDev {
+            kind: strfile::StrKind::Fifo(fifo::FifoSlot::new()?),
+            registry: registry.clone(),
+        };
+        devs.push(
+            chardev::MiscDevice::register(name, node, dev, module)?,
+            GFP_KERNEL,
+        )?;
+    }
+    Ok(devs)
 }
 
 impl Drop for Streams {
