@@ -150,8 +150,9 @@ fn register_dev(
     chardev::MiscDevice::register(name, node, dev, module)
 }
 
-/// The STREAMS FIFO nodes `/dev/streams/fifo/N` (misc devices `streams-fifoN`): every open of
-/// a node attaches to that node's FIFO (`fifo.rs`).
+/// The STREAMS FIFO nodes `/dev/streams/fifo/N` (devices `streams-fifoN` of rstreams' own
+/// major, since a FIFO open may wait for long: see `MiscDevice::register_sleeping_open`):
+/// every open of a node attaches to that node's FIFO (`fifo.rs`).
 fn register_fifos(
     module: &'static ThisModule,
     registry: &kernel::sync::Arc<stream::Registry>,
@@ -169,7 +170,7 @@ fn register_fifos(
             registry: registry.clone(),
         };
         devs.push(
-            chardev::MiscDevice::register(name, node, dev, module)?,
+            chardev::MiscDevice::register_sleeping_open(name, node, dev, module)?,
             GFP_KERNEL,
         )?;
     }
