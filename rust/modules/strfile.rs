@@ -60,11 +60,20 @@ const SIGPOLL_NR: i32 = 29;
 const POLL_ALL: u32 =
     POLLIN | POLLPRI | POLLOUT | POLLRDNORM | POLLRDBAND | POLLWRNORM | POLLWRBAND | POLLMSG;
 
-/// What a STREAMS device needs to open a Stream: its driver and the module registry.
+/// What the opens of a STREAMS device give.
+pub(crate) enum StrKind {
+    /// A new Stream over this driver (a clone device).
+    Driver(&'static StreamTab),
+    /// A new, unconnected pipe end (the pipe device; `I_PIPE` welds two).
+    PipeEnd,
+    /// The FIFO of this node (`fifo.rs`): every open attaches to the same Stream.
+    Fifo(Arc<crate::fifo::FifoSlot>),
+}
+
+/// What a STREAMS device needs to open a Stream: what its opens give and the module registry.
 pub(crate) struct StrDev {
-    /// The driver at the bottom of every Stream opened on this device; `None` for the pipe
-    /// device, whose opens give unconnected pipe ends.
-    pub(crate) driver: Option<&'static StreamTab>,
+    /// What an open gives.
+    pub(crate) kind: StrKind,
     /// `fmodsw` for I_PUSH/I_FIND (read-only after module init).
     pub(crate) registry: Arc<Registry>,
 }
@@ -108,7 +117,7 @@ pub(crate) struct StrShared {
 }
 
 impl StrShared {
-    fn new(s: Stream) -> Result<Arc<StrShared>, Errno> {
+    pub(crate) fn new(s: Stream) -> Result<Arc<StrShared>, Errno> {
         let sh = Arc::pin_init(
             pin_init!(StrShared {
                 hold <- kernel::new_spinlock!(None, "rstreams_hold"),
@@ -153,7 +162,7 @@ impl StrShared {
     }
 
     /// Act on head events of both ends; `me` is the end the calling process uses.
-    fn apply(&self, me: usize, ev: [HeadEvents; 2]) {
+    pub(crate) fn apply(&self, me: usize, ev: [HeadEvents; 2]) {
         for (end, e) in ev.iter().enumerate() {
             if e.wake != 0 {
                 self.wq(end).wake_sleepers();
@@ -173,8 +182,8 @@ impl StrShared {
 /// Which Stream a file is the head of, and which end.
 #[derive(Clone)]
 pub(crate) struct Link {
-    shared: Arc<StrShared>,
-    end: usize,
+    pub(crate) shared: Arc<StrShared>,
+    pub(crate) end: usize,
 }
 
 /// `StrFile::pipe_state`: not an unconnected pipe end (a Stream over a driver, or welded).
@@ -201,6 +210,8 @@ pub(crate) struct StrFile {
     prebuilt_hint: AtomicBool,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
+    /// The FIFO node and open mode of a FIFO file (its close is counted there).
+    fifo: Option<crate::fifo::FifoOpen>,
 }
 
 fn merge(a: &mut HeadEvents, b: HeadEvents) {
@@ -217,7 +228,7 @@ fn merge(a: &mut HeadEvents, b: HeadEvents) {
 /// each I_SETSIG registration whose events happened (SIGURG instead for banded input with
 /// S_BANDURG); M_SIG/M_PCSIG signals go to the registered processes (rstreams has no
 /// controlling-terminal process group for a Stream).
-fn settle(s: &mut Stream) -> [HeadEvents; 2] {
+pub(crate) fn settle(s: &mut Stream) -> [HeadEvents; 2] {
     let mut out = [HeadEvents::default(); 2];
     let ends = if s.is_pipe() { 2 } else { 1 };
     loop {
@@ -254,7 +265,12 @@ fn send_signals(s: &Stream, ev: &HeadEvents) {
 }
 
 impl StrFile {
-    fn new(link: Link, unconnected: bool, registry: Arc<Registry>) -> Result<Arc<StrFile>, Errno> {
+    pub(crate) fn new(
+        link: Link,
+        unconnected: bool,
+        registry: Arc<Registry>,
+        fifo: Option<crate::fifo::FifoOpen>,
+    ) -> Result<Arc<StrFile>, Errno> {
         let state = if unconnected { UNCONNECTED } else { CONNECTED };
         Arc::pin_init(
             pin_init!(StrFile {
@@ -263,6 +279,7 @@ impl StrFile {
                 pipe_state: AtomicU8::new(state),
                 prebuilt_hint: AtomicBool::new(true),
                 registry,
+                fifo,
             }),
             GFP_KERNEL,
         )
@@ -280,8 +297,9 @@ impl StrFile {
             },
             false,
             self.registry.clone(),
+            None,
         )?;
-        let z = StrFile::new(Link { shared, end: 1 }, false, self.registry.clone())?;
+        let z = StrFile::new(Link { shared, end: 1 }, false, self.registry.clone(), None)?;
         Ok((a, z))
     }
 
@@ -384,18 +402,23 @@ impl FileOps for StrFile {
             oflag: i32::try_from(f_flags).unwrap_or(0),
             sflag: Sflag::CloneOpen,
         };
-        let (s, unconnected) = match dev.driver {
-            Some(drv) => (Stream::sth_open(drv, &args)?, false),
-            None => (Stream::pipe_end()?, true),
+        let (s, unconnected) = match &dev.kind {
+            StrKind::Driver(drv) => (Stream::sth_open(drv, &args)?, false),
+            StrKind::PipeEnd => (Stream::pipe_end()?, true),
+            StrKind::Fifo(slot) => return crate::fifo::open(slot, f_flags, &dev.registry),
         };
         let shared = StrShared::new(s)?;
         // The driver's open may have sent M_SETOPTS/data; nothing can wait on a new Stream.
         let _ = settle(&mut shared.stream.lock());
         let link = Link { shared, end: 0 };
-        StrFile::new(link, unconnected, dev.registry.clone())
+        StrFile::new(link, unconnected, dev.registry.clone(), None)
     }
 
     fn release(this: Arc<Self>) {
+        if let Some(f) = &this.fifo {
+            crate::fifo::release(&this, f);
+            return;
+        }
         let l = this.link();
         let mut g = l.shared.stream.lock();
         g.with_end(l.end, Stream::sth_close);

@@ -27,6 +27,8 @@
 #include <linux/dcache.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/device.h>
+#include <linux/kdev_t.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -411,15 +413,135 @@ void *rstreams_fifo_file(struct file *like, void *private, int nonblock, int *er
 }
 EXPORT_SYMBOL_GPL(rstreams_fifo_file);
 
+/*
+ * Devices whose open may sleep for long (a FIFO open waits for the other side). misc_open()
+ * calls ->open with the global misc_mtx held, so such an open would stop every misc open in
+ * the system (and the opener it waits for). These devices get minors of rstreams' own major
+ * instead: rstreams_chr_open() does what misc_open() does (find the registration, take a
+ * reference on its fops, which pins the registering module and so the registration, and leave
+ * the registration in private_data for rstreams_misc_ctx) but drops its lock before calling
+ * the driver's open.
+ */
+#define RSTREAMS_NCHR 16
+static DEFINE_MUTEX(rstreams_chr_mtx);
+static struct rstreams_misc *rstreams_chr_tab[RSTREAMS_NCHR];
+static int rstreams_chr_major;
+
+static char *rstreams_chr_devnode(const struct device *dev, umode_t *mode)
+{
+	const struct rstreams_misc *m = dev_get_drvdata(dev);
+
+	if (mode)
+		*mode = 0666;
+	return m ? kstrdup(m->misc.nodename, GFP_KERNEL) : NULL;
+}
+
+static const struct class rstreams_chr_class = {
+	.name = "rstreams",
+	.devnode = rstreams_chr_devnode,
+};
+
+static int rstreams_chr_open(struct inode *inode, struct file *file)
+{
+	unsigned int minor = iminor(inode);
+	const struct file_operations *fops = NULL;
+	struct rstreams_misc *m = NULL;
+
+	mutex_lock(&rstreams_chr_mtx);
+	if (minor < RSTREAMS_NCHR && rstreams_chr_tab[minor]) {
+		m = rstreams_chr_tab[minor];
+		fops = fops_get(m->misc.fops);
+	}
+	mutex_unlock(&rstreams_chr_mtx);
+	if (!fops)
+		return -ENODEV;
+	file->private_data = &m->misc;
+	replace_fops(file, fops);
+	return file->f_op->open ? file->f_op->open(inode, file) : 0;
+}
+
+static const struct file_operations rstreams_chr_fops = {
+	.owner = THIS_MODULE,
+	.open = rstreams_chr_open,
+	.llseek = noop_llseek,
+};
+
+void *rstreams_chr_register(const char *name, const char *nodename,
+			    const struct file_operations *fops, void *ctx, int *err);
+void *rstreams_chr_register(const char *name, const char *nodename,
+			    const struct file_operations *fops, void *ctx, int *err)
+{
+	struct rstreams_misc *m = kzalloc(sizeof(*m), GFP_KERNEL);
+	struct device *dev;
+	int i;
+
+	if (!m) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	m->misc.name = name;
+	m->misc.nodename = nodename;
+	m->misc.fops = fops;
+	m->ctx = ctx;
+	mutex_lock(&rstreams_chr_mtx);
+	for (i = 0; i < RSTREAMS_NCHR && rstreams_chr_tab[i]; i++)
+		;
+	*err = -EBUSY;
+	if (i == RSTREAMS_NCHR)
+		goto fail;
+	m->misc.minor = i;
+	dev = device_create(&rstreams_chr_class, NULL, MKDEV(rstreams_chr_major, i), m, "%s", name);
+	*err = PTR_ERR_OR_ZERO(dev);
+	if (*err)
+		goto fail;
+	rstreams_chr_tab[i] = m;
+	mutex_unlock(&rstreams_chr_mtx);
+	return m;
+fail:
+	mutex_unlock(&rstreams_chr_mtx);
+	kfree(m);
+	return NULL;
+}
+EXPORT_SYMBOL_GPL(rstreams_chr_register);
+
+void rstreams_chr_deregister(void *handle);
+void rstreams_chr_deregister(void *handle)
+{
+	struct rstreams_misc *m = handle;
+
+	mutex_lock(&rstreams_chr_mtx);
+	rstreams_chr_tab[m->misc.minor] = NULL;
+	mutex_unlock(&rstreams_chr_mtx);
+	device_destroy(&rstreams_chr_class, MKDEV(rstreams_chr_major, m->misc.minor));
+	kfree(m);
+}
+EXPORT_SYMBOL_GPL(rstreams_chr_deregister);
+
 static int __init rstreams_shim_init(void)
 {
+	int err = class_register(&rstreams_chr_class);
+
+	if (err)
+		return err;
+	rstreams_chr_major = __register_chrdev(0, 0, RSTREAMS_NCHR, "rstreams", &rstreams_chr_fops);
+	if (rstreams_chr_major < 0) {
+		class_unregister(&rstreams_chr_class);
+		return rstreams_chr_major;
+	}
 	rstreams_mnt = kern_mount(&rstreams_fs_type);
-	return PTR_ERR_OR_ZERO(rstreams_mnt);
+	if (IS_ERR(rstreams_mnt)) {
+		__unregister_chrdev(rstreams_chr_major, 0, RSTREAMS_NCHR, "rstreams");
+		class_unregister(&rstreams_chr_class);
+		return PTR_ERR(rstreams_mnt);
+	}
+	return 0;
 }
 
 static void __exit rstreams_shim_exit(void)
 {
 	kern_unmount(rstreams_mnt);
+	__unregister_chrdev(rstreams_chr_major, 0, RSTREAMS_NCHR, "rstreams");
+	class_unregister(&rstreams_chr_class);
 }
 
 module_init(rstreams_shim_init);

@@ -264,12 +264,12 @@ impl Stream {
             return;
         }
         self.sth_flush_local(FLUSHW, band);
-        // On a pipe the write side leads to the other head, which would turn the flush
+        // On a pipe (or FIFO) the write side leads to a head, which would turn the flush
         // around again: a reflected flush is marked MSGNOLOOP and not reflected twice.
         if mp.flag().contains(MsgFlags::MSGNOLOOP) {
             return;
         }
-        if self.is_pipe() {
+        if self.is_pipe() || self.is_fifo() {
             mp.set_flag(mp.flag() | MsgFlags::MSGNOLOOP);
         }
         // Turn the write half around: downstream sees the flush, not the read half again.
