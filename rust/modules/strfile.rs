@@ -233,7 +233,7 @@ pub(crate) fn settle(s: &mut Stream) -> [HeadEvents; 2] {
     let ends = if s.is_pipe() { 2 } else { 1 };
     loop {
         for (end, e) in out.iter_mut().enumerate().take(ends) {
-            merge(e, s.with_end(end, Stream::sth_take_events));
+            merge(e, s.sth_take_events_of(end));
         }
         if !s.has_enabled() {
             break;

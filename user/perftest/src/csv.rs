@@ -204,3 +204,69 @@ pub fn read_file_with_status(path: &std::path::Path) -> Result<(Vec<Row>, Vec<St
         parse_status(&text).map_err(err)?,
     ))
 }
+
+/// A JSON string literal (quotes, backslashes and control characters escaped).
+fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// A JSON number (non-finite values, which JSON cannot carry, become null).
+fn json_num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        "null".into()
+    }
+}
+
+/// The same results as JSON: `{"measurements": [{impl, size, ...}], "not_measured": [{impl,
+/// size, rep, state, message}]}` (the CSV's columns, by name).
+pub fn to_json(rows: &[Row], status: &[Status]) -> String {
+    let m: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{{\"impl\":{},\"size\":{},\"seconds\":{},\"writes\":{},\"writes_per_sec\":{},\
+                 \"bytes_per_sec\":{},\"delay_sec\":{},\"reads\":{},\"read_bytes\":{}}}",
+                json_str(&r.imp),
+                r.size,
+                json_num(r.seconds),
+                r.writes,
+                json_num(r.writes_per_sec),
+                json_num(r.bytes_per_sec),
+                json_num(r.delay_sec),
+                r.reads,
+                r.read_bytes
+            )
+        })
+        .collect();
+    let s: Vec<String> = status
+        .iter()
+        .map(|st| {
+            format!(
+                "{{\"impl\":{},\"size\":{},\"rep\":{},\"state\":{},\"message\":{}}}",
+                json_str(&st.imp),
+                st.size,
+                st.rep,
+                json_str(st.state.name()),
+                json_str(&st.message)
+            )
+        })
+        .collect();
+    format!(
+        "{{\"measurements\":[\n{}\n],\"not_measured\":[\n{}\n]}}\n",
+        m.join(",\n"),
+        s.join(",\n")
+    )
+}

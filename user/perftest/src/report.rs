@@ -419,6 +419,7 @@ pub fn write_report_with(
             .map_err(|e| format!("{}: {e}", dir.join(name).display()))
     };
     w("report.md", &s.markdown_with(preamble))?;
+    w("results.json", &crate::csv::to_json(rows, status))?;
     if rows.is_empty() {
         return Err("no measurement in the CSV input: report.md written, no charts".into());
     }

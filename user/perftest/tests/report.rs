@@ -292,3 +292,27 @@ fn report_cli_reads_status_lines_and_preamble() {
     assert!(md.contains("## Environment\n\nTCG guest\n"), "{md}");
     assert!(md.contains("| 8 | 1000 | unavailable |"), "{md}");
 }
+
+#[test]
+fn results_json_carries_rows_and_status() {
+    let rows = vec![row("linux", 64, 1000.0), row("str\"eams", 64, 500.0)];
+    let st = vec![status("streams", 8, 2, State::Failed, "bad\\path\nx")];
+    let j = perftest::csv::to_json(&rows, &st);
+    assert!(j.starts_with("{\"measurements\":[\n"), "{j}");
+    assert!(
+        j.contains("{\"impl\":\"linux\",\"size\":64,\"seconds\":1,\"writes\":1000,\"writes_per_sec\":1000,\"bytes_per_sec\":64000,\"delay_sec\":0.001,\"reads\":1,\"read_bytes\":1}"),
+        "{j}"
+    );
+    assert!(j.contains("\"impl\":\"str\\\"eams\""), "{j}");
+    assert!(
+        j.contains("{\"impl\":\"streams\",\"size\":8,\"rep\":2,\"state\":\"failed\",\"message\":\"bad\\\\path\\u000ax\"}"),
+        "{j}"
+    );
+    assert!(j.ends_with("]}\n"), "{j}");
+    // write_report puts it next to report.md.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_json");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = write_report_with(&rows, &st, &dir, "linux", "");
+    let on_disk = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    assert_eq!(on_disk, j);
+}

@@ -23,7 +23,7 @@
 //! SIGPIPE: pipe heads have SNDPIPE). The arena goes when both ends are closed.
 
 use super::consts::SNDPIPE;
-use super::StrHead;
+use super::{HeadEvents, StrHead};
 use crate::errno::Errno;
 use crate::queue::FLUSHALL;
 use crate::stream::{QueueId, Role, Stream, HEAD_INFO};
@@ -88,6 +88,18 @@ impl Stream {
     /// a pipe, or with an end that does not exist, `f` runs on the only head.
     pub fn with_end<R>(&mut self, end: usize, f: impl FnOnce(&mut Stream) -> R) -> R {
         self.with_head(end, f)
+    }
+
+    /// [`Stream::sth_take_events`] of end `end` without swapping it in (what the platform
+    /// does after every operation, for both ends of a pipe).
+    pub fn sth_take_events_of(&mut self, end: usize) -> HeadEvents {
+        if end == self.head {
+            return core::mem::take(&mut self.sth.ev);
+        }
+        match self.parked.as_mut() {
+            Some(p) if p.head == end => core::mem::take(&mut p.sth.ev),
+            _ => HeadEvents::default(),
+        }
     }
 
     /// Run `f` with the head of pair `pair` swapped in (the engine's entry: a message
