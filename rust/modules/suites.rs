@@ -21,4 +21,5 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::edge::STH_EDGE_SUITE,
     &crate::sth::tests::transp::STH_TRANSP_SUITE,
     &crate::sth::tests::pipe::STH_PIPE_SUITE,
+    &crate::mods::bufmod::tests::BUFMOD_SUITE,
 ];
