@@ -35,6 +35,7 @@ macro_rules! ensure {
     };
 }
 
+mod bufmod;
 mod pipes;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
@@ -619,6 +620,10 @@ fn main() {
         (
             "I_SETSIG: SIGPOLL on input from the other end and on hangup, not on own writes",
             pipes::t_pipe_sigpoll,
+        ),
+        (
+            "bufmod on a pipe: chunked sb_hdr records, SBIOC*",
+            bufmod::t_bufmod_on_pipe,
         ),
     ];
     println!("1..{}", cases.len());
