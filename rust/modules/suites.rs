@@ -22,4 +22,5 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::transp::STH_TRANSP_SUITE,
     &crate::sth::tests::pipe::STH_PIPE_SUITE,
     &crate::mods::bufmod::tests::BUFMOD_SUITE,
+    &crate::mods::bufmod::tests::ioctl::BUFMOD_IOCTL_SUITE,
 ];

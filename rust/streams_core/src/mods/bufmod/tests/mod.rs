@@ -1,7 +1,7 @@
 //! Shared (host + KUnit) tests of bufmod: chunking, truncation, headers and alignment,
 //! flushes, every ioctl (get, set, NAK on bad values), pass-through of the write side and of
 //! non-data messages, flow control (drops and SB_NO_DROPS), the lazy timeout with a test
-//! clock, and bufmod pushed on a STREAMS pipe end driven through the real Stream heads.
+//! clock; the ioctls and bufmod on a STREAMS pipe end are in `ioctl.rs`.
 //!
 //! Most cases push bufmod over the `hold` test driver: what goes down is kept on the driver's
 //! write queue (so pass-through is visible) and read-side traffic is injected with `putnext`
@@ -11,14 +11,14 @@ use super::*;
 use crate::ktest::{Failure, TestResult};
 use crate::msg::{MsgType, M_CTL, M_IOCACK, M_IOCNAK, M_PCPROTO, M_SETOPTS};
 use crate::queue::tests::FaultGuard;
-use crate::queue::QField;
-use crate::sth::consts::{FLUSHW, I_PUSH, I_STR};
-use crate::sth::tests::{rd, wr};
-use crate::sth::{IocArg, IocBlk, SliceIo, Stop, StrIoctl, TRANSPARENT};
+use crate::sth::consts::FLUSHW;
+use crate::sth::IocBlk;
 use crate::stream::testmods::HOLD;
-use crate::stream::{Registry, Stream};
+use crate::stream::Stream;
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
 use core::sync::atomic::{AtomicU64, Ordering};
+
+pub mod ioctl;
 
 /// Per-case test clocks (cases run in parallel on the host: one clock each).
 static CLOCKS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
@@ -58,26 +58,26 @@ fn open_tab(tab: &'static StreamTab) -> Result<Stream, Failure> {
     Ok(s)
 }
 
-fn open() -> Result<Stream, Failure> {
+pub(super) fn open() -> Result<Stream, Failure> {
     open_tab(&BUFMOD)
 }
 
 /// A message of type `ty` coming up from the driver.
-fn up(s: &mut Stream, ty: MsgType, data: &[u8]) -> TestResult {
+pub(super) fn up(s: &mut Stream, ty: MsgType, data: &[u8]) -> TestResult {
     let m = check_ok!(Msg::from_bytes(ty, data));
     let rq = check_some!(s.driver_rq());
     s.qctx(rq).putnext(m);
     Ok(())
 }
 
-fn data(s: &mut Stream, d: &[u8]) -> TestResult {
+pub(super) fn data(s: &mut Stream, d: &[u8]) -> TestResult {
     up(s, M_DATA, d)
 }
 
 /// The bytes of a whole message (all blocks), up to 512.
-struct Bytes {
-    buf: [u8; 512],
-    n: usize,
+pub(super) struct Bytes {
+    pub(super) buf: [u8; 512],
+    pub(super) n: usize,
 }
 impl Bytes {
     fn of(m: &Msg) -> Bytes {
@@ -91,22 +91,22 @@ impl Bytes {
         }
         b
     }
-    fn get(&self) -> &[u8] {
+    pub(super) fn get(&self) -> &[u8] {
         self.buf.get(..self.n).unwrap_or_default()
     }
 }
 
 /// The answer to an ioctl: type, iocblk, data.
-struct Answer {
-    ty: MsgType,
-    ioc: IocBlk,
-    data: Bytes,
+pub(super) struct Answer {
+    pub(super) ty: MsgType,
+    pub(super) ioc: IocBlk,
+    pub(super) data: Bytes,
     /// The M_SETOPTS sent up before the answer, if any.
-    setopts: Option<StrOptions>,
+    pub(super) setopts: Option<StrOptions>,
 }
 
 /// Send M_IOCTL `cmd` with `count` in the iocblk and `arg` as data; take the answer.
-fn ioctl_n(s: &mut Stream, cmd: i32, count: u32, arg: &[u8]) -> Result<Answer, Failure> {
+pub(super) fn ioctl_n(s: &mut Stream, cmd: i32, count: u32, arg: &[u8]) -> Result<Answer, Failure> {
     let ioc = IocBlk {
         cmd,
         id: 77,
@@ -142,12 +142,12 @@ fn ioctl_n(s: &mut Stream, cmd: i32, count: u32, arg: &[u8]) -> Result<Answer, F
     })
 }
 
-fn ioctl(s: &mut Stream, cmd: i32, arg: &[u8]) -> Result<Answer, Failure> {
+pub(super) fn ioctl(s: &mut Stream, cmd: i32, arg: &[u8]) -> Result<Answer, Failure> {
     ioctl_n(s, cmd, arg.len() as u32, arg)
 }
 
 /// A set command that must be acknowledged.
-fn set(s: &mut Stream, cmd: i32, v: u32) -> TestResult {
+pub(super) fn set(s: &mut Stream, cmd: i32, v: u32) -> TestResult {
     let a = ioctl(s, cmd, &v.to_ne_bytes())?;
     check_eq!(a.ty, M_IOCACK);
     check_eq!(a.ioc.count, 0);
@@ -155,21 +155,21 @@ fn set(s: &mut Stream, cmd: i32, v: u32) -> TestResult {
 }
 
 /// A get command (4-byte width) that must be acknowledged; its value.
-fn get(s: &mut Stream, cmd: i32) -> Result<u32, Failure> {
+pub(super) fn get(s: &mut Stream, cmd: i32) -> Result<u32, Failure> {
     let a = ioctl(s, cmd, &[0; 4])?;
     check_eq!(a.ty, M_IOCACK);
     check_eq!(a.ioc.count, 4);
     Ok(u32::from_ne_bytes(check_ok!(a.data.get().try_into())))
 }
 
-fn nak(s: &mut Stream, cmd: i32, count: u32, arg: &[u8]) -> Result<i32, Failure> {
+pub(super) fn nak(s: &mut Stream, cmd: i32, count: u32, arg: &[u8]) -> Result<i32, Failure> {
     let a = ioctl_n(s, cmd, count, arg)?;
     check_eq!(a.ty, M_IOCNAK);
     check_eq!(a.ioc.count, 0);
     Ok(a.ioc.error)
 }
 
-fn timeval(sec: i64, usec: i64) -> [u8; 16] {
+pub(super) fn timeval(sec: i64, usec: i64) -> [u8; 16] {
     let mut b = [0u8; 16];
     crate::sys::copy_bytes(&mut b, &sec.to_ne_bytes());
     crate::sys::copy_bytes(b.get_mut(8..).unwrap_or_default(), &usec.to_ne_bytes());
@@ -177,13 +177,13 @@ fn timeval(sec: i64, usec: i64) -> [u8; 16] {
 }
 
 /// The next message at the head must be M_DATA; its bytes.
-fn chunk(s: &mut Stream) -> Result<Bytes, Failure> {
+pub(super) fn chunk(s: &mut Stream) -> Result<Bytes, Failure> {
     let m = check_some!(s.read());
     check_eq!(m.db_type(), M_DATA);
     Ok(Bytes::of(&m))
 }
 
-fn hdr_at(b: &Bytes, at: usize) -> Result<SbHdr, Failure> {
+pub(super) fn hdr_at(b: &Bytes, at: usize) -> Result<SbHdr, Failure> {
     Ok(check_some!(SbHdr::decode(
         b.get().get(at..).unwrap_or_default()
     )))
@@ -313,100 +313,6 @@ fn flushw_pushes_partial_chunk() -> TestResult {
     check_eq!(c.n, 64);
     check_eq!((hdr_at(&c, 0)?.msglen, hdr_at(&c, 32)?.msglen), (3, 2));
     check_eq!(c.get().get(56..58), Some(&b"de"[..]));
-    Ok(())
-}
-
-fn ioctl_defaults() -> TestResult {
-    let mut s = open()?;
-    check_eq!(get(&mut s, SBIOCGCHUNK)?, SB_DFLT_CHUNK);
-    check_eq!(get(&mut s, SBIOCGSNAP)?, 0);
-    check_eq!(get(&mut s, SBIOCGFLAGS)?, 0);
-    check_eq!(nak(&mut s, SBIOCGTIME, 16, &[0; 16])?, Errno::ERANGE.0);
-    let a = ioctl(&mut s, SBIOCGCHUNK, &[0; 8])?; // `ulong` width
-    check_eq!(a.ty, M_IOCACK);
-    check_eq!(a.data.get(), &8192u64.to_ne_bytes()[..]);
-    Ok(())
-}
-
-fn ioctl_set_then_get() -> TestResult {
-    let mut s = open()?;
-    set(&mut s, SBIOCSCHUNK, 100)?;
-    check_eq!(get(&mut s, SBIOCGCHUNK)?, 100);
-    let a = ioctl(&mut s, SBIOCSSNAP, &64u64.to_ne_bytes())?;
-    check_eq!(a.ty, M_IOCACK);
-    // A changed chunk or snapshot size re-sends the head's watermarks (small snapshots: more).
-    let so = check_some!(a.setopts);
-    check_eq!(
-        (so.so_hiwat, so.so_lowat),
-        (4 * 4096 * 4 + 512, 2 * 4096 * 4 + 256)
-    );
-    check_eq!(get(&mut s, SBIOCGSNAP)?, 64);
-    set(&mut s, SBIOCSFLAGS, SB_NO_HEADER | SB_NO_DROPS)?;
-    check_eq!(get(&mut s, SBIOCGFLAGS)?, SB_NO_HEADER | SB_NO_DROPS);
-    check_eq!(
-        ioctl(&mut s, SBIOCSTIME, &timeval(1, 500_000))?.ty,
-        M_IOCACK
-    );
-    let a = ioctl(&mut s, SBIOCGTIME, &[0; 16])?;
-    check_eq!((a.ty, a.data.get()), (M_IOCACK, &timeval(1, 500_000)[..]));
-    let a = ioctl(&mut s, SBIOCGTIME, &[0; 8])?; // struct timeval32
-    let mut tv32 = [0u8; 8];
-    crate::sys::copy_bytes(&mut tv32, &1i32.to_ne_bytes());
-    crate::sys::copy_bytes(
-        tv32.get_mut(4..).unwrap_or_default(),
-        &500_000i32.to_ne_bytes(),
-    );
-    check_eq!(a.data.get(), &tv32[..]);
-    check_eq!(ioctl(&mut s, SBIOCSTIME, &tv32)?.ty, M_IOCACK);
-    check_eq!(ioctl(&mut s, SBIOCCTIME, &[])?.ty, M_IOCACK);
-    check_eq!(nak(&mut s, SBIOCGTIME, 16, &[0; 16])?, Errno::ERANGE.0);
-    check_eq!(get(&mut s, SBIOCGCHUNK)?, 100); // only a zero timeout changes the chunk
-    check!(s.read().is_none());
-    Ok(())
-}
-
-fn ioctl_bad_values_nak() -> TestResult {
-    let mut s = open()?;
-    let einval = Errno::EINVAL.0;
-    check_eq!(nak(&mut s, SBIOCSFLAGS, 4, &0x40u32.to_ne_bytes())?, einval);
-    check_eq!(nak(&mut s, SBIOCSTIME, 16, &timeval(-1, 0))?, einval);
-    check_eq!(nak(&mut s, SBIOCSTIME, 16, &timeval(0, 1_000_000))?, einval);
-    check_eq!(nak(&mut s, SBIOCSTIME, 16, &timeval(0, -5))?, einval);
-    check_eq!(nak(&mut s, SBIOCSTIME, 4, &[0; 4])?, einval);
-    check_eq!(nak(&mut s, SBIOCSCHUNK, 2, &[1, 0])?, einval);
-    let big = SB_MAX_CHUNK + 1;
-    check_eq!(nak(&mut s, SBIOCSCHUNK, 4, &big.to_ne_bytes())?, einval);
-    check_eq!(
-        nak(&mut s, SBIOCSSNAP, 8, &(1u64 << 32).to_ne_bytes())?,
-        einval
-    );
-    check_eq!(nak(&mut s, SBIOCSCHUNK, 4, &[])?, einval); // count without data
-    check_eq!(nak(&mut s, SBIOCGCHUNK, 0, &[])?, einval);
-    check_eq!(nak(&mut s, SBIOC | 20, 0, &[])?, einval);
-    check_eq!(nak(&mut s, SBIOCGFLAGS, TRANSPARENT, &[])?, einval);
-    // Nothing changed, nothing went down to the driver.
-    check_eq!(get(&mut s, SBIOCGCHUNK)?, SB_DFLT_CHUNK);
-    check_eq!(get(&mut s, SBIOCGFLAGS)?, 0);
-    check_eq!(nak(&mut s, SBIOCGTIME, 16, &[0; 16])?, Errno::ERANGE.0);
-    let dq = check_some!(s.driver_wq());
-    check_eq!(check_some!(s.queue(dq)).qsize(), 0);
-    Ok(())
-}
-
-fn foreign_ioctl_passes_down() -> TestResult {
-    let mut s = open()?;
-    let ioc = IocBlk {
-        cmd: 0x1234,
-        id: 5,
-        ..IocBlk::default()
-    };
-    s.write(check_ok!(Msg::from_bytes(M_IOCTL, &ioc.encode())));
-    check!(s.read().is_none());
-    let dq = check_some!(s.driver_wq());
-    let q = check_some!(s.queue(dq));
-    let m = check_some!(q.first());
-    check_eq!(m.db_type(), M_IOCTL);
-    check_eq!(check_some!(IocBlk::decode(m.rd())).cmd, 0x1234);
     Ok(())
 }
 
@@ -603,63 +509,6 @@ fn no_memory_drops_and_counts() -> TestResult {
     Ok(())
 }
 
-/// bufmod on end 1 of a STREAMS pipe, set up and driven through the real Stream heads:
-/// I_PUSH, I_STR SBIOCSCHUNK/SBIOCGCHUNK, write on end 0, chunked records read on end 1.
-fn pipe_end_push_istr_and_read() -> TestResult {
-    let mut s = check_ok!(Stream::pipe());
-    let mut reg = Registry::new();
-    check_ok!(reg.register_module(&BUFMOD));
-    let push = s.with_end(1, |s| s.strioctl(&reg, I_PUSH, IocArg::Name("bufmod")));
-    check_eq!(push, Ok(0));
-    let hi = s.with_end(1, |s| {
-        let h = s.head_rq();
-        s.qctx(h).strqget(QField::Hiwat, 0)
-    });
-    check_eq!(hi, Ok(4 * 8192 + 512)); // the M_SETOPTS reached end 1's head
-    let mut b = 64u32.to_ne_bytes();
-    let mut io = SliceIo(&mut b);
-    let mut st = StrIoctl {
-        cmd: SBIOCSCHUNK,
-        timeout: -1,
-        len: 4,
-        io: &mut io,
-        id: None,
-    };
-    let r = s.with_end(1, |s| s.strioctl(&reg, I_STR, IocArg::Str(&mut st)));
-    check_eq!(r, Ok(0));
-    let mut b = [0u8; 4];
-    let mut io = SliceIo(&mut b);
-    let mut st = StrIoctl {
-        cmd: SBIOCGCHUNK,
-        timeout: -1,
-        len: 4,
-        io: &mut io,
-        id: None,
-    };
-    let r = s.with_end(1, |s| s.strioctl(&reg, I_STR, IocArg::Str(&mut st)));
-    check_eq!((r, st.len), (Ok(0), 4));
-    check_eq!(u32::from_ne_bytes(b), 64);
-    for d in [b"first.....", b"second....", b"third....."] {
-        check_eq!(s.with_end(0, |s| wr(s, d)), Ok(10));
-    }
-    // Two 40-byte records have gone up (each when the next did not fit); the third waits.
-    let g = check_ok!(s.with_end(1, |s| rd(s, 256)));
-    check_eq!(g.n, 80);
-    let h = check_some!(SbHdr::decode(g.bytes()));
-    check_eq!((h.msglen, h.totlen), (10, 40));
-    check_eq!(g.bytes().get(64..74), Some(&b"second...."[..]));
-    let again = s.with_end(1, |s| rd(s, 256)).err();
-    check_eq!(again, Some(Stop::Err(Errno::EAGAIN)));
-    // I_FLUSH FLUSHW on end 1 pushes the partial chunk up to its reader.
-    let r = s.with_end(1, |s| {
-        s.strioctl(&reg, crate::sth::consts::I_FLUSH, IocArg::Int(2))
-    });
-    check_eq!(r, Ok(0));
-    let g = check_ok!(s.with_end(1, |s| rd(s, 256)));
-    check_eq!((g.n, g.bytes().get(24..34)), (40, Some(&b"third....."[..])));
-    Ok(())
-}
-
 ktest_suite!(BUFMOD_SUITE, "streams_bufmod":
     open_raises_head_watermarks,
     records_have_headers_and_padding,
@@ -669,10 +518,6 @@ ktest_suite!(BUFMOD_SUITE, "streams_bufmod":
     zero_timeout_sends_each_record,
     flushr_discards_partial_chunk,
     flushw_pushes_partial_chunk,
-    ioctl_defaults,
-    ioctl_set_then_get,
-    ioctl_bad_values_nak,
-    foreign_ioctl_passes_down,
     write_side_passes_through,
     nondata_keeps_order_hipri_overtakes,
     proto_converted_unless_no_proto_cvt,
@@ -683,5 +528,4 @@ ktest_suite!(BUFMOD_SUITE, "streams_bufmod":
     defer_chunk_sends_first_of_window,
     pop_and_mread_send_partial_chunk,
     no_memory_drops_and_counts,
-    pipe_end_push_istr_and_read,
 );
