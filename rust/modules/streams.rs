@@ -24,6 +24,8 @@ pub mod sys;
 pub mod errno;
 #[path = "../streams_core/src/ktest.rs"]
 pub mod ktest;
+#[path = "../streams_core/src/mods/mod.rs"]
+pub mod mods;
 #[path = "../streams_core/src/msg/mod.rs"]
 pub mod msg;
 #[path = "../streams_core/src/queue/mod.rs"]
@@ -169,6 +171,8 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
 fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
     let mut reg = stream::Registry::new();
     reg.register_module(&sloop::NULLMOD)
+        .map_err(|e| Error::from_errno(-e.0))?;
+    reg.register_module(&mods::bufmod::BUFMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
     Ok(kernel::sync::Arc::new(reg, GFP_KERNEL)?)
 }

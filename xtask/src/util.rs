@@ -211,8 +211,24 @@ pub(crate) fn sync_file(src: &Path, dst: &Path) -> Result<()> {
     fs::write(dst, &data).map_err(|e| format!("{}: {e}", dst.display()))
 }
 
-/// Copy the files under `src` (recursively) that `keep` accepts into `dst`, only where changed.
+/// Copy the files under `src` (recursively) that `keep` accepts into `dst`, only where changed,
+/// and delete the files under `dst` that `keep` accepts but `src` no longer has (a renamed or
+/// removed source file must not linger in the staging copy: `foo.rs` next to a new
+/// `foo/mod.rs` would break the build).
 pub(crate) fn sync_tree(src: &Path, dst: &Path, keep: &dyn Fn(&Path) -> bool) -> Result<()> {
+    if let Ok(rd) = fs::read_dir(dst) {
+        for e in rd.flatten() {
+            let t = e.path();
+            // Kbuild's generated `*.mod.c` live next to the sources: not ours to delete.
+            let generated = t.to_string_lossy().ends_with(".mod.c");
+            let gone = !generated && !src.join(e.file_name()).exists();
+            if gone && t.is_dir() {
+                fs::remove_dir_all(&t).map_err(|e| format!("{}: {e}", t.display()))?;
+            } else if gone && keep(&t) {
+                fs::remove_file(&t).map_err(|e| format!("{}: {e}", t.display()))?;
+            }
+        }
+    }
     for e in fs::read_dir(src).map_err(|e| format!("{}: {e}", src.display()))? {
         let e = e.map_err(|e| format!("{}: {e}", src.display()))?;
         let p = e.path();
@@ -244,4 +260,37 @@ pub(crate) fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod sync_tests {
+    use super::*;
+
+    #[test]
+    fn sync_tree_copies_and_deletes_stale_sources() {
+        let base = std::env::temp_dir().join(format!("rstreams-sync-{}", std::process::id()));
+        let (src, dst) = (base.join("src"), base.join("dst"));
+        let _ = fs::remove_dir_all(&base);
+        fs::create_dir_all(src.join("m/tests")).unwrap();
+        fs::write(src.join("a.rs"), "a").unwrap();
+        fs::write(src.join("m/tests/mod.rs"), "t").unwrap();
+        fs::create_dir_all(dst.join("m")).unwrap();
+        fs::create_dir_all(dst.join("old")).unwrap();
+        fs::write(dst.join("m/tests.rs"), "stale").unwrap();
+        fs::write(dst.join("old/x.rs"), "stale").unwrap();
+        fs::write(dst.join("streams.mod.c"), "generated").unwrap();
+        fs::write(dst.join("streams.o"), "object").unwrap();
+        let keep = |p: &Path| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            n.ends_with(".rs") || n.ends_with(".c")
+        };
+        sync_tree(&src, &dst, &keep).unwrap();
+        assert_eq!(fs::read_to_string(dst.join("a.rs")).unwrap(), "a");
+        assert_eq!(fs::read_to_string(dst.join("m/tests/mod.rs")).unwrap(), "t");
+        assert!(!dst.join("m/tests.rs").exists(), "stale source kept");
+        assert!(!dst.join("old").exists(), "stale directory kept");
+        assert!(dst.join("streams.mod.c").exists(), "generated file deleted");
+        assert!(dst.join("streams.o").exists(), "build output deleted");
+        let _ = fs::remove_dir_all(&base);
+    }
 }

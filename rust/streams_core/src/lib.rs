@@ -12,6 +12,7 @@
 //! - [`sth`]: the Stream head (read, write, putmsg, getmsg, ioctl, poll) as a state machine.
 //! - [`sched`]: qenable run lists and the service-procedure runners.
 //! - [`errno`]: the errno values the executive reports.
+//! - [`mods`]: ready-made modules on the core API (bufmod).
 //! - [`sys`]: the platform seam (allocation); [`ktest`]: tests shared with KUnit.
 #![no_std]
 #![deny(unsafe_code)]
@@ -21,6 +22,7 @@ pub mod sys;
 
 pub mod errno;
 pub mod ktest;
+pub mod mods;
 pub mod msg;
 pub mod queue;
 pub mod sched;

@@ -8,6 +8,7 @@
 //! with `I_PIPE` (see `docs/abi.md`). [`ffi`] holds the C functions; [`Stream`] is the safe
 //! Rust API on top of them.
 
+pub mod bufmod;
 pub mod consts;
 pub mod ffi;
 mod stream;

@@ -38,6 +38,7 @@ macro_rules! ensure {
 }
 
 // After `ensure!`: macros are in scope only below their definition.
+mod bufmod;
 mod drivers;
 mod fifo;
 mod pipes;
@@ -693,6 +694,10 @@ fn main() {
         (
             "FIFO: isastream 1, fstat S_IFCHR",
             fifo::t_fifo_fstat_isastream,
+        ),
+        (
+            "bufmod on a pipe: chunked sb_hdr records, SBIOC*",
+            bufmod::t_bufmod_on_pipe,
         ),
     ];
     println!("1..{}", cases.len());
