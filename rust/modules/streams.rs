@@ -39,6 +39,7 @@ mod chardev;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
+mod pipemod;
 pub mod selftest;
 mod sloop;
 mod strfile;
@@ -119,6 +120,8 @@ impl kernel::Module for Streams {
 fn registry() -> Result<kernel::sync::Arc<stream::Registry>> {
     let mut reg = stream::Registry::new();
     reg.register_module(&sloop::NULLMOD)
+        .map_err(|e| Error::from_errno(-e.0))?;
+    reg.register_module(&pipemod::PIPEMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
     Ok(kernel::sync::Arc::new(reg, GFP_KERNEL)?)
 }

@@ -65,6 +65,8 @@ test)
 	step modprobe modprobe streams
 	# STREAMS devices end to end from user space (tests/vm/strtest), with the module loaded once.
 	[ -x /usr/bin/strtest ] && step strtest strtest
+	# Pipe conformance, Linux pipes and STREAMS pipes (tests/vm/pipetest).
+	[ -x /usr/bin/pipetest ] && step pipetest pipetest --linux-only
 	# Scan while the module is loaded (backtraces name its functions), then after unloading
 	# (memory the module did not give back at exit).
 	[ -e $KMEMLEAK ] && step kmemleak-loaded leaks
