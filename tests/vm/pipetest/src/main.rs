@@ -9,14 +9,13 @@
 //! Output: `ok N name [impl]` / `not ok N name [impl]: why`, then `N passed, N failed`; exit
 //! status 1 on any failure. Without the STREAMS pipe device every STREAMS case fails (the
 //! suite is meant to pass only with the driver); `--linux-only` runs the Linux cases alone
-//! (development). A case that runs longer than 120 s fails the whole run (watchdog).
+//! (development). A case that runs longer than 150 s fails (and the run goes on).
 
 mod posix;
 mod sonly;
 mod util;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -52,10 +51,7 @@ const COMMON: &[Common] = &[
         "blocked reader and blocked writer are woken",
         posix::blocking_woken,
     ),
-    (
-        "16 MiB transfer, odd sizes, checksum",
-        posix::large_transfer,
-    ),
+    ("4 MiB transfer, odd sizes, checksum", posix::large_transfer),
 ];
 
 const STREAMS_ONLY: &[Only] = &[
@@ -80,25 +76,26 @@ const STREAMS_ONLY: &[Only] = &[
     ("I_PIPE weld and its errors", sonly::i_pipe_weld),
 ];
 
-/// Deadline of the running case (ms since start; 0 = none) and its label, for the watchdog.
-static DEADLINE_MS: AtomicU64 = AtomicU64::new(0);
-static CURRENT: Mutex<String> = Mutex::new(String::new());
-const CASE_LIMIT: Duration = Duration::from_secs(120);
+/// How long one case may take (the guest runs under TCG with KASAN: generous).
+const CASE_LIMIT: Duration = Duration::from_secs(150);
 
-fn watchdog(start: Instant) {
-    thread::spawn(move || loop {
-        thread::sleep(Duration::from_millis(500));
-        let d = DEADLINE_MS.load(Ordering::SeqCst);
-        if d != 0 && start.elapsed().as_millis() as u64 > d {
-            let name = CURRENT.lock().map(|s| s.clone()).unwrap_or_default();
-            println!(
-                "not ok {name}: timed out after {} s (hung?)",
-                CASE_LIMIT.as_secs()
-            );
-            println!("pipetest aborted by the watchdog");
-            std::process::exit(1);
-        }
+/// Run `f` on its own thread; `Err` if it panics or outlives [`CASE_LIMIT`]. A hung case
+/// (a system call that never returns) is left behind, blocked, and the next case runs:
+/// one kernel hang costs one case, not the rest of the report. Process exit ends it.
+fn run_case(f: Arc<dyn Fn() -> R + Send + Sync>) -> R {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let r = f();
+        let _ = tx.send(r);
     });
+    match rx.recv_timeout(CASE_LIMIT) {
+        Ok(r) => r,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+            "timed out after {} s (a system call hung; left blocked)",
+            CASE_LIMIT.as_secs()
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err("the case panicked".to_string()),
+    }
 }
 
 fn main() {
@@ -113,19 +110,18 @@ fn main() {
     } else {
         &[Impl::Linux, Impl::Streams]
     };
-    let mut runs: Vec<(String, Box<dyn Fn() -> R>)> = Vec::new();
+    type Run = (String, Arc<dyn Fn() -> R + Send + Sync>);
+    let mut runs: Vec<Run> = Vec::new();
     for &(name, f) in COMMON {
         for &im in impls {
-            runs.push((format!("{name} [{}]", im.name()), Box::new(move || f(im))));
+            runs.push((format!("{name} [{}]", im.name()), Arc::new(move || f(im))));
         }
     }
     if !linux_only {
         for &(name, f) in STREAMS_ONLY {
-            runs.push((format!("{name} [streams]"), Box::new(f)));
+            runs.push((format!("{name} [streams]"), Arc::new(f)));
         }
     }
-    let start = Instant::now();
-    watchdog(start);
     println!("1..{}", runs.len());
     if linux_only {
         println!("# --linux-only: STREAMS pipe cases not run");
@@ -138,14 +134,8 @@ fn main() {
     let (mut pass, mut fail) = (0, 0);
     for (i, (name, f)) in runs.iter().enumerate() {
         let label = format!("{} {name}", i + 1);
-        if let Ok(mut c) = CURRENT.lock() {
-            c.clone_from(&label);
-        }
-        let limit = start.elapsed() + CASE_LIMIT;
-        DEADLINE_MS.store(limit.as_millis() as u64, Ordering::SeqCst);
         let t0 = Instant::now();
-        let r = f();
-        DEADLINE_MS.store(0, Ordering::SeqCst);
+        let r = run_case(f.clone());
         let ms = t0.elapsed().as_millis();
         match r {
             Ok(()) => {

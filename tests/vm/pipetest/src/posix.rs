@@ -12,9 +12,10 @@ use streams::I_NREAD;
 use crate::ensure;
 use crate::util::*;
 
-/// Writers and records of the atomicity case: 4 writers × 256 records × PIPE_BUF = 4 MiB.
+/// Writers and records of the atomicity case: 4 writers × 64 records × PIPE_BUF = 1 MiB,
+/// many times what either pipe holds, so the writers keep meeting a full pipe.
 const WRITERS: usize = 4;
-const RECORDS: usize = 256;
+const RECORDS: usize = 64;
 
 /// Record `seq` of writer `id`: byte 0 the writer, bytes 1..3 the sequence number, the rest
 /// a pattern of both, so that any mixing of two records shows.
@@ -336,10 +337,10 @@ pub(crate) fn blocking_woken(im: Impl) -> R {
     Ok(())
 }
 
-/// Large transfer: 16 MiB through the pipe from a writer thread in odd-sized writes, read in
+/// Large transfer: 4 MiB through the pipe from a writer thread in odd-sized writes, read in
 /// other odd sizes; length and FNV-1a checksum (and every byte) must match.
 pub(crate) fn large_transfer(im: Impl) -> R {
-    const TOTAL: usize = 16 << 20;
+    const TOTAL: usize = 4 << 20;
     let Pipe { r, w } = im.make()?;
     let data = Arc::new(noise(TOTAL, 0x5eed));
     let sum = fnv(FNV_START, &data);

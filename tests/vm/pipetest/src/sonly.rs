@@ -82,12 +82,12 @@ fn crosses(a: &Stream, b: &Stream, what: &[u8]) -> R {
     Ok(())
 }
 
-/// Both ends read and write, at the same time: 4 MiB each way concurrently.
+/// Both ends read and write, at the same time: 1 MiB each way concurrently.
 pub(crate) fn full_duplex() -> R {
     let (a, b) = spipe()?;
     crosses(&a, &b, b"ping")?;
     let (a, b) = (Arc::new(a), Arc::new(b));
-    const N: usize = 4 << 20;
+    const N: usize = 1 << 20;
     let mut hs = Vec::new();
     for (k, (from, to)) in [(a.clone(), b.clone()), (b.clone(), a.clone())]
         .into_iter()
@@ -251,8 +251,8 @@ pub(crate) fn bands() -> R {
     Ok(())
 }
 
-/// I_PUSH/I_POP of nullmod and pipemod on either end while a writer thread streams 4 MiB
-/// through the pipe: no byte is lost, duplicated or reordered, and I_LOOK follows.
+/// I_PUSH/I_POP of nullmod and pipemod on either end while a writer thread streams data
+/// (2 MiB) through the pipe: no byte is lost, duplicated or reordered, and I_LOOK follows.
 pub(crate) fn push_pop_while_flowing() -> R {
     let (a, b) = spipe()?;
     // Data already queued at b's head stays there across pushes on either end.
@@ -263,13 +263,13 @@ pub(crate) fn push_pop_while_flowing() -> R {
     crosses(&a, &b, b"through both")?;
     e(a.pop(), "I_POP")?;
     e(b.pop(), "I_POP")?;
-    const N: usize = 4 << 20;
+    const N: usize = 2 << 20;
     let data = noise(N, 4242);
     let sum = fnv(FNV_START, &data);
     let a = Arc::new(a);
     let a2 = a.clone();
     let h = thread::spawn(move || write_all(&*a2, &data));
-    // (end, push Some(module) or pop None), applied every 256 KiB read.
+    // (end, push Some(module) or pop None), applied every 128 KiB read.
     let ops: [(usize, Option<&str>); 8] = [
         (0, Some("nullmod")),
         (1, Some("pipemod")),
@@ -288,7 +288,7 @@ pub(crate) fn push_pop_while_flowing() -> R {
         let n = e(b.read(&mut buf), "read")?;
         ensure!(n > 0, "EOF after {} bytes", got.len());
         got.extend_from_slice(&buf[..n]);
-        if got.len() >= (next_op + 1) * (256 << 10) && next_op < ops.len() {
+        if got.len() >= (next_op + 1) * (128 << 10) && next_op < ops.len() {
             let (end, op) = ops[next_op];
             match op {
                 Some(m) => {
