@@ -218,7 +218,13 @@ fn dynamic_extras(a: &mut Cpio) -> Result<()> {
             .current_dir(&root)
             .env("CARGO_TARGET_DIR", &tdir)
             .env_remove("RUSTFLAGS")
-            .args(["build", "--quiet", "--release", "-p", "streams-pipe-preload"]),
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "-p",
+                "streams-pipe-preload",
+            ]),
     )?;
     let preload = tdir.join("release/libstreams_pipe.so");
     let dash = Path::new("/usr/bin/dash");
@@ -275,7 +281,10 @@ mod tests {
         let out = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x7f)\n\t/lib64/ld-linux-x86-64.so.2 (0x7f)\n";
         assert_eq!(
             shared_libs(out),
-            ["/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"]
+            [
+                "/lib/x86_64-linux-gnu/libc.so.6",
+                "/lib64/ld-linux-x86-64.so.2"
+            ]
         );
     }
 }
