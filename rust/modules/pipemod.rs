@@ -62,7 +62,7 @@ fn pipemod_open(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>,
 /// The pipemod module's streamtab (I_PUSH "pipemod").
 pub(crate) static PIPEMOD: StreamTab = StreamTab {
     info: ModuleInfo {
-        mi_idnum: 0x5102,
+        mi_idnum: 0x5104,
         mi_idname: "pipemod",
         mi_minpsz: 0,
         mi_maxpsz: INFPSZ,

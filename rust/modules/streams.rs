@@ -11,6 +11,7 @@
 //! At load the module registers every shared test table listed in [`suites::SUITES`] as a KUnit
 //! suite (`kunit_glue`), so loading it runs the core's tests; unloading removes the suites.
 
+use kernel::c_str;
 use kernel::prelude::*;
 
 // --- The executive, from its own source files (keep in step with streams_core/src/lib.rs). ---
@@ -36,14 +37,20 @@ pub mod stream;
 
 // --- Kernel glue. ---
 mod chardev;
+mod dwork;
+mod echo;
+mod fdpass;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
+mod nuls;
 mod pipemod;
+mod procfs;
 pub mod selftest;
 mod sloop;
 mod strfile;
 mod strioctl;
+mod strproc;
 mod suites;
 mod uio;
 mod waitq;
@@ -60,11 +67,17 @@ module! {
 }
 
 struct Streams {
-    /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped first: no new
+    /// `/proc/streams/modules`, then `/proc/streams` (dropped first).
+    _proc: procfs::ProcFile<strproc::ModulesProc>,
+    /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped early: no new
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
     /// `/dev/streams/clone/sloop`.
     _sloop: chardev::MiscDevice<strfile::StrFile>,
+    /// `/dev/streams/clone/echo`.
+    _echo: chardev::MiscDevice<strfile::StrFile>,
+    /// `/dev/streams/clone/nuls`.
+    _nuls: chardev::MiscDevice<strfile::StrFile>,
     /// Registered KUnit suites; dropping them unregisters (before the tables go away).
     _kunit: kunit_glue::KunitSuites,
     /// Dropped last: frees the tests' run-long buffers (`sys::leak_zeroed`).
@@ -85,6 +98,10 @@ impl Drop for KeptBuffers {
 impl kernel::Module for Streams {
     fn init(module: &'static ThisModule) -> Result<Self> {
         pr_info!("rstreams {} loading\n", VERSION);
+        // Before the KUnit cases open their test streamtabs: ours always get totals.
+        for (_, tab) in LISTED {
+            stream::reserve_totals(tab);
+        }
         let kunit = kunit_glue::KunitSuites::register(suites::SUITES)?;
         pr_info!(
             "rstreams {} loaded ({} KUnit suites, {} cases)\n",
@@ -92,32 +109,59 @@ impl kernel::Module for Streams {
             kunit.suite_count(),
             kunit.case_count()
         );
-        let reg = registry()?;
+        let registry = fmodsw()?;
         let sloop = register_dev(
             module,
-            kernel::c_str!("streams-sloop"),
-            kernel::c_str!("streams/clone/sloop"),
+            (c_str!("streams-sloop"), c_str!("streams/clone/sloop")),
             Some(&sloop::SLOOP),
-            &reg,
+            registry.clone(),
+        )?;
+        let echo = register_dev(
+            module,
+            (c_str!("streams-echo"), c_str!("streams/clone/echo")),
+            Some(&echo::ECHO),
+            registry.clone(),
+        )?;
+        let nuls = register_dev(
+            module,
+            (c_str!("streams-nuls"), c_str!("streams/clone/nuls")),
+            Some(&nuls::NULS),
+            registry.clone(),
         )?;
         let pipe = register_dev(
             module,
-            kernel::c_str!("streams-pipe"),
-            kernel::c_str!("streams/clone/pipe"),
+            (c_str!("streams-pipe"), c_str!("streams/clone/pipe")),
             None,
-            &reg,
+            registry,
+        )?;
+        let dir = procfs::ProcDir::new(c_str!("streams"), None)?;
+        let proc = procfs::ProcFile::new(
+            c_str!("modules"),
+            &dir,
+            strproc::ModulesProc { tabs: LISTED },
         )?;
         Ok(Streams {
+            _proc: proc,
             _pipe: pipe,
             _sloop: sloop,
+            _echo: echo,
+            _nuls: nuls,
             _kunit: kunit,
             _kept: KeptBuffers,
         })
     }
 }
 
-/// The module registry (`fmodsw`): every module I_PUSH can name.
-fn registry() -> Result<kernel::sync::Arc<stream::Registry>> {
+/// Every streamtab `streams.ko` registers (listed in `/proc/streams/modules`).
+static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
+    (strproc::Kind::Driver, &sloop::SLOOP),
+    (strproc::Kind::Driver, &echo::ECHO),
+    (strproc::Kind::Driver, &nuls::NULS),
+    (strproc::Kind::Module, &sloop::NULLMOD),
+];
+
+/// The module registry (`fmodsw`: nullmod), shared by every device.
+fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
     let mut reg = stream::Registry::new();
     reg.register_module(&sloop::NULLMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
@@ -126,20 +170,16 @@ fn registry() -> Result<kernel::sync::Arc<stream::Registry>> {
     Ok(kernel::sync::Arc::new(reg, GFP_KERNEL)?)
 }
 
-/// A STREAMS clone device `/dev/<node>`: every open is a new Stream over `driver` (a new,
-/// unconnected pipe end for `None`).
+/// A STREAMS clone device: misc device `names.0`, node `/dev/<names.1>`; every open makes a
+/// new Stream over `driver` (a new, unconnected pipe end for `None`).
 fn register_dev(
     module: &'static ThisModule,
-    name: &'static kernel::str::CStr,
-    node: &'static kernel::str::CStr,
+    names: (&'static kernel::str::CStr, &'static kernel::str::CStr),
     driver: Option<&'static stream::StreamTab>,
-    registry: &kernel::sync::Arc<stream::Registry>,
+    registry: kernel::sync::Arc<stream::Registry>,
 ) -> Result<chardev::MiscDevice<strfile::StrFile>> {
-    let dev = strfile::StrDev {
-        driver,
-        registry: registry.clone(),
-    };
-    chardev::MiscDevice::register(name, node, dev, module)
+    let dev = strfile::StrDev { driver, registry };
+    chardev::MiscDevice::register(names.0, names.1, dev, module)
 }
 
 impl Drop for Streams {

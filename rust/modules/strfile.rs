@@ -28,24 +28,33 @@
 //! Pipes: a STREAMS pipe is one `Stream` with two heads (`sth/pipe.rs`), shared by the two
 //! files ([`StrShared`], with a wait queue per end); each file knows its end ([`Link`]). An
 //! open of the pipe device gives an unconnected end; `I_PIPE` ([`StrFile::weld`]) replaces the
-//! links of two such files by the two ends of a new pipe. Every system call therefore reads
+//! links of two such files by the two ends of a new pipe (claimed by compare-and-swap on
+//! their `pipe_state`, never by holding two link locks). Every system call therefore reads
 //! the link first (a spinlock and a reference count) and then locks the Stream.
 
 use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 
 use crate::chardev::{self, CallFile, FileOps, PollTable, O_NONBLOCK};
+use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::sth::consts::*;
-use crate::sth::{HeadEvents, Stop};
+use crate::msg::{Msg, M_DATA};
+use crate::sth::fast::Taken;
+use crate::sth::{HeadEvents, Stop, UserIo, NSIGREG};
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
 use crate::uio::UserBuf;
 use crate::waitq::WaitQueue;
 
 /// SIGPIPE.
 const SIGPIPE: i32 = 13;
+/// SIGURG.
+const SIGURG: i32 = 23;
+/// SIGPOLL (SIGIO on Linux).
+const SIGPOLL_NR: i32 = 29;
 
 /// Every poll event the head can report (Linux does not tell `->poll` which were asked).
 const POLL_ALL: u32 =
@@ -60,10 +69,33 @@ pub(crate) struct StrDev {
     pub(crate) registry: Arc<Registry>,
 }
 
+/// Largest write whose message is built before the stream lock is taken.
+const PREBUILD_MAX: usize = 65536;
+
+/// An M_DATA message holding the `len` bytes of `buf` (built outside the stream lock).
+fn prebuild(buf: UserBuf, len: usize) -> Result<Msg, Errno> {
+    let mut m = Msg::with_type(M_DATA, len).map_err(|_| Errno::ENOSR)?;
+    let mut io = buf;
+    let dst = m
+        .spare_mut()
+        .and_then(|s| s.get_mut(..len))
+        .ok_or(Errno::ENOSR)?;
+    io.copy_from_user(dst, 0)?;
+    m.adj_wptr(len);
+    Ok(m)
+}
+
+/// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
+const HOLD_JIFFIES: u64 = 1;
+
 /// A Stream and the wait queues of its heads (one, or two for a pipe): what the files open on
 /// it share.
 #[pin_data]
 pub(crate) struct StrShared {
+    /// The write-hold timer, set once after creation. Declared first so that it is dropped
+    /// (cancelled, waiting for a running callback) before the Stream it flushes.
+    #[pin]
+    hold: SpinLock<Option<DelayedWork<StrShared>>>,
     /// The Stream (heads, modules, driver); the stream lock.
     #[pin]
     pub(crate) stream: Mutex<Stream>,
@@ -77,15 +109,39 @@ pub(crate) struct StrShared {
 
 impl StrShared {
     fn new(s: Stream) -> Result<Arc<StrShared>, Errno> {
-        Arc::pin_init(
+        let sh = Arc::pin_init(
             pin_init!(StrShared {
+                hold <- kernel::new_spinlock!(None, "rstreams_hold"),
                 stream <- kernel::new_mutex!(s, "rstreams_stream"),
                 wq0 <- WaitQueue::new(),
                 wq1 <- WaitQueue::new(),
             }),
             GFP_KERNEL,
         )
-        .map_err(|_| Errno::ENOSR)
+        .map_err(|_| Errno::ENOSR)?;
+        // SAFETY: the work item is a field of `*sh`, which is pinned in its `Arc` allocation
+        // and drops the work item (cancelling it synchronously) before its other fields.
+        let w = unsafe { DelayedWork::new(StrShared::hold_expired, &*sh) }?;
+        *sh.hold.lock() = Some(w);
+        Ok(sh)
+    }
+
+    /// The hold timer fired: send what write hold has coalesced on either end.
+    fn hold_expired(&self) {
+        let mut g = self.stream.lock();
+        let ends = if g.is_pipe() { 2 } else { 1 };
+        for end in 0..ends {
+            g.with_end(end, Stream::sth_flush_hold);
+        }
+        let mut ev = settle(&mut g);
+        drop(g);
+        // Never re-arm from the callback: the timer is only armed by writes, which hold a
+        // reference to this object (the drop of the last one cancels the timer).
+        for e in ev.ev.iter_mut() {
+            e.hold_timer = false;
+        }
+        // No process of ours runs this: nobody to send SIGPIPE to.
+        self.apply(usize::MAX, ev);
     }
 
     fn wq(&self, end: usize) -> &WaitQueue {
@@ -96,11 +152,21 @@ impl StrShared {
         }
     }
 
-    /// Act on head events of both ends; `me` is the end the calling process uses.
-    fn apply(&self, me: usize, ev: [HeadEvents; 2]) {
+    /// Act on head events of both ends and send the signals; `me` is the end the calling
+    /// process uses.
+    fn apply(&self, me: usize, st: Settled) {
+        for (pid, sig) in st.kills.iter().take(st.nkills) {
+            chardev::kill_pid(*pid, *sig);
+        }
+        let ev = st.ev;
         for (end, e) in ev.iter().enumerate() {
             if e.wake != 0 {
-                self.wq(end).wake_all();
+                self.wq(end).wake_sleepers();
+            }
+        }
+        if ev.iter().any(|e| e.hold_timer) {
+            if let Some(w) = &*self.hold.lock() {
+                w.arm(HOLD_JIFFIES);
             }
         }
         if ev.get(me).is_some_and(|e| e.sigpipe) {
@@ -114,9 +180,14 @@ impl StrShared {
 pub(crate) struct Link {
     shared: Arc<StrShared>,
     end: usize,
-    /// An unconnected pipe end (`I_PIPE` may weld it).
-    unconnected: bool,
 }
+
+/// `StrFile::pipe_state`: not an unconnected pipe end (a Stream over a driver, or welded).
+const CONNECTED: u8 = 0;
+/// An unconnected pipe end: `I_PIPE` may weld it.
+const UNCONNECTED: u8 = 1;
+/// Being welded by an `I_PIPE` in progress.
+const WELDING: u8 = 2;
 
 /// One open STREAMS file.
 #[pin_data]
@@ -128,6 +199,11 @@ pub(crate) struct StrFile {
     /// so it lives as long as the file.
     #[pin]
     retired: SpinLock<Option<Arc<StrShared>>>,
+    /// `CONNECTED`, `UNCONNECTED` or `WELDING` (see `weld`).
+    pipe_state: AtomicU8,
+    /// Writes may build their message before taking the lock (last seen under the lock;
+    /// checked again there).
+    prebuilt_hint: AtomicBool,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
 }
@@ -140,28 +216,86 @@ fn merge(a: &mut HeadEvents, b: HeadEvents) {
     a.hold_timer |= b.hold_timer;
 }
 
-/// After an operation, under the lock: run enabled service procedures, then collect what the
-/// heads want done (wakeups, signals), per end.
-fn settle(s: &mut Stream) -> [HeadEvents; 2] {
-    let mut ev = [HeadEvents::default(); 2];
-    let ends = if s.is_pipe() { 2 } else { 1 };
-    loop {
-        for (end, e) in ev.iter_mut().enumerate().take(ends) {
-            merge(e, s.with_end(end, Stream::sth_take_events));
+/// Most signals one operation sends (SIGPOLL/SIGURG per registration and end, M_SIG).
+const NKILL: usize = 4 * NSIGREG;
+
+/// What a settled operation must do outside the lock: per-end head events, and signals to
+/// send to processes (pid, signal).
+pub(crate) struct Settled {
+    ev: [HeadEvents; 2],
+    kills: [(i32, i32); NKILL],
+    nkills: usize,
+}
+
+impl Settled {
+    fn kill(&mut self, pid: i32, sig: i32) {
+        if let Some(k) = self.kills.get_mut(self.nkills) {
+            *k = (pid, sig);
+            self.nkills += 1;
         }
-        if !s.has_enabled() {
-            return ev;
-        }
-        s.runqueues();
     }
 }
 
+/// After an operation, under the lock: run enabled service procedures, then collect what the
+/// heads want done (wakeups, signals), per end. SIGPOLL goes to each I_SETSIG registration
+/// whose events happened (SIGURG instead for banded input with S_BANDURG); M_SIG/M_PCSIG
+/// signals go to the registered processes (rstreams has no controlling-terminal process
+/// group for a Stream).
+fn settle(s: &mut Stream) -> Settled {
+    let mut out = Settled {
+        ev: [HeadEvents::default(); 2],
+        kills: [(0, 0); NKILL],
+        nkills: 0,
+    };
+    let ends = if s.is_pipe() { 2 } else { 1 };
+    loop {
+        for (end, e) in out.ev.iter_mut().enumerate().take(ends) {
+            merge(e, s.with_end(end, Stream::sth_take_events));
+        }
+        if !s.has_enabled() {
+            break;
+        }
+        s.runqueues();
+    }
+    for end in 0..ends {
+        let Some(ev) = out.ev.get(end).copied() else {
+            break;
+        };
+        if ev.sigpoll == 0 && ev.signals == 0 {
+            continue;
+        }
+        let regs = s.with_end(end, |s| {
+            let mut r = [None; NSIGREG];
+            for (slot, reg) in r.iter_mut().zip(s.sth().sig_list()) {
+                *slot = Some(reg);
+            }
+            r
+        });
+        for reg in regs.iter().flatten() {
+            let hit = reg.events & ev.sigpoll;
+            if hit & !S_BANDURG != 0 {
+                let urg = reg.events & S_BANDURG != 0 && hit & S_RDBAND != 0;
+                out.kill(reg.pid, if urg { SIGURG } else { SIGPOLL_NR });
+            }
+            for sig in 1..64 {
+                if ev.signals & (1u64 << sig) != 0 {
+                    out.kill(reg.pid, sig);
+                }
+            }
+        }
+    }
+    out
+}
+
 impl StrFile {
-    fn new(link: Link, registry: Arc<Registry>) -> Result<Arc<StrFile>, Errno> {
+    fn new(link: Link, unconnected: bool, registry: Arc<Registry>) -> Result<Arc<StrFile>, Errno> {
+        let state = if unconnected { UNCONNECTED } else { CONNECTED };
         Arc::pin_init(
             pin_init!(StrFile {
                 link <- kernel::new_spinlock!(link, "rstreams_link"),
                 retired <- kernel::new_spinlock!(None, "rstreams_retired"),
+                pipe_state: AtomicU8::new(state),
+                prebuilt_hint: AtomicBool::new(true),
                 registry,
             }),
             GFP_KERNEL,
@@ -217,47 +351,44 @@ impl StrFile {
 
     /// I_PIPE: weld this unconnected pipe end and `other` into the two ends of a new STREAMS
     /// pipe. EINVAL unless both are distinct unconnected ends of the pipe device.
+    ///
+    /// Each file's `pipe_state` goes UNCONNECTED → WELDING by compare-and-swap, so two welds
+    /// naming the same file cannot both proceed; no two link locks are ever held together.
     pub(crate) fn weld(&self, other: &StrFile) -> Result<(), Errno> {
         if ptr::eq(self, other) {
             return Err(Errno::EINVAL);
         }
-        let shared = StrShared::new(Stream::pipe()?)?;
-        // Lock both links in address order, so that two welds of the same files in opposite
-        // directions cannot deadlock; re-check under the locks.
-        let (first, second) = if (self as *const StrFile) < (other as *const StrFile) {
-            (self, other)
-        } else {
-            (other, self)
+        let claim = |f: &StrFile| {
+            f.pipe_state
+                .compare_exchange(UNCONNECTED, WELDING, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
         };
-        let mut l1 = first.link.lock();
-        let mut l2 = second.link.lock();
-        if !l1.unconnected || !l2.unconnected {
+        if !claim(self) {
             return Err(Errno::EINVAL);
         }
-        let mine = Link {
-            shared: shared.clone(),
-            end: 0,
-            unconnected: false,
+        if !claim(other) {
+            self.pipe_state.store(UNCONNECTED, Ordering::Release);
+            return Err(Errno::EINVAL);
+        }
+        let shared = match Stream::pipe().and_then(StrShared::new) {
+            Ok(sh) => sh,
+            Err(e) => {
+                self.pipe_state.store(UNCONNECTED, Ordering::Release);
+                other.pipe_state.store(UNCONNECTED, Ordering::Release);
+                return Err(e);
+            }
         };
-        let theirs = Link {
-            shared,
-            end: 1,
-            unconnected: false,
-        };
-        let (n1, n2) = if ptr::eq(first, self) {
-            (mine, theirs)
-        } else {
-            (theirs, mine)
-        };
-        let o1 = core::mem::replace(&mut *l1, n1);
-        let o2 = core::mem::replace(&mut *l2, n2);
-        drop(l2);
-        drop(l1);
-        // Pollers of the unconnected ends re-poll (and find the new wait queues).
-        o1.shared.wq(0).wake_all();
-        o2.shared.wq(0).wake_all();
-        *first.retired.lock() = Some(o1.shared);
-        *second.retired.lock() = Some(o2.shared);
+        for (f, end) in [(self, 0), (other, 1)] {
+            let new = Link {
+                shared: shared.clone(),
+                end,
+            };
+            let old = core::mem::replace(&mut *f.link.lock(), new);
+            // Pollers of the unconnected end re-poll (and find the new wait queue).
+            old.shared.wq(0).wake_all();
+            *f.retired.lock() = Some(old.shared);
+            f.pipe_state.store(CONNECTED, Ordering::Release);
+        }
         Ok(())
     }
 }
@@ -278,12 +409,8 @@ impl FileOps for StrFile {
         let shared = StrShared::new(s)?;
         // The driver's open may have sent M_SETOPTS/data; nothing can wait on a new Stream.
         let _ = settle(&mut shared.stream.lock());
-        let link = Link {
-            shared,
-            end: 0,
-            unconnected,
-        };
-        StrFile::new(link, dev.registry.clone())
+        let link = Link { shared, end: 0 };
+        StrFile::new(link, unconnected, dev.registry.clone())
     }
 
     fn release(this: Arc<Self>) {
@@ -299,22 +426,87 @@ impl FileOps for StrFile {
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
         let nb = f_flags & O_NONBLOCK != 0;
         let len = buf.len();
-        self.run(
+        // Whole messages that fit are taken under the lock and copied out after it (see
+        // `sth/fast.rs`); anything else is read by `strread` under the lock.
+        let mut taken = Taken::new();
+        let mut took = false;
+        let n = self.run(
             nb,
             |s| {
-                let mut io = buf;
-                s.strread(&mut io, len, nb)
+                took = s.sth_take_ok(len);
+                if took {
+                    s.strread_take(len, nb, &mut taken)
+                } else {
+                    let mut io = buf;
+                    s.strread(&mut io, len, nb)
+                }
             },
             |_| {},
-        )
+        )?;
+        if !took {
+            return Ok(n);
+        }
+        let mut io = buf;
+        let mut off = 0usize;
+        for i in 0..taken.len() {
+            let Some(m) = taken.get(i) else {
+                break;
+            };
+            let mut at = off;
+            let mut fault = false;
+            for b in m.blocks() {
+                if io.copy_to_user(at, b.rd()).is_err() {
+                    fault = true;
+                    break;
+                }
+                at += b.blen();
+            }
+            if fault {
+                // Put back what was not delivered (this message too: its bytes already copied
+                // are not counted, so nothing is read twice).
+                let _ = self.run(
+                    true,
+                    |s| {
+                        s.strread_untake(&mut taken, i);
+                        Ok(())
+                    },
+                    |_| {},
+                );
+                return if off > 0 { Ok(off) } else { Err(Errno::EFAULT) };
+            }
+            off = at;
+        }
+        // `taken` is dropped here, outside the lock: the messages are freed without it.
+        Ok(off)
     }
 
     fn write(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
         let nb = f_flags & O_NONBLOCK != 0;
         let len = buf.len();
+        if len > 0 && len <= PREBUILD_MAX && self.prebuilt_hint.load(Ordering::Relaxed) {
+            // Allocate and copy before taking the lock (see `sth/fast.rs`); a bad buffer
+            // fails here with EFAULT before anything happened.
+            let mut slot = Some(prebuild(buf, len)?);
+            return self.run(
+                nb,
+                |s| {
+                    if s.sth_prebuilt_ok(len) {
+                        s.strwrite_prebuilt(&mut slot, nb)
+                    } else {
+                        // Options changed (write offset, hold, packet sizes): the usual way.
+                        self.prebuilt_hint.store(false, Ordering::Relaxed);
+                        let mut io = buf;
+                        s.strwrite(&mut io, len, nb)
+                    }
+                },
+                |_| {},
+            );
+        }
         self.run(
             nb,
             |s| {
+                self.prebuilt_hint
+                    .store(s.sth_prebuilt_ok(1), Ordering::Relaxed);
                 let mut io = buf;
                 s.strwrite(&mut io, len, nb)
             },
@@ -329,11 +521,17 @@ impl FileOps for StrFile {
         f_flags: u32,
         file: &CallFile<'_, Self>,
     ) -> Result<i32, Errno> {
-        if cmd == I_PIPE {
-            let other = file.same_device(arg as u32 as i32)?;
-            return self.weld(&other).map(|()| 0);
+        let nonblock = f_flags & O_NONBLOCK != 0;
+        match cmd {
+            I_PIPE => {
+                let other = file.same_device(arg as u32 as i32)?;
+                return self.weld(&other).map(|()| 0);
+            }
+            I_SENDFD => return crate::fdpass::sendfd(self, arg as u32 as i32),
+            I_RECVFD => return crate::fdpass::recvfd(self, arg, nonblock),
+            _ => {}
         }
-        crate::strioctl::ioctl(self, cmd, arg, f_flags & O_NONBLOCK != 0)
+        crate::strioctl::ioctl(self, cmd, arg, nonblock)
     }
 
     fn poll(&self, pt: &PollTable<'_>) -> u32 {

@@ -15,10 +15,13 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::msg::tests::MSG_SUITE,
     &crate::queue::tests::QUEUE_SUITE,
     &crate::stream::tests::STREAM_SUITE,
+    &crate::stream::stats_tests::STATS_SUITE,
     &crate::sched::tests::SCHED_SUITE,
     &crate::sth::tests::STH_SUITE,
     &crate::sth::tests::ctl::STH_CTL_SUITE,
     &crate::sth::tests::edge::STH_EDGE_SUITE,
     &crate::sth::tests::transp::STH_TRANSP_SUITE,
     &crate::sth::tests::pipe::STH_PIPE_SUITE,
+    &crate::sth::tests::fast::STH_FAST_SUITE,
+    &crate::sth::tests::wat::STH_WAT_SUITE,
 ];

@@ -21,6 +21,10 @@ use kernel::types::Opaque;
 
 use crate::errno::Errno;
 
+extern "C" {
+    fn rstreams_wake_up_if_sleepers(wq: *mut core::ffi::c_void);
+}
+
 /// `ERESTARTSYS`: interrupted by a signal; the system call is restarted (SA_RESTART) or fails
 /// with EINTR, as the kernel's signal code decides.
 pub(crate) const ERESTARTSYS: Errno = Errno(bindings::ERESTARTSYS as i32);
@@ -62,6 +66,14 @@ impl WaitQueue {
     pub(crate) fn wake_all(&self) {
         // SAFETY: `wq` is initialised (type invariant); TASK_NORMAL with nr 0 wakes all.
         unsafe { bindings::__wake_up(self.wq.get(), bindings::TASK_NORMAL, 0, ptr::null_mut()) };
+    }
+
+    /// Wake every sleeper and poller, if there is any (no wait-queue lock taken otherwise:
+    /// the common case of a write nobody waits for). Correct because sleepers queue
+    /// themselves before they drop the lock under which they tested their condition.
+    pub(crate) fn wake_sleepers(&self) {
+        // SAFETY: `wq` is initialised (type invariant).
+        unsafe { rstreams_wake_up_if_sleepers(self.wq.get().cast()) };
     }
 
     /// Sleep until woken, releasing `guard` (the lock under which the caller decided to wait)

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Guest /init (busybox sh), put in the initramfs by `cargo xtask`. The mode comes from the kernel
-# command line (`rstreams.mode=test|vm|probe`). Markers the host reads (xtask/src/ktap.rs):
+# command line (`rstreams.mode=test|vm|bench|probe`). Markers the host reads (xtask/src/ktap.rs):
 #   RSTREAMS-STEP <name> rc=<n>   one step of the test run (non-zero fails the run)
 #   RSTREAMS-END rc=<n>           the test run finished (missing = failure)
 #   RSTREAMS-VM-START / RSTREAMS-EXIT rc=<n>   around the user command of `cargo xtask vm`
+#   RSTREAMS-BENCH-* / RSTREAMS-SCLS          the sweep of `cargo xtask bench` (xtask/src/bench.rs)
 export PATH=/usr/bin:/bin:/sbin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -85,6 +86,50 @@ vm)
 	echo RSTREAMS-VM-START
 	sh -c "$(cat /etc/rstreams/cmd)"
 	echo "RSTREAMS-EXIT rc=$?"
+	;;
+bench)
+	# cargo xtask bench (xtask/src/bench.rs parses these markers; keep them in step).
+	if depmod && modprobe streams; then mod=ok; else mod=failed; fi
+	echo "RSTREAMS-BENCH-ENV modprobe=$mod"
+	echo "RSTREAMS-BENCH-ENV kernel=$(uname -r)"
+	echo "RSTREAMS-BENCH-ENV cpus=$(grep -c ^processor /proc/cpuinfo)"
+	echo "RSTREAMS-BENCH-ENV cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+	echo "RSTREAMS-BENCH-ENV mem=$(grep MemTotal /proc/meminfo | sed 's/  */ /g')"
+	echo RSTREAMS-VM-START
+	echo "scls -a: $(scls -a 2>&1 | wc -l) lines (in the report)"
+	scls -a 2>&1 | sed 's/^/RSTREAMS-SCLS /'
+	plan=/etc/rstreams/bench.plan
+	n=$(grep -c . $plan)
+	t0=$(date +%s)
+	echo "perftest sweep: $n runs"
+	# Plan lines: N LABEL SIZE REP PERFTEST-ARGS...
+	while read -r i label size rep args; do
+		[ -n "$i" ] || continue
+		echo "RSTREAMS-BENCH-RUN $i/$n $label $size $rep"
+		# A run that hangs is killed (so the sweep goes on); the limit is generous:
+		# 3x the measuring time plus 30 s. -t and -i values are words 4 and 6 of $args (bench.rs base_args).
+		lim=$(echo "$args" | awk '{ printf "%d", $4 * $6 * 3 + 30 }')
+		# shellcheck disable=SC2086 # $args is a word list on purpose
+		timeout "$lim" perftest $args --csv --label="$label" </dev/null >/tmp/out 2>/tmp/err
+		rc=$?
+		sed "s/^/RSTREAMS-BENCH-NOTE $i /" /tmp/err
+		row=$(tail -n 1 /tmp/out)
+		el=$(($(date +%s) - t0))
+		prog=$(printf '[%3d/%d] %2d:%02d' "$i" "$n" $((el / 60)) $((el % 60)))
+		if [ "$rc" = 0 ] && [ -n "$row" ]; then
+			echo "RSTREAMS-BENCH-ROW $i $row"
+			rate=$(echo "$row" | cut -d, -f5 | cut -d. -f1)
+			printf '%s %-16s size %5s rep %s: %9s writes/s\n' "$prog" "$label" "$size" "$rep" "$rate"
+		else
+			echo "RSTREAMS-BENCH-FAIL $i rc=$rc"
+			printf '%s %-16s size %5s rep %s: no result (rc=%s) %s\n' "$prog" "$label" "$size" "$rep" "$rc" "$(tail -n 1 /tmp/err)"
+		fi
+	done <$plan
+	echo "RSTREAMS-BENCH-ENV sweep_secs=$(($(date +%s) - t0))"
+	# Again after the sweep: with kernel statistics this shows what the runs did.
+	scls -a 2>&1 | sed 's/^/RSTREAMS-SCLS-AFTER /'
+	echo "RSTREAMS-BENCH-DONE n=$n"
+	echo "RSTREAMS-EXIT rc=0"
 	;;
 *)
 	echo "RSTREAMS: unknown mode $mode"

@@ -3,7 +3,8 @@
 //! Contents: busybox-static and its applet links, `/init` (`tests/vm/init.sh`), the modules in
 //! `/lib/modules/<release>/extra/` (the guest runs `depmod`, so `modprobe streams` works),
 //! the static user programs in `/usr/bin`, the VM suites from `tests/vm/suites/`, and for
-//! `cargo xtask vm --copy DIR` the folder as `/host`. For LD_PRELOAD runs (the pipeline suite)
+//! `cargo xtask vm --copy DIR` the folder as `/host`, and extra files such as the plan of
+//! `cargo xtask bench` (`/etc/rstreams/bench.plan`). For LD_PRELOAD runs (the pipeline suite)
 //! also a dynamically linked shell, `/usr/bin/dash`, the interposer
 //! `/usr/lib/libstreams_pipe.so`, and the host's shared libraries and loader they need (found
 //! with `ldd`): busybox is static, so only dash's pipes can be interposed.
@@ -127,6 +128,9 @@ pub(crate) struct Contents<'a> {
     pub(crate) copy: Option<&'a Path>,
     /// The command for `vm` mode (stored as `/etc/rstreams/cmd`).
     pub(crate) cmd: Option<&'a str>,
+    /// More files: (path in the guest without the leading `/`, contents), e.g. the bench plan
+    /// `etc/rstreams/bench.plan`.
+    pub(crate) extra: &'a [(&'a str, &'a [u8])],
 }
 
 /// Write the initramfs to `out`.
@@ -201,6 +205,9 @@ pub(crate) fn build(c: &Contents<'_>, out: &Path) -> Result<()> {
     }
     if let Some(cmd) = c.cmd {
         a.file("etc/rstreams/cmd", 0o644, cmd.as_bytes());
+    }
+    for (path, data) in c.extra {
+        a.file(path, 0o644, data);
     }
     let data = a.finish();
     util::write_atomic(out, &data)?;

@@ -102,7 +102,7 @@ pub(crate) fn parse(lines: &[String]) -> Vec<SuiteResult> {
 }
 
 /// Kernel reports that fail a run wherever they appear.
-const BAD: &[&str] = &[
+pub(crate) const BAD: &[&str] = &[
     "BUG:",
     "WARNING:",
     "Oops",

@@ -6,6 +6,7 @@
 //! (the core's own test tables) there, failing on any failed case, missing result or kernel
 //! report (oops, BUG, WARNING, KASAN, lockdep, kmemleak).
 
+mod bench;
 mod checks;
 mod deps;
 mod initramfs;
@@ -26,7 +27,7 @@ const HELP: &str = "\
 cargo xtask <command> [options]      (run as root on Debian 12; see docs/building.md)
 
 commands:
-  test [--variant test|lean] [--no-host] [--no-negative-control]
+{BENCH}  test [--variant test|lean] [--no-host] [--no-negative-control]
       Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace, core tests
       under valgrind, loom models, unsafe audit table), then the
       KUnit suites of streams.ko in a QEMU guest with the test kernel (KASAN, lockdep,
@@ -52,6 +53,11 @@ environment:
   RSTREAMS_CACHE=/path     cache root (default ~/.cache/rstreams)
   RSTREAMS_TIMEOUT=SECS    guest timeout (default 900 for tests, 600 for vm)
 ";
+
+/// The help text, with the bench command's (kept next to its code).
+fn help() -> String {
+    HELP.replace("{BENCH}", bench::HELP)
+}
 
 /// Parsed options (a deliberately small CLI).
 #[derive(Default)]
@@ -165,10 +171,24 @@ enum Mode<'a> {
         copy: Option<&'a std::path::Path>,
         cmd: &'a str,
     },
+    /// `cargo xtask bench`: the plan file for the guest's sweep.
+    Bench {
+        plan: &'a str,
+    },
+}
+
+/// What a guest boot used, besides its console.
+pub(crate) struct GuestInfo {
+    /// `kvm` or `tcg`.
+    pub(crate) accel: String,
+    /// The kernel tree.
+    pub(crate) kdir: PathBuf,
+    /// The static user programs put in `/usr/bin` (they run on the host too).
+    pub(crate) programs: Vec<PathBuf>,
 }
 
 /// Build everything a guest needs and boot it; returns the console run.
-fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<vm::Run> {
+fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, GuestInfo)> {
     deps::ensure()?;
     let k = kernel::ensure(v)?;
     let negctl = matches!(
@@ -181,9 +201,15 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<vm::Run> {
     let progs = modules::build_user()?;
     let root = util::repo_root();
     let tag = format!("{}{}", v.name(), if negctl { "-negctl" } else { "" });
-    let (kind, copy, cmd) = match mode {
-        Mode::Test { .. } => ("test", None, None),
-        Mode::Vm { copy, cmd } => ("vm", *copy, Some(*cmd)),
+    let (kind, copy, cmd, extra) = match mode {
+        Mode::Test { .. } => ("test", None, None, vec![]),
+        Mode::Vm { copy, cmd } => ("vm", *copy, Some(*cmd), vec![]),
+        Mode::Bench { plan } => (
+            "bench",
+            None,
+            None,
+            vec![("etc/rstreams/bench.plan", plan.as_bytes())],
+        ),
     };
     let initrd = root.join(format!("target/vm/{tag}-{kind}.cpio"));
     initramfs::build(
@@ -193,6 +219,7 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<vm::Run> {
             programs: &progs,
             copy,
             cmd,
+            extra: &extra,
         },
         &initrd,
     )?;
@@ -213,6 +240,11 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<vm::Run> {
             "rstreams.mode=vm loglevel=4 kunit.enable=0",
             vm::Echo::AfterStart,
         ),
+        // The guest prints one human-readable line per run between its markers.
+        Mode::Bench { .. } => (
+            "rstreams.mode=bench loglevel=4 kunit.enable=0",
+            vm::Echo::AfterStart,
+        ),
     };
     let st = util::step(format!("boot guest ({accel}, {}s limit)", limit.as_secs()));
     let run = vm::boot(&k, &initrd, &accel, append, limit, &log, Some(echo))?;
@@ -221,14 +253,21 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<vm::Run> {
     } else {
         "guest powered off"
     });
-    Ok(run)
+    Ok((
+        run,
+        GuestInfo {
+            accel,
+            kdir: k.kdir.clone(),
+            programs: progs,
+        },
+    ))
 }
 
 /// Run the KUnit suites in a guest and judge the console.
 fn vm_tests(v: Variant, negative_control: bool, limit: Duration) -> Result<ktap::Verdict> {
     let root = util::repo_root();
     let expected = checks::expected_suites(&root, negative_control)?;
-    let run = guest(v, &Mode::Test { negative_control }, limit)?;
+    let (run, _) = guest(v, &Mode::Test { negative_control }, limit)?;
     let mut verdict = ktap::judge(&run.lines, &expected, run.timed_out);
     for must in [
         format!("rstreams {} loaded", env!("CARGO_PKG_VERSION")),
@@ -328,7 +367,7 @@ fn cmd_vm(o: &Opts) -> Result<u8> {
         }
     }
     let cmd = o.cmd.join(" ");
-    let run = guest(
+    let (run, _) = guest(
         o.variant.unwrap_or(Variant::Lean),
         &Mode::Vm {
             copy: o.copy.as_deref(),
@@ -361,11 +400,18 @@ fn main() -> ExitCode {
         Some((c, r)) => (c.as_str(), r),
         None => ("help", &[][..]),
     };
-    let result: Result<u8> = parse(rest).and_then(|o| match cmd {
+    // bench has its own options (see bench.rs).
+    let parsed = if cmd == "bench" {
+        Ok(Opts::default())
+    } else {
+        parse(rest)
+    };
+    let result: Result<u8> = parsed.and_then(|o| match cmd {
         "help" | "--help" | "-h" => {
-            print!("{HELP}");
+            print!("{}", help());
             Ok(0)
         }
+        "bench" => bench::cmd(rest).map(|_| 0),
         "test" => cmd_test(&o).map(|_| 0),
         "selftest" => {
             negative_control_expected(o.variant.unwrap_or(Variant::Test), timeout(&o, 900)?)
@@ -382,7 +428,7 @@ fn main() -> ExitCode {
                 modules::build(&k, v, o.negative_control)
             })
             .map(|_| 0),
-        _ => Err(format!("unknown command {cmd:?}\n\n{HELP}")),
+        _ => Err(format!("unknown command {cmd:?}\n\n{}", help())),
     });
     let secs = start.elapsed().as_secs_f64();
     match result {

@@ -74,6 +74,10 @@ pub const I_PIPE: c_int = SID | 44;
 pub const I_FATTACH: c_int = SID | 52;
 /// fdetach emulation (LfS number; not implemented by rstreams).
 pub const I_FDETACH: c_int = SID | 53;
+/// Set the Stream head read queue's high water mark (int by value; HP-UX number, in LfS).
+pub const I_SET_HIWAT: c_int = SID | 91;
+/// Set the Stream head read queue's low water mark (int by value; HP-UX number, in LfS).
+pub const I_SET_LOWAT: c_int = SID | 92;
 
 /// Infinite I_STR timeout.
 pub const INFTIM: c_int = -1;

@@ -57,6 +57,8 @@ fn constants() -> Vec<Const> {
         I_PIPE,
         I_FATTACH,
         I_FDETACH,
+        I_SET_HIWAT,
+        I_SET_LOWAT,
         FMNAMESZ,
         FLUSHR,
         FLUSHW,

@@ -12,9 +12,11 @@
 //! * [`csv`]: the machine-readable result line.
 //! * [`sweep`]: `perftest sweep`, the `perftest_script` loop writing CSV.
 //! * [`report`]: `perftest report`, tables (report.md) and gnuplot PNG charts.
+//! * [`scls`]: the `scls` binary's listing of STREAMS modules, drivers and statistics.
 
 pub mod csv;
 pub mod opts;
 pub mod report;
 pub mod run;
+pub mod scls;
 pub mod sweep;

@@ -1,7 +1,7 @@
 //! perftest(8) for rstreams: `perftest [options]`, `perftest sweep ...`, `perftest report ...`.
 //! See docs/perftest.md.
 
-use perftest::csv::{read_file, Row, HEADER};
+use perftest::csv::{read_file_with_status, Row, Status, HEADER};
 use perftest::opts::{self, Cmd};
 use perftest::{report, run, sweep};
 use std::path::PathBuf;
@@ -28,6 +28,7 @@ fn main() {
         }
         Some("report") => {
             let (mut files, mut out, mut base) = (Vec::new(), None, "linux".to_string());
+            let mut preamble = None;
             let mut it = args[1..].iter();
             while let Some(a) = it.next() {
                 match a.as_str() {
@@ -38,6 +39,13 @@ fn main() {
                             .cloned()
                             .unwrap_or_else(|| fail("--baseline needs a value", 2))
                     }
+                    "--preamble" => {
+                        preamble = Some(PathBuf::from(
+                            it.next()
+                                .unwrap_or_else(|| fail("--preamble needs a file", 2)),
+                        ))
+                    }
+                    x if x.starts_with("--preamble=") => preamble = Some(PathBuf::from(&x[11..])),
                     x if x.starts_with("--out=") => out = Some(PathBuf::from(&x[6..])),
                     x if x.starts_with("--baseline=") => base = x[11..].to_string(),
                     x if x.starts_with('-') => fail(&format!("unknown report option {x}"), 2),
@@ -48,11 +56,19 @@ fn main() {
             if files.is_empty() {
                 fail("report: no CSV files given", 2);
             }
-            let mut rows: Vec<Row> = Vec::new();
+            let (mut rows, mut status): (Vec<Row>, Vec<Status>) = (Vec::new(), Vec::new());
             for f in &files {
-                rows.extend(read_file(f).unwrap_or_else(|e| fail(&e, 1)));
+                let (r, s) = read_file_with_status(f).unwrap_or_else(|e| fail(&e, 1));
+                rows.extend(r);
+                status.extend(s);
             }
-            match report::write_report(&rows, &out, &base) {
+            let preamble = preamble
+                .map(|p| {
+                    std::fs::read_to_string(&p)
+                        .unwrap_or_else(|e| fail(&format!("{}: {e}", p.display()), 1))
+                })
+                .unwrap_or_default();
+            match report::write_report_with(&rows, &status, &out, &base, &preamble) {
                 Ok(pngs) => eprintln!(
                     "perftest report: report.md and {} charts in {}",
                     pngs.len(),

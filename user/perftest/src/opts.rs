@@ -79,9 +79,9 @@ pub struct Opts {
     pub push: u32,
     /// Module name (`-m`).
     pub module: String,
-    /// Stream head high water mark (`--hiwat`; not supported yet).
+    /// Stream head high water mark (`--hiwat`; I_SET_HIWAT on both ends).
     pub hiwat: Option<u64>,
-    /// Stream head low water mark (`--lowat`; not supported yet).
+    /// Stream head low water mark (`--lowat`; I_SET_LOWAT on both ends).
     pub lowat: Option<u64>,
     /// Reader nice value (`-R[N]`).
     pub niceread: Option<i32>,
@@ -164,7 +164,7 @@ pub const USAGE: &str = "\
 Usage:
     perftest [options]                 one measurement (LfS perftest)
     perftest sweep [sweep options] [options]
-    perftest report FILE.csv... --out DIR [--baseline IMPL]
+    perftest report FILE.csv... --out DIR [--baseline IMPL] [--preamble FILE.md]
     perftest {-h, --help} | {-V, --version}
 Options:
     -p, --pipe=KIND       linux (pipe(2), default), socketpair, seqpacket, streams
@@ -180,7 +180,7 @@ Options:
     -w, --readfill        RFILL read-fill mode (STREAMS)
     -F, --full            full-size (4096-byte) reads
     -M, --mread           M_READ notification (not supported yet)
-        --hiwat=N, --lowat=N  Stream head water marks (not supported yet)
+        --hiwat=N, --lowat=N  Stream head water marks (I_SET_HIWAT/I_SET_LOWAT)
     -b, --blocking        blocking I/O instead of O_NONBLOCK + poll
     -a, --async           fork reader and writer (always on; accepted for LfS scripts)
     -R, --niceread[=N]    run the reader at nice N [19]

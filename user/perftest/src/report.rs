@@ -4,11 +4,24 @@
 //! vs size, log x), delay (s/write vs size), throughput (bytes/s vs size, log-log) and
 //! improvement (% over the baseline vs size).
 
-use crate::csv::Row;
+use crate::csv::{Row, State, Status};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Column order: the baseline, then the STREAMS implementations, then the others (context),
+/// each group by name.
+fn column_key(name: &str, baseline: &str) -> (u8, String) {
+    let group = if name == baseline {
+        0
+    } else if name.starts_with("streams") {
+        1
+    } else {
+        2
+    };
+    (group, name.to_string())
+}
 
 /// Mean and spread of the repetitions of one (implementation, size).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,12 +45,22 @@ pub struct Summary {
     pub sizes: Vec<usize>,
     /// The baseline implementation, if present in the data.
     pub baseline: Option<String>,
+    /// Implementations that have status lines but no measurement at all (e.g. `streams`
+    /// before the pipe driver exists): shown in the tables, never in the charts.
+    pub unmeasured: Vec<String>,
+    /// Runs without a measurement, and why.
+    pub status: Vec<Status>,
     stats: BTreeMap<(String, usize), Stat>,
 }
 
 impl Summary {
     /// Group rows by (implementation, size).
     pub fn new(rows: &[Row], baseline: &str) -> Summary {
+        Summary::with_status(rows, &[], baseline)
+    }
+
+    /// Group rows by (implementation, size), keeping the runs that produced no number.
+    pub fn with_status(rows: &[Row], status: &[Status], baseline: &str) -> Summary {
         let mut groups: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
         for r in rows {
             groups
@@ -56,19 +79,63 @@ impl Summary {
             })
             .collect();
         let names: BTreeSet<String> = stats.keys().map(|(i, _)| i.clone()).collect();
-        let sizes: BTreeSet<usize> = stats.keys().map(|&(_, s)| s).collect();
-        let has_base = names.contains(baseline);
-        let mut imps: Vec<String> = Vec::new();
-        if has_base {
-            imps.push(baseline.to_string());
+        let mut sizes: BTreeSet<usize> = stats.keys().map(|&(_, s)| s).collect();
+        sizes.extend(status.iter().map(|st| st.size));
+        let mut unmeasured: Vec<String> = Vec::new();
+        for st in status {
+            if !names.contains(&st.imp) && !unmeasured.contains(&st.imp) {
+                unmeasured.push(st.imp.clone());
+            }
         }
-        imps.extend(names.into_iter().filter(|n| n != baseline));
+        let has_base = names.contains(baseline);
+        let mut imps: Vec<String> = names.into_iter().collect();
+        imps.sort_by_key(|n| column_key(n, baseline));
+        unmeasured.sort_by_key(|n| column_key(n, baseline));
         Summary {
             imps,
             sizes: sizes.into_iter().collect(),
             baseline: has_base.then(|| baseline.to_string()),
+            unmeasured,
+            status: status.to_vec(),
             stats,
         }
+    }
+
+    /// Why (imp, size) has no measurement, if a status line says so: the most serious state
+    /// over the repetitions (unavailable, then failed, then not run).
+    pub fn state(&self, imp: &str, size: usize) -> Option<State> {
+        self.status
+            .iter()
+            .filter(|st| st.imp == imp && st.size == size)
+            .map(|st| st.state)
+            .min()
+    }
+
+    /// The "Not measured" section: one line per (implementation, state, reason) with its sizes.
+    fn not_measured(&self) -> String {
+        let mut groups: BTreeMap<(String, State, String), BTreeSet<usize>> = BTreeMap::new();
+        for st in &self.status {
+            groups
+                .entry((st.imp.clone(), st.state, st.message.clone()))
+                .or_default()
+                .insert(st.size);
+        }
+        let mut m = String::from(
+            "## Not measured\n\nThese runs produced no number (no value is invented for them):\n\n\
+             | implementation | state | sizes | reason |\n|---|---|---|---|\n",
+        );
+        for ((imp, state, msg), sizes) in groups {
+            let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
+            let _ = writeln!(
+                m,
+                "| {imp} | {} | {} | {} |",
+                state.name(),
+                sizes.join(", "),
+                msg.replace('|', "\\|")
+            );
+        }
+        m.push('\n');
+        m
     }
 
     /// Statistics of one (implementation, size).
@@ -88,6 +155,12 @@ impl Summary {
         (b > 0.0).then(|| r / b)
     }
 
+    /// What an empty cell says: the status, or "–" (not part of this run).
+    fn gap(&self, imp: &str, size: usize) -> String {
+        self.state(imp, size)
+            .map_or("–".to_string(), |st| st.name().to_string())
+    }
+
     fn others(&self) -> impl Iterator<Item = &String> {
         self.imps
             .iter()
@@ -96,17 +169,39 @@ impl Summary {
 
     /// The Markdown report.
     pub fn markdown(&self) -> String {
+        self.markdown_with("")
+    }
+
+    /// The Markdown report with `preamble` (Markdown: environment, command…) after the title.
+    pub fn markdown_with(&self, preamble: &str) -> String {
         let mut m = String::from("# perftest report\n\n");
+        if !preamble.is_empty() {
+            m.push_str(preamble.trim_end());
+            m.push_str("\n\n");
+        }
         let _ = writeln!(
             m,
             "Writer rate of a writer/reader pair over one channel (LfS perftest method); mean of \
              the repetitions, min–max in brackets. Implementations: {}.\n",
             self.imps.join(", ")
         );
+        if !self.unmeasured.is_empty() {
+            let _ = writeln!(
+                m,
+                "**Not measured at all: {}** (see \"Not measured\" below).\n",
+                self.unmeasured.join(", ")
+            );
+        }
+        if !self.status.is_empty() {
+            m.push_str(&self.not_measured());
+        }
         let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("–".to_string(), f);
         // Performance.
         m.push_str("## Performance (writes/s)\n\n| size |");
-        for i in &self.imps {
+        let base = self.baseline.as_deref().unwrap_or("");
+        let mut columns: Vec<&String> = self.imps.iter().chain(&self.unmeasured).collect();
+        columns.sort_by_key(|n| column_key(n, base));
+        for i in &columns {
             let _ = write!(m, " {i} |");
         }
         if let Some(b) = &self.baseline {
@@ -116,6 +211,7 @@ impl Summary {
         }
         m.push_str("\n|---:|");
         let ncols = self.imps.len()
+            + self.unmeasured.len()
             + if self.baseline.is_some() {
                 self.others().count()
             } else {
@@ -125,11 +221,11 @@ impl Summary {
         m.push('\n');
         for &s in &self.sizes {
             let _ = write!(m, "| {s} |");
-            for i in &self.imps {
+            for i in &columns {
                 let c = match self.stat(i, s) {
                     Some(st) if st.n > 1 => format!("{:.0} [{:.0}–{:.0}]", st.mean, st.min, st.max),
                     Some(st) => format!("{:.0}", st.mean),
-                    None => "–".into(),
+                    None => self.gap(i, s),
                 };
                 let _ = write!(m, " {c} |");
             }
@@ -300,16 +396,32 @@ impl Summary {
 /// Write report.md, report.dat, the gnuplot scripts and the four PNGs into `dir`.
 /// report.md is written even when gnuplot is missing (then the error says so).
 pub fn write_report(rows: &[Row], dir: &Path, baseline: &str) -> Result<Vec<PathBuf>, String> {
-    if rows.is_empty() {
+    write_report_with(rows, &[], dir, baseline, "")
+}
+
+/// [`write_report`] with status lines (runs without a number) and a Markdown preamble.
+/// With status lines but no measurement at all, report.md is written and the error says
+/// that there is nothing to chart.
+pub fn write_report_with(
+    rows: &[Row],
+    status: &[Status],
+    dir: &Path,
+    baseline: &str,
+    preamble: &str,
+) -> Result<Vec<PathBuf>, String> {
+    if rows.is_empty() && status.is_empty() {
         return Err("no rows in the CSV input".into());
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let s = Summary::new(rows, baseline);
+    let s = Summary::with_status(rows, status, baseline);
     let w = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text)
             .map_err(|e| format!("{}: {e}", dir.join(name).display()))
     };
-    w("report.md", &s.markdown())?;
+    w("report.md", &s.markdown_with(preamble))?;
+    if rows.is_empty() {
+        return Err("no measurement in the CSV input: report.md written, no charts".into());
+    }
     w("report.dat", &s.data())?;
     let mut pngs = Vec::new();
     for (name, script) in s.scripts(Path::new("report.dat")) {

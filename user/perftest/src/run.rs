@@ -132,9 +132,7 @@ fn setup(o: &Opts, rd: &Stream, wr: &Stream, warn: &mut dyn FnMut(String)) -> Re
         if o.mread {
             warn("-M (M_READ) is not supported by the rstreams Stream head yet; ignored".into());
         }
-        if o.hiwat.is_some() || o.lowat.is_some() {
-            warn("--hiwat/--lowat: no Stream head ioctl for water marks yet; ignored".into());
-        }
+        set_water_marks(o, [rd, wr], warn);
     }
     if !o.blocking {
         for s in [rd, wr] {
@@ -145,6 +143,50 @@ fn setup(o: &Opts, rd: &Stream, wr: &Stream, warn: &mut dyn FnMut(String)) -> Re
         }
     }
     Ok(())
+}
+
+/// LfS's (HP-UX's) Stream head water-mark ioctls: `I_SET_HIWAT (__SID|91)`,
+/// `I_SET_LOWAT (__SID|92)`, int argument, applied to the Stream head read queue.
+pub const I_SET_HIWAT: i32 = ((b'S' as i32) << 8) | 91;
+/// See [`I_SET_HIWAT`].
+pub const I_SET_LOWAT: i32 = ((b'S' as i32) << 8) | 92;
+
+/// `--hiwat`/`--lowat` on both ends (the reader's head queue is the one that fills; the
+/// writer's matters for the reverse direction). The order is tried both ways, since the
+/// kernel refuses a high mark under the current low mark and a low mark over the current
+/// high one. A kernel without the ioctls (EINVAL/ENOTTY) gets a warning, not a failure: the
+/// run then measures the default marks, and says so.
+fn set_water_marks(o: &Opts, ends: [&Stream; 2], warn: &mut dyn FnMut(String)) {
+    let mut todo: Vec<(&str, i32, u64)> = Vec::new();
+    if let Some(h) = o.hiwat {
+        todo.push(("I_SET_HIWAT", I_SET_HIWAT, h));
+    }
+    if let Some(l) = o.lowat {
+        todo.push(("I_SET_LOWAT", I_SET_LOWAT, l));
+    }
+    for s in ends {
+        let mut failed: Vec<(&str, i32, u64, io::Error)> = Vec::new();
+        for &(name, cmd, v) in &todo {
+            let arg = i32::try_from(v).unwrap_or(i32::MAX);
+            if let Err(e) = s.ioctl_int(cmd, arg) {
+                failed.push((name, cmd, v, e));
+            }
+        }
+        if failed.len() < todo.len() {
+            // Something went in: the refused one may need the other mark first.
+            failed.retain(|(_, cmd, v, _)| {
+                s.ioctl_int(*cmd, i32::try_from(*v).unwrap_or(i32::MAX))
+                    .is_err()
+            });
+        }
+        if let Some((name, _, v, e)) = failed.first() {
+            warn(format!(
+                "ioctl({name}, {v}): {}; --hiwat/--lowat ignored (default water marks)",
+                strip_os(e)
+            ));
+            return;
+        }
+    }
 }
 
 fn write_fd(fd: RawFd, s: &str) {

@@ -2,7 +2,7 @@
 //! two), every implementation, `--reps` repetitions — appending one CSV row per run.
 //! Implementations that cannot run here (no STREAMS device) are skipped with one message.
 
-use crate::csv::{Row, HEADER};
+use crate::csv::{Row, State, Status, HEADER};
 use crate::opts::{parse_into, Kind, Opts};
 use crate::run::run;
 use std::io::Write;
@@ -110,14 +110,34 @@ pub fn sweep(s: &SweepOpts, log: &mut dyn FnMut(String)) -> Result<Vec<Row>, Str
     let mut f = std::fs::File::create(&s.out).map_err(|e| format!("{}: {e}", s.out.display()))?;
     writeln!(f, "{HEADER}").map_err(|e| e.to_string())?;
     let mut kinds = s.kinds.clone();
-    // A kind that cannot be opened here is dropped once, with the reason.
-    kinds.retain(|&(k, _)| match crate::run::open_channel(k) {
+    // A kind that cannot be opened here is dropped once, with the reason (and a status line
+    // per size in the CSV, so the report shows it as unavailable rather than absent).
+    let mut skipped = Vec::new();
+    kinds.retain(|&(k, putmsg)| match crate::run::open_channel(k) {
         Ok(_) => true,
         Err(e) => {
             log(format!("perftest sweep: skipping {k}: {e}"));
+            let o = Opts {
+                kind: k,
+                putmsg,
+                ..s.base.clone()
+            };
+            skipped.push((o.impl_label(), e));
             false
         }
     });
+    for (imp, why) in &skipped {
+        for &size in &s.sizes {
+            let st = Status {
+                imp: imp.clone(),
+                size,
+                rep: 0,
+                state: State::Unavailable,
+                message: why.clone(),
+            };
+            writeln!(f, "{}", st.to_line()).map_err(|e| e.to_string())?;
+        }
+    }
     if kinds.is_empty() {
         return Err("no implementation can run here".into());
     }

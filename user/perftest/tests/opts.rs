@@ -111,3 +111,12 @@ fn sweep_options() {
     assert!(perftest::sweep::parse(&args("--kinds bogus")).is_err());
     assert!(perftest::sweep::parse(&args("--sizes 0")).is_err());
 }
+
+#[test]
+fn water_mark_ioctls_are_lfs_values() {
+    // LfS/HP-UX: I_SET_HIWAT (__SID|91), I_SET_LOWAT (__SID|92), __SID = 'S' << 8.
+    assert_eq!(perftest::run::I_SET_HIWAT, 0x535b);
+    assert_eq!(perftest::run::I_SET_LOWAT, 0x535c);
+    let o = run_opts("-p streams --hiwat=65536 --lowat=8192");
+    assert_eq!((o.hiwat, o.lowat), (Some(65536), Some(8192)));
+}

@@ -1,7 +1,7 @@
 //! CSV round trip and `perftest report` on a fixture: computed ratios, tables, four PNGs.
 
-use perftest::csv::{parse_text, Row, HEADER};
-use perftest::report::{write_report, Summary};
+use perftest::csv::{parse_status, parse_text, Row, State, Status, HEADER};
+use perftest::report::{write_report, write_report_with, Summary};
 use perftest::run::Outcome;
 
 fn row(imp: &str, size: usize, rate: f64) -> Row {
@@ -59,7 +59,7 @@ fn csv_round_trip() {
 #[test]
 fn summary_ratios() {
     let s = Summary::new(&fixture(), "linux");
-    assert_eq!(s.imps, vec!["linux", "socketpair", "streams"]);
+    assert_eq!(s.imps, vec!["linux", "streams", "socketpair"]);
     assert_eq!(s.sizes, vec![1, 1024]);
     assert_eq!(s.rate("linux", 1), Some(200_000.0));
     let st = s.stat("linux", 1).unwrap();
@@ -80,24 +80,24 @@ fn report_markdown_and_charts() {
     let res = write_report(&fixture(), &dir, "linux");
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
-        md.contains("| size | linux | socketpair | streams | socketpair/linux | streams/linux |"),
+        md.contains("| size | linux | streams | socketpair | streams/linux | socketpair/linux |"),
         "{md}"
     );
     assert!(
-        md.contains("| 1 | 200000 [100000–300000] | – | 400000 [400000–400000] | – | 2.00 |"),
+        md.contains("| 1 | 200000 [100000–300000] | 400000 [400000–400000] | – | 2.00 | – |"),
         "{md}"
     );
     assert!(
-        md.contains("| 1024 | 200000 | 100000 | 150000 | 0.50 | 0.75 |"),
+        md.contains("| 1024 | 200000 | 150000 | 100000 | 0.75 | 0.50 |"),
         "{md}"
     );
     // Delay 1/rate in µs, throughput rate×size in MB/s, improvement (ratio-1)×100.
-    assert!(md.contains("| 1 | 5.000 | – | 2.500 |"), "{md}");
-    assert!(md.contains("| 1024 | 204.80 | 102.40 | 153.60 |"), "{md}");
-    assert!(md.contains("| 1 | – | +100.0 |"), "{md}");
-    assert!(md.contains("| 1024 | -50.0 | -25.0 |"), "{md}");
+    assert!(md.contains("| 1 | 5.000 | 2.500 | – |"), "{md}");
+    assert!(md.contains("| 1024 | 204.80 | 153.60 | 102.40 |"), "{md}");
+    assert!(md.contains("| 1 | +100.0 | – |"), "{md}");
+    assert!(md.contains("| 1024 | -25.0 | -50.0 |"), "{md}");
     let data = std::fs::read_to_string(dir.join("report.dat")).unwrap();
-    assert!(data.contains("1 200000 NaN 400000\n"), "{data}");
+    assert!(data.contains("1 200000 400000 NaN\n"), "{data}");
     if std::process::Command::new("gnuplot")
         .arg("--version")
         .output()
@@ -152,4 +152,143 @@ fn report_cli() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
+}
+
+fn status(imp: &str, size: usize, rep: u32, state: State, msg: &str) -> Status {
+    Status {
+        imp: imp.into(),
+        size,
+        rep,
+        state,
+        message: msg.into(),
+    }
+}
+
+#[test]
+fn status_lines_round_trip_and_are_comments() {
+    let s = status(
+        "streams",
+        64,
+        2,
+        State::Unavailable,
+        "no STREAMS pipe device: /dev/streams/clone/pipe: No such file, or directory",
+    );
+    let line = s.to_line();
+    assert_eq!(
+        line,
+        "#status,streams,64,2,unavailable,no STREAMS pipe device: /dev/streams/clone/pipe: No such file, or directory"
+    );
+    assert_eq!(Status::parse(&line).unwrap(), s);
+    let nl = status("x", 1, 0, State::Failed, "a\nb");
+    assert_eq!(Status::parse(&nl.to_line()).unwrap().message, "a b");
+    for st in [State::Unavailable, State::Failed, State::NotRun] {
+        assert_eq!(State::parse(st.name()), Some(st));
+    }
+    assert!(Status::parse("#status,streams,64,1,broken,x").is_err());
+    assert!(Status::parse("#status,streams,x,1,failed,x").is_err());
+    assert!(Status::parse("#status,streams,64").is_err());
+    // Measurement parsers skip them; the status parser finds only them.
+    let text = format!(
+        "{HEADER}\n{}\n{line}\n{}\n",
+        row("linux", 64, 10.0).to_line(),
+        status(
+            "streams-putmsg",
+            64,
+            1,
+            State::NotRun,
+            "guest crashed in run 3/4"
+        )
+        .to_line()
+    );
+    assert_eq!(parse_text(&text).unwrap(), vec![row("linux", 64, 10.0)]);
+    let st = parse_status(&text).unwrap();
+    assert_eq!(st.len(), 2);
+    assert_eq!(st[1].state, State::NotRun);
+    assert_eq!(st[1].message, "guest crashed in run 3/4");
+}
+
+#[test]
+fn report_marks_unavailable_and_failed_runs() {
+    let rows = vec![
+        row("linux", 1, 100_000.0),
+        row("linux", 64, 50_000.0),
+        row("streams-putmsg", 1, 150_000.0),
+    ];
+    let why = "no STREAMS pipe device: /dev/streams/clone/pipe: No such file or directory";
+    let st = vec![
+        status("streams", 1, 1, State::Unavailable, why),
+        status("streams", 64, 1, State::Unavailable, why),
+        status(
+            "streams-putmsg",
+            64,
+            1,
+            State::Failed,
+            "putmsg(): Bad | address",
+        ),
+    ];
+    let s = Summary::with_status(&rows, &st, "linux");
+    assert_eq!(s.imps, vec!["linux", "streams-putmsg"]);
+    assert_eq!(s.unmeasured, vec!["streams"]);
+    assert_eq!(s.state("streams", 64), Some(State::Unavailable));
+    assert_eq!(s.state("linux", 64), None);
+    let md = s.markdown_with("Run: `cargo xtask bench --quick`");
+    assert!(
+        md.starts_with("# perftest report\n\nRun: `cargo xtask bench --quick`\n\n"),
+        "{md}"
+    );
+    assert!(md.contains("**Not measured at all: streams**"), "{md}");
+    assert!(
+        md.contains(&format!("| streams | unavailable | 1, 64 | {why} |")),
+        "{md}"
+    );
+    assert!(
+        md.contains("| streams-putmsg | failed | 64 | putmsg(): Bad \\| address |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| size | linux | streams | streams-putmsg | streams-putmsg/linux |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 1 | 100000 | unavailable | 150000 | 1.50 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 64 | 50000 | unavailable | failed | – |"),
+        "{md}"
+    );
+    // No invented numbers: the unmeasured implementation is not in the chart data.
+    assert_eq!(s.data().lines().next(), Some("# size linux streams-putmsg"));
+    // Only status lines: report.md is written, and the error says there is nothing to chart.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_status_only");
+    let _ = std::fs::remove_dir_all(&dir);
+    let e = write_report_with(&[], &st, &dir, "linux", "").unwrap_err();
+    assert!(e.contains("no measurement"), "{e}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("| streams | unavailable |"), "{md}");
+}
+
+#[test]
+fn report_cli_reads_status_lines_and_preamble() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_cli_status");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("in.csv");
+    let text = format!(
+        "{HEADER}\n{}\n{}\n",
+        row("linux", 8, 1000.0).to_line(),
+        status("streams", 8, 1, State::Unavailable, "no device").to_line()
+    );
+    std::fs::write(&csv, text).unwrap();
+    let pre = dir.join("pre.md");
+    std::fs::write(&pre, "## Environment\n\nTCG guest\n").unwrap();
+    let _ = std::process::Command::new(env!("CARGO_BIN_EXE_perftest"))
+        .args(["report", csv.to_str().unwrap(), "--out"])
+        .arg(dir.join("r"))
+        .arg(format!("--preamble={}", pre.display()))
+        .output()
+        .unwrap();
+    let md = std::fs::read_to_string(dir.join("r/report.md")).unwrap();
+    assert!(md.contains("## Environment\n\nTCG guest\n"), "{md}");
+    assert!(md.contains("| 8 | 1000 | unavailable |"), "{md}");
 }

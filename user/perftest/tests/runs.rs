@@ -136,6 +136,19 @@ fn sweep_skips_missing_streams_and_writes_csv() {
             "{err}"
         );
         assert_eq!(rows.len(), 2);
+        // The skipped kind is recorded as unavailable for every size, not silently absent.
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let st = perftest::csv::parse_status(&text).unwrap();
+        assert_eq!(
+            st.iter()
+                .map(|s| (s.imp.as_str(), s.size))
+                .collect::<Vec<_>>(),
+            vec![("streams", 1), ("streams", 8)]
+        );
+        assert!(st
+            .iter()
+            .all(|s| s.state == perftest::csv::State::Unavailable
+                && s.message.starts_with("no STREAMS pipe device")));
     }
     assert!(rows.iter().all(|r| r.writes > 0));
     assert_eq!(

@@ -361,6 +361,15 @@ impl Msg {
     pub fn set_band(&mut self, band: u8) {
         self.0.band = band;
     }
+    /// The `arg` of the first block's external buffer (esballoc), if the block owns one
+    /// (not shared by dupb). How the platform finds what it attached to a message it built
+    /// (the file of an M_PASSFP message).
+    pub fn ext_arg(&self) -> Option<usize> {
+        match &self.0.data {
+            Data::Ext(e) => Some(e.0.arg),
+            _ => None,
+        }
+    }
     /// `b_flag` of the first block.
     pub fn flag(&self) -> MsgFlags {
         self.0.flag

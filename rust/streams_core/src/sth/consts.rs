@@ -77,6 +77,11 @@ pub const I_PIPE: u32 = SID | 44;
 pub const I_FATTACH: u32 = SID | 52;
 /// fdetach emulation (LfS number; not implemented yet).
 pub const I_FDETACH: u32 = SID | 53;
+/// Set the high water mark of the Stream head's read queue (HP-UX number, listed by LfS):
+/// argument an int by value.
+pub const I_SET_HIWAT: u32 = SID | 91;
+/// Set the low water mark of the Stream head's read queue (HP-UX number, listed by LfS).
+pub const I_SET_LOWAT: u32 = SID | 92;
 
 /// Length of a module name, without its NUL.
 pub const FMNAMESZ: usize = 8;

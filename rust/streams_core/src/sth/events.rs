@@ -107,7 +107,7 @@ impl Stream {
     /// The head's read put procedure (see the module docs).
     pub(crate) fn sth_rput(&mut self, mp: Msg) {
         let ty = mp.db_type();
-        if ty == M_DATA || ty == M_PROTO || ty == M_PCPROTO {
+        if ty == M_DATA || ty == M_PROTO || ty == M_PCPROTO || ty == M_PASSFP {
             self.sth_enqueue(mp);
         } else if ty == M_SETOPTS {
             if let Some(o) = StrOptions::decode(mp.rd()) {

@@ -23,6 +23,7 @@ use super::write::wait;
 use super::{Block, IocSlot, Stop, UserIo, WAKE_IOCTL};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA, M_FLUSH, M_IOCACK, M_IOCDATA, M_IOCNAK, M_IOCTL};
+use crate::queue::QField;
 use crate::stream::{Registry, Role, Stream};
 
 /// `struct iocblk`, the first block of M_IOCTL/M_IOCACK/M_IOCNAK, in the layout the C header
@@ -326,9 +327,30 @@ impl Stream {
             (I_GETCLTIME, IocArg::Out(out)) => {
                 put_i32(out, i32::try_from(self.sth.cltime).unwrap_or(i32::MAX))
             }
+            (I_SET_HIWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Hiwat, v),
+            (I_SET_LOWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Lowat, v),
             // Multiplexing and fd passing are later issues.
             _ => Err(Errno::EINVAL.into()),
         }
+    }
+
+    /// I_SET_HIWAT/I_SET_LOWAT: set a band-0 watermark of the head's read queue. EINVAL for
+    /// a negative value, a high mark below the low mark or a low mark above the high mark.
+    /// Like strqset, no back-enable is generated: a writer held back by the old mark goes on
+    /// at the next drain below the low mark.
+    fn sth_set_wat(&mut self, what: QField, v: i64) -> Result<i32, Stop> {
+        let v = usize::try_from(v).map_err(|_| Errno::EINVAL)?;
+        let h = self.head_rq();
+        let q = self.queue(h).ok_or(Errno::EINVAL)?;
+        let ok = match what {
+            QField::Hiwat => v >= q.lowat(),
+            _ => v <= q.hiwat(),
+        };
+        if !ok {
+            return Err(Errno::EINVAL.into());
+        }
+        self.qctx(h).strqset(what, 0, v)?;
+        Ok(0)
     }
 
     /// Checks before an ioctl that changes the Stream (I_PUSH, I_POP, I_STR).

@@ -16,10 +16,12 @@
 //! variants; `ioctl.rs` the I_* dispatcher; `events.rs` the head's read put procedure
 //! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent
 //! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
-//! `pipe.rs` STREAMS pipes (two heads in one Stream); `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
+//! `fast.rs` two-phase read/write (user copies outside the lock); `fdpass.rs` I_SENDFD/I_RECVFD; `pipe.rs` STREAMS pipes (two heads in one Stream); `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
 
 pub mod consts;
 pub mod events;
+pub mod fast;
+mod fdpass;
 pub mod ioctl;
 mod msg;
 pub mod pipe;
@@ -36,6 +38,7 @@ pub use ioctl::{IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
 pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
+pub use write::STRHOLDSZ;
 
 use crate::errno::Errno;
 use crate::msg::Msg;

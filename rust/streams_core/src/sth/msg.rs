@@ -10,7 +10,7 @@ use super::consts::*;
 use super::write::wait;
 use super::{Block, Stop, UserIo};
 use crate::errno::Errno;
-use crate::msg::{Msg, M_DATA, M_PCPROTO, M_PROTO};
+use crate::msg::{Msg, M_DATA, M_PASSFP, M_PCPROTO, M_PROTO};
 use crate::queue::INFPSZ;
 use crate::stream::Stream;
 
@@ -266,6 +266,9 @@ impl Stream {
             }
             return Err(wait(nonblock, Block::Readable));
         };
+        if first.db_type() == M_PASSFP {
+            return Err(Errno::EBADMSG.into()); // a passed file is taken with I_RECVFD only
+        }
         let take = copy_msg(first, &mut ctl, &mut data)?;
         if let Some(mp) = self.qctx(h).getq() {
             if let Some(rest) = leftover(mp, &take) {

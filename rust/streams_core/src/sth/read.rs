@@ -11,7 +11,7 @@ use super::consts::*;
 use super::write::wait;
 use super::{Block, Stop, UserIo};
 use crate::errno::Errno;
-use crate::msg::{Msg, MsgFlags, M_DATA, M_READ};
+use crate::msg::{Msg, MsgFlags, M_DATA, M_PASSFP, M_READ};
 use crate::stream::Stream;
 
 /// Whether block `b` of a message is delivered by read() under protocol option `prot`.
@@ -112,6 +112,14 @@ impl Stream {
                 }
                 return Err(self.sth_read_wait(len, nonblock));
             };
+            if first.db_type() == M_PASSFP {
+                // A passed file is taken with I_RECVFD only.
+                return if copied > 0 {
+                    Ok(copied)
+                } else {
+                    Err(Errno::EBADMSG.into())
+                };
+            }
             let is_proto = first.db_type() != M_DATA;
             if is_proto && (prot == RPROTNORM || copied > 0) {
                 return if copied > 0 {

@@ -22,6 +22,11 @@ pub(crate) fn wait(nonblock: bool, b: Block) -> Stop {
     }
 }
 
+/// Capacity of the write-hold (SNDHOLD) buffer: small writes (up to a fast buffer each) are
+/// coalesced into one message of up to this many bytes, which goes down when it is full, at
+/// the hold timer, or at the next read, putmsg, ioctl or close of this head.
+pub const STRHOLDSZ: usize = 1024;
+
 impl Stream {
     /// write(2): send `len` bytes from `io` downstream as M_DATA messages. Returns the bytes
     /// accepted (fewer than `len` only if flow control stopped a multi-piece write).
@@ -110,7 +115,7 @@ impl Stream {
     /// off or the piece is too big to hold; the held message is sent when it fills up.
     fn sth_hold_write(&mut self, io: &mut dyn UserIo, off: usize, n: usize) -> Result<bool, Stop> {
         let wroff = self.sth.wroff;
-        if self.sth.wropt & SNDHOLD == 0 || n.saturating_add(wroff) > FASTBUF {
+        if self.sth.wropt & SNDHOLD == 0 || n > FASTBUF || n.saturating_add(wroff) > STRHOLDSZ {
             return Ok(false);
         }
         if self.sth.hold.as_ref().is_some_and(|h| h.wr_room() < n) {
@@ -119,7 +124,7 @@ impl Stream {
         let mut h = match self.sth.hold.take() {
             Some(h) => h,
             None => {
-                let mut m = Msg::with_type(M_DATA, FASTBUF)?;
+                let mut m = Msg::with_type(M_DATA, STRHOLDSZ)?;
                 m.adj_wptr(wroff);
                 m.adj_rptr(wroff);
                 self.sth.ev.hold_timer = true;

@@ -239,6 +239,9 @@ impl Stream {
     /// One put without draining deferred messages; true if `q`'s instance ran (so messages
     /// may have been deferred to its pair meanwhile).
     fn put_once(&mut self, q: QueueId, mp: Msg) -> bool {
+        if self.role(q) == Some(Role::Head) {
+            self.count_stat(q, super::stats::Stat::Put);
+        }
         if q.is_read() && self.role(q) == Some(Role::Head) && self.head_active(q.pair()) {
             self.with_head(q.pair(), |s| s.sth_rput(mp));
             return false;
@@ -289,6 +292,7 @@ impl Stream {
     }
 
     fn call_put(&mut self, q: QueueId, inst: &mut dyn super::StreamModule, mp: Msg) {
+        self.count_stat(q, super::stats::Stat::Put);
         let mut cx = QCtx::new(self, q);
         if q.is_read() {
             inst.rput(&mut cx, mp)
@@ -346,6 +350,7 @@ impl Stream {
             return false;
         };
         pair.running = true;
+        self.count_stat(q, super::stats::Stat::Srv);
         {
             let mut cx = QCtx::new(self, q);
             if q.is_read() {

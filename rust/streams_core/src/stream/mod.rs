@@ -24,6 +24,9 @@
 mod ctx;
 pub mod module;
 pub mod registry;
+pub mod stats;
+#[doc(hidden)]
+pub mod stats_tests;
 #[doc(hidden)]
 pub mod testmods;
 #[doc(hidden)]
@@ -32,6 +35,7 @@ pub mod tests;
 pub use ctx::QCtx;
 pub use module::{ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
 pub use registry::Registry;
+pub use stats::{mstat_total, reserve_totals, ModuleStat};
 
 use crate::errno::Errno;
 use crate::queue::ring::Ring;
@@ -104,6 +108,8 @@ pub(crate) struct Side {
     /// Messages putq'd because the put procedure was busy (re-entry) and there is no service
     /// procedure to pick them up: to be fed to the put procedure when it returns.
     pub(crate) deferred: usize,
+    /// `module_stat` of this queue (`stats.rs`).
+    pub(crate) stats: ModuleStat,
 }
 
 /// A queue pair and its module instance.
@@ -114,6 +120,8 @@ pub(crate) struct Pair {
     pub(crate) running: bool,
     pub(crate) info: ModuleInfo,
     pub(crate) role: Role,
+    /// Module-wide counters of the pair's streamtab (`stats.rs`), set at open.
+    pub(crate) totals: Option<&'static stats::Totals>,
 }
 
 impl Pair {
@@ -129,6 +137,7 @@ impl Pair {
             next: None,
             srv: false,
             deferred: 0,
+            stats: ModuleStat::default(),
         };
         Pair {
             sides: [side(true), side(false)],
@@ -136,6 +145,7 @@ impl Pair {
             running: false,
             info,
             role,
+            totals: None,
         }
     }
 }
@@ -224,11 +234,18 @@ impl Stream {
     }
 
     /// Call `tab.open` for pair `p` (already linked); on success store the instance.
-    fn run_open(&mut self, p: usize, tab: &StreamTab, args: &OpenArgs) -> Result<(), Errno> {
+    fn run_open(
+        &mut self,
+        p: usize,
+        tab: &'static StreamTab,
+        args: &OpenArgs,
+    ) -> Result<(), Errno> {
         if let Some(pair) = self.pair_mut(p) {
             pair.running = true;
+            pair.totals = stats::totals_of(tab, true);
         }
         let rq = QueueId::of(p, false);
+        self.count_stat(rq, stats::Stat::Open);
         let r = (tab.open)(&mut QCtx::new(self, rq), args);
         match r {
             Ok(inst) => {
@@ -409,6 +426,7 @@ impl Stream {
             return;
         };
         pair.running = true;
+        self.count_stat(QueueId::of(p, false), stats::Stat::Close);
         inst.close(&mut QCtx::new(self, QueueId::of(p, false)));
         if let Some(pair) = self.pair_mut(p) {
             pair.running = false;

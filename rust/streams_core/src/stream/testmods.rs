@@ -84,7 +84,8 @@ impl StreamModule for Pass {
         true
     }
 }
-fn open_pass(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
+/// Open routine of `pass` (shared by tests that need a `pass` under another streamtab).
+pub fn open_pass(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
     Ok(box_dyn!(Pass => dyn StreamModule)?)
 }
 /// `pass`: flow-controlled passthrough with service procedures.
@@ -217,7 +218,8 @@ impl StreamModule for Loop {
         cx.qreply(mp)
     }
 }
-fn open_loop(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
+/// Open routine of `loop` (shared by tests that need a `loop` under another streamtab).
+pub fn open_loop(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
     Ok(box_dyn!(Loop => dyn StreamModule)?)
 }
 /// `loop` driver: qreplies everything written to it.

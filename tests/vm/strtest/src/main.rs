@@ -4,7 +4,10 @@
 //! driver, `streams.ko`) and checks real system-call behaviour: read/write and putmsg/getmsg
 //! round trips, read modes, bands and priorities, partial getmsg, non-blocking and blocking
 //! reads and writes (woken by another thread), poll, EFAULT for bad user pointers, module
-//! push/pop, I_* ioctls, signals during sleep, close with data queued, many open/close cycles.
+//! push/pop, I_* ioctls, signals during sleep, close with data queued, many open/close cycles;
+//! and STREAMS pipes (`pipes.rs`: full duplex, hangup, I_SENDFD/I_RECVFD, SIGPOLL).
+//! `drivers.rs` covers the `echo` and `nuls` test drivers, I_SET_HIWAT/I_SET_LOWAT and
+//! `/proc/streams/modules`.
 //! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
 //! `N passed, N failed` line; the exit status is non-zero if any case failed.
 
@@ -33,6 +36,10 @@ macro_rules! ensure {
         }
     };
 }
+
+// After `ensure!`: macros are in scope only below their definition.
+mod drivers;
+mod pipes;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
     r.map_err(|err| format!("{what}: {err}"))
@@ -605,6 +612,47 @@ fn main() {
         ),
         ("close with data and a module pending", t_close_with_data),
         ("200 open/close cycles", t_open_close_cycles),
+        (
+            "STREAMS pipe: full duplex, putmsg/getmsg, EOF and EPIPE after close",
+            pipes::t_pipe_full_duplex_and_hangup,
+        ),
+        (
+            "STREAMS pipe: I_SENDFD/I_RECVFD pass a file, EBADMSG/EAGAIN/EBADF/EINVAL",
+            pipes::t_pipe_fd_passing,
+        ),
+        (
+            "I_SETSIG: SIGPOLL on input from the other end and on hangup, not on own writes",
+            pipes::t_pipe_sigpoll,
+        ),
+        (
+            "echo: write/read and putmsg/getmsg round trips",
+            drivers::t_echo_roundtrip,
+        ),
+        (
+            "echo: flow control, FLUSHW turned around",
+            drivers::t_echo_flow_control_and_flush,
+        ),
+        (
+            "echo: every ioctl NAKed (EINVAL)",
+            drivers::t_echo_ioctl_nak,
+        ),
+        (
+            "nuls: sink takes 4 MiB without flow control, nothing comes back",
+            drivers::t_nuls_sink,
+        ),
+        ("nuls: I_FLUSH/I_FLUSHBAND complete", drivers::t_nuls_flush),
+        (
+            "nuls: every ioctl NAKed (EINVAL)",
+            drivers::t_nuls_ioctl_nak,
+        ),
+        (
+            "I_SET_HIWAT/I_SET_LOWAT: head flow control moves, EINVAL on bad values",
+            drivers::t_set_hiwat_lowat,
+        ),
+        (
+            "/proc/streams/modules: module_info and counters that move",
+            drivers::t_proc_modules,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);

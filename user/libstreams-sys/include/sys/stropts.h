@@ -57,6 +57,10 @@ extern "C" {
 #define I_FATTACH	(__SID | 52)	/* arg: const char *path (not implemented: ENOSYS) */
 #define I_FDETACH	(__SID | 53)	/* arg: const char *path (not implemented: ENOSYS) */
 
+/* Stream head read queue watermarks (HP-UX numbers, as listed by LfS); arg: int by value. */
+#define I_SET_HIWAT	(__SID | 91)
+#define I_SET_LOWAT	(__SID | 92)
+
 #define INFTIM		(-1)
 #define FMNAMESZ	8
 #define MUXID_ALL	(-1)

@@ -201,10 +201,14 @@ fn hold_sends_when_buffer_fills() -> TestResult {
     let mut s = open(&STHLOOP)?;
     check_ok!(ioc(&mut s, I_SWROPT, IocArg::Int(i64::from(SNDHOLD))));
     let piece = [7u8; 64];
-    check_ok!(wr(&mut s, &piece));
-    check_ok!(wr(&mut s, &piece)); // 128 bytes: the fast buffer is full and goes down
+    for _ in 0..super::super::STRHOLDSZ / 64 - 1 {
+        check_ok!(wr(&mut s, &piece));
+    }
+    check_eq!(s.sth().held(), super::super::STRHOLDSZ - 64);
+    check_eq!(nread(&mut s)?.0, 0);
+    check_ok!(wr(&mut s, &piece)); // the hold buffer is full and goes down
     check_eq!(s.sth().held(), 0);
-    check_eq!(nread(&mut s)?, (1, 128));
+    check_eq!(nread(&mut s)?, (1, super::super::STRHOLDSZ as i32));
     Ok(())
 }
 

@@ -5,8 +5,10 @@
 pub mod ctl;
 pub mod drivers;
 pub mod edge;
+pub mod fast;
 pub mod pipe;
 pub mod transp;
+pub mod wat;
 
 use super::consts::*;
 use super::*;

@@ -7,9 +7,11 @@ use super::super::*;
 use super::{get, nread, put, rd, wr};
 use crate::errno::Errno;
 use crate::ktest::{Failure, TestResult};
+use crate::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA, M_PASSFP};
 use crate::stream::testmods::{NOSRV, PASS};
 use crate::stream::{Registry, Stream};
 use crate::{check, check_eq, check_ok, ktest_suite};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 fn pipe() -> Result<Stream, Failure> {
     Ok(check_ok!(Stream::pipe()))
@@ -196,6 +198,92 @@ fn pipe_open_fails_cleanly_without_memory() -> TestResult {
     Ok(())
 }
 
+static PASSFP_FREED: AtomicUsize = AtomicUsize::new(0);
+
+fn passfp_free(_buf: &'static mut [u8], arg: usize) {
+    PASSFP_FREED.fetch_add(arg, Ordering::SeqCst);
+}
+
+/// An M_PASSFP message as the platform builds it; freeing it adds `tag` to PASSFP_FREED.
+fn passfp(tag: usize) -> Result<Msg, Failure> {
+    let ext = ExtBuf {
+        buf: &mut [],
+        free: passfp_free,
+        arg: tag,
+    };
+    let mut m = check_ok!(esballoc(ext, Bpri::Hi).map_err(|_| ()));
+    m.set_type(M_PASSFP);
+    Ok(m)
+}
+
+fn sendfd_recvfd_across_the_pipe() -> TestResult {
+    let mut s = pipe()?;
+    let before = PASSFP_FREED.load(Ordering::SeqCst);
+    let m = passfp(1 << 20)?;
+    check_ok!(s.with_end(0, |s| s.strsendfd(m)));
+    check!(events(&mut s, 1).wake & WAKE_READ != 0);
+    check_eq!(s.with_end(1, |s| s.strpoll(POLLIN)), POLLIN);
+    // read and getmsg refuse while the file is first.
+    check_eq!(
+        s.with_end(1, |s| rd(s, 8)).err(),
+        Some(Stop::Err(Errno::EBADMSG))
+    );
+    check_eq!(
+        s.with_end(1, |s| get(s, 8, 8, 0, 0)).err(),
+        Some(Stop::Err(Errno::EBADMSG))
+    );
+    let m = check_ok!(s.with_end(1, |s| s.strrecvfd(true)));
+    check_eq!(m.ext_arg(), Some(1 << 20));
+    check_eq!(PASSFP_FREED.load(Ordering::SeqCst), before);
+    drop(m);
+    check!(PASSFP_FREED.load(Ordering::SeqCst) - before >= 1 << 20);
+    check_eq!(
+        s.with_end(1, |s| s.strrecvfd(true)).err(),
+        Some(Stop::Err(Errno::EAGAIN))
+    );
+    Ok(())
+}
+
+fn sendfd_recvfd_errors() -> TestResult {
+    let mut s = pipe()?;
+    // Only M_PASSFP, only on a pipe.
+    let data = check_ok!(Msg::with_type(M_DATA, 4));
+    check_eq!(
+        s.with_end(0, |s| s.strsendfd(data)),
+        Err(Stop::Err(Errno::EINVAL))
+    );
+    let mut lone = check_ok!(Stream::pipe_end());
+    check_eq!(lone.strsendfd(passfp(0)?), Err(Stop::Err(Errno::EINVAL)));
+    // Data first: EBADMSG, and the data is still there.
+    check_ok!(s.with_end(0, |s| wr(s, b"data")));
+    check_eq!(
+        s.with_end(1, |s| s.strrecvfd(true)).err(),
+        Some(Stop::Err(Errno::EBADMSG))
+    );
+    check_eq!(check_ok!(s.with_end(1, |s| rd(s, 8))).bytes(), b"data");
+    // A queued file that is flushed is released, not leaked.
+    let before = PASSFP_FREED.load(Ordering::SeqCst);
+    let m = passfp(1 << 30)?;
+    check_ok!(s.with_end(0, |s| s.strsendfd(m)));
+    check_eq!(
+        ioc(&mut s, 1, I_FLUSH, IocArg::Int(i64::from(FLUSHR))),
+        Ok(0)
+    );
+    check!(PASSFP_FREED.load(Ordering::SeqCst) - before >= 1 << 30);
+    // The other end closed: hangup.
+    s.with_end(0, Stream::sth_close);
+    check_eq!(
+        s.with_end(1, |s| s.strrecvfd(true)).err(),
+        Some(Stop::Err(Errno::ENXIO))
+    );
+    let m = passfp(0)?;
+    check_eq!(
+        s.with_end(1, |s| s.strsendfd(m)),
+        Err(Stop::Err(Errno::EPIPE))
+    );
+    Ok(())
+}
+
 ktest_suite!(STH_PIPE_SUITE, "streams_sth_pipe":
     full_duplex_write_read,
     putmsg_getmsg_bands_across,
@@ -205,4 +293,6 @@ ktest_suite!(STH_PIPE_SUITE, "streams_sth_pipe":
     flush_crosses_once,
     unconnected_end_is_hung_up,
     pipe_open_fails_cleanly_without_memory,
+    sendfd_recvfd_across_the_pipe,
+    sendfd_recvfd_errors,
 );

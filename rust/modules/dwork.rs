@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+//! [`DelayedWork`]: a function run once in process context (the system workqueue) some jiffies
+//! after it is armed — the Stream head's write-hold timer (SNDHOLD).
+//!
+//! 6.12's kernel crate has work items but no delayed work, so the `struct delayed_work` lives
+//! in the C shim (`rstreams_dwork_*` in `strshim.c`) and this type owns it: arming an armed
+//! item does nothing (`schedule_delayed_work` semantics), and dropping it cancels the work and
+//! waits for a running callback (`cancel_delayed_work_sync`) before freeing it, so the
+//! callback's context only has to outlive the `DelayedWork`.
+
+use core::ffi::c_void;
+use core::marker::PhantomData;
+
+use kernel::ffi::c_ulong;
+
+use crate::errno::Errno;
+
+extern "C" {
+    fn rstreams_dwork_new(
+        f: unsafe extern "C" fn(*mut c_void),
+        ctx: *mut c_void,
+    ) -> *mut c_void;
+    fn rstreams_dwork_arm(d: *mut c_void, delay: c_ulong);
+    fn rstreams_dwork_free(d: *mut c_void) -> *mut c_void;
+}
+
+/// A delayed work item calling `f(ctx)`.
+///
+/// # Invariants
+/// `handle` is a live `rstreams_dwork_new` allocation, freed only by `drop`; `ctx` (given to
+/// `new`) outlives `self`.
+pub(crate) struct DelayedWork<T: Sync> {
+    handle: *mut c_void,
+    _ctx: PhantomData<*const T>,
+}
+
+// SAFETY: the handle is used only through the workqueue API, which may be called from any
+// thread; the callback gets a shared `&T` and `T: Sync`.
+unsafe impl<T: Sync> Send for DelayedWork<T> {}
+// SAFETY: `arm` and `drop` are safe to call concurrently (workqueue API), see `Send`.
+unsafe impl<T: Sync> Sync for DelayedWork<T> {}
+
+/// The C callback: recovers `&T` and calls the Rust function stored next to it.
+///
+/// # Safety
+/// `ctx` is the `Ctx<T>` allocated by `DelayedWork::<T>::new`, still alive.
+unsafe extern "C" fn trampoline<T: Sync>(ctx: *mut c_void) {
+    // SAFETY: guaranteed by the caller: `new` passed a leaked `KBox<Ctx<T>>` that `drop`
+    // frees only after `rstreams_dwork_free` has cancelled and waited for this callback.
+    let c = unsafe { &*ctx.cast::<Ctx<T>>() };
+    // SAFETY: `c.obj` outlives the `DelayedWork` (contract of `new`), and the work cannot run
+    // after the `DelayedWork` is dropped.
+    (c.f)(unsafe { &*c.obj });
+}
+
+struct Ctx<T> {
+    f: fn(&T),
+    obj: *const T,
+}
+
+impl<T: Sync> DelayedWork<T> {
+    /// A work item that calls `f(&*obj)` when it fires. ENOSR when memory runs out.
+    ///
+    /// # Safety
+    /// `obj` points to a `T` that stays valid until this `DelayedWork` is dropped (typically:
+    /// the `DelayedWork` is a field of that `T`, dropped before the fields `f` uses).
+    pub(crate) unsafe fn new(f: fn(&T), obj: *const T) -> Result<Self, Errno> {
+        let ctx = kernel::alloc::KBox::new(Ctx { f, obj }, kernel::alloc::flags::GFP_KERNEL)
+            .map_err(|_| Errno::ENOSR)?;
+        let ctx = kernel::alloc::KBox::into_raw(ctx);
+        // SAFETY: `trampoline::<T>` matches the C callback type; `ctx` stays allocated until
+        // `drop`, after the work item is freed.
+        let handle = unsafe { rstreams_dwork_new(trampoline::<T>, ctx.cast()) };
+        if handle.is_null() {
+            // SAFETY: `ctx` came from `KBox::into_raw` above and was not handed to C.
+            drop(unsafe { kernel::alloc::KBox::from_raw(ctx) });
+            return Err(Errno::ENOSR);
+        }
+        // INVARIANT: `handle` is live; the caller guarantees `obj`'s lifetime.
+        Ok(DelayedWork {
+            handle,
+            _ctx: PhantomData,
+        })
+    }
+
+    /// Run the callback `delay` jiffies from now, unless it is already pending.
+    pub(crate) fn arm(&self, delay: u64) {
+        // SAFETY: `handle` is live (type invariant).
+        unsafe { rstreams_dwork_arm(self.handle, delay as c_ulong) }
+    }
+}
+
+impl<T: Sync> Drop for DelayedWork<T> {
+    fn drop(&mut self) {
+        // SAFETY: `handle` is live (type invariant); this cancels the work, waits for a
+        // running callback, frees the C side and returns the context pointer it held.
+        let ctx = unsafe { rstreams_dwork_free(self.handle) };
+        // SAFETY: `ctx` is the `KBox<Ctx<T>>` leaked by `new`; the work can no longer run.
+        drop(unsafe { kernel::alloc::KBox::from_raw(ctx.cast::<Ctx<T>>()) });
+    }
+}

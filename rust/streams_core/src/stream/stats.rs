@@ -1,0 +1,154 @@
+//! Module statistics: SVR4's `module_stat` (`ms_pcnt`, `ms_scnt`, `ms_ocnt`, `ms_ccnt`),
+//! counted by the engine rather than by each module, so every module and driver has them.
+//!
+//! Two views, both per queue side (read = index 0, write = index 1):
+//! - per Stream: each queue of a pair counts the put and service procedure calls it saw
+//!   ([`Stream::mstat`]); open and close are counted on the read side, as SVR4 counts them
+//!   against the read `qinit` (which holds `qi_qopen`/`qi_qclose`);
+//! - per registered `streamtab`, summed over all its instances since load ([`mstat_total`]):
+//!   what `/proc/streams/modules` shows. These live in a fixed table of atomics keyed by the
+//!   address of the `static StreamTab`, claimed on the first open, so counting never allocates
+//!   and needs no lock. When the table is full a streamtab simply has no module-wide totals.
+//!
+//! Per-Stream counters saturate; the module-wide ones are `usize` atomics (64-bit on x86_64,
+//! centuries of puts before they wrap).
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use super::module::StreamTab;
+use super::{QueueId, Stream};
+
+/// `module_stat`: how often a queue's procedures ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ModuleStat {
+    /// Put procedure calls.
+    pub ms_pcnt: usize,
+    /// Service procedure calls.
+    pub ms_scnt: usize,
+    /// Opens (read side only).
+    pub ms_ocnt: usize,
+    /// Closes (read side only).
+    pub ms_ccnt: usize,
+}
+
+/// Which counter an event bumps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stat {
+    Put = 0,
+    Srv = 1,
+    Open = 2,
+    Close = 3,
+}
+
+impl ModuleStat {
+    fn bump(&mut self, what: Stat) {
+        let c = match what {
+            Stat::Put => &mut self.ms_pcnt,
+            Stat::Srv => &mut self.ms_scnt,
+            Stat::Open => &mut self.ms_ocnt,
+            Stat::Close => &mut self.ms_ccnt,
+        };
+        *c = c.saturating_add(1);
+    }
+}
+
+/// Most streamtabs with module-wide totals.
+pub const MAX_TOTALS: usize = 64;
+
+/// Module-wide counters of one streamtab: `key` is its address (0: free slot).
+pub(crate) struct Totals {
+    key: AtomicUsize,
+    ctr: [[AtomicUsize; 4]; 2],
+}
+
+impl Totals {
+    const fn new() -> Totals {
+        Totals {
+            key: AtomicUsize::new(0),
+            ctr: [const { [const { AtomicUsize::new(0) }; 4] }; 2],
+        }
+    }
+
+    fn bump(&self, side: usize, what: Stat) {
+        if let Some(c) = self.ctr.get(side).and_then(|s| s.get(what as usize)) {
+            // Statistics only: no ordering with anything else is needed. A plain add (one
+            // locked instruction, no CAS loop on the put path): 2^64 events cannot happen.
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn read(&self, side: usize) -> ModuleStat {
+        let get = |i: usize| {
+            self.ctr
+                .get(side)
+                .and_then(|s| s.get(i))
+                .map_or(0, |c| c.load(Ordering::Relaxed))
+        };
+        ModuleStat {
+            ms_pcnt: get(Stat::Put as usize),
+            ms_scnt: get(Stat::Srv as usize),
+            ms_ocnt: get(Stat::Open as usize),
+            ms_ccnt: get(Stat::Close as usize),
+        }
+    }
+}
+
+static TOTALS: [Totals; MAX_TOTALS] = [const { Totals::new() }; MAX_TOTALS];
+
+fn key_of(tab: &'static StreamTab) -> usize {
+    core::ptr::from_ref(tab).addr()
+}
+
+/// The totals slot of `tab`, claiming a free one if `claim` (None: not found, or table full).
+pub(crate) fn totals_of(tab: &'static StreamTab, claim: bool) -> Option<&'static Totals> {
+    let key = key_of(tab);
+    for t in TOTALS.iter() {
+        match t.key.load(Ordering::Acquire) {
+            k if k == key => return Some(t),
+            0 if claim => match t
+                .key
+                .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(t),
+                Err(k) if k == key => return Some(t),
+                Err(_) => {}
+            },
+            0 => return None, // slots are claimed in order: no later slot holds `key`
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Claim the totals slot of `tab` now. A platform does this when it registers its drivers and
+/// modules, so that they have totals however many other streamtabs (tests) are opened first.
+/// False if the table is full.
+pub fn reserve_totals(tab: &'static StreamTab) -> bool {
+    totals_of(tab, true).is_some()
+}
+
+/// Module-wide statistics of `tab`, `[read side, write side]`, summed over every instance
+/// opened since load (zeros if it was never opened or has no slot; see the module docs).
+pub fn mstat_total(tab: &'static StreamTab) -> [ModuleStat; 2] {
+    totals_of(tab, false).map_or([ModuleStat::default(); 2], |t| [t.read(0), t.read(1)])
+}
+
+impl Stream {
+    /// `module_stat` of queue `q` in this Stream (None if `q` is not in the Stream).
+    pub fn mstat(&self, q: QueueId) -> Option<ModuleStat> {
+        self.side(q).map(|s| s.stats)
+    }
+
+    /// Count `what` for queue `q`, in the Stream and in its streamtab's totals.
+    pub(crate) fn count_stat(&mut self, q: QueueId, what: Stat) {
+        let Some(p) = self.pair_mut(q.pair()) else {
+            return;
+        };
+        if let Some(s) = p.sides.get_mut(q.side()) {
+            s.stats.bump(what);
+        }
+        if let Some(t) = p.totals {
+            t.bump(q.side(), what);
+        }
+    }
+}

@@ -1,0 +1,1071 @@
+//! `cargo xtask bench`: the main job — STREAMS pipes against Linux pipes in ONE guest boot,
+//! and a report on the host.
+//!
+//! The host writes a plan (one perftest command line per run: every size, the repetitions, the
+//! implementations alternating within each size, as LfS `perftest_script` did) into the
+//! initramfs; the guest's `/init` (`tests/vm/init.sh`, mode `bench`) runs `scls -a`, then the
+//! plan, printing one marker line per run on the console:
+//!
+//! ```text
+//! RSTREAMS-BENCH-ENV key=value          guest facts (kernel, CPUs, ...)
+//! RSTREAMS-SCLS <line>                  scls -a output
+//! RSTREAMS-BENCH-RUN i/n label size rep a run starts (so a crash names the run)
+//! RSTREAMS-BENCH-NOTE i <line>          perftest's stderr for run i
+//! RSTREAMS-BENCH-ROW i <csv>            run i's CSV result
+//! RSTREAMS-BENCH-FAIL i rc=N            run i produced no result
+//! RSTREAMS-SCLS-AFTER <line>            scls -a output after the sweep
+//! RSTREAMS-BENCH-DONE n=N               the sweep finished
+//! ```
+//!
+//! The console is the transport because it is the one channel that survives everything short
+//! of a dead guest, and its log is kept with the report. The host turns the markers into
+//! `bench.csv` (measurements plus `#status` lines for runs without a number: `unavailable`,
+//! `failed`, `not-run`) and runs `perftest report` on it. No number is ever invented: an
+//! implementation that could not run (no STREAMS pipe device yet) is reported as such and the
+//! command exits non-zero.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::kernel::Variant;
+use crate::util::{self, Result};
+
+/// One implementation of the sweep: its report label and perftest options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Impl {
+    /// Label in the CSV and report (perftest's own naming: kind, `-putmsg`, `+H+w+F+M`).
+    pub(crate) label: &'static str,
+    /// perftest options selecting it.
+    pub(crate) args: &'static str,
+    /// What it is, for the report.
+    pub(crate) what: &'static str,
+}
+
+/// The implementations, in the order they alternate within each size.
+pub(crate) const IMPLS: &[Impl] = &[
+    Impl {
+        label: "linux",
+        args: "--pipe=linux",
+        what: "Linux pipe(2), write/read (the baseline)",
+    },
+    Impl {
+        label: "streams",
+        args: "--pipe=streams",
+        what: "STREAMS pipe (/dev/streams/clone/pipe), write/read",
+    },
+    Impl {
+        label: "streams+H+w+F+M",
+        args: "--pipe=streams -H -M -F -w",
+        what: "STREAMS pipe with the LfS 2008 options: write hold (-H), M_READ (-M), full 4096-byte reads (-F), read fill (-w)",
+    },
+    Impl {
+        label: "streams-putmsg",
+        args: "--pipe=streams --putmsg",
+        what: "STREAMS pipe, putmsg/getmsg",
+    },
+    Impl {
+        label: "seqpacket",
+        args: "--pipe=seqpacket",
+        what: "AF_UNIX SOCK_SEQPACKET socketpair (context)",
+    },
+    Impl {
+        label: "socketpair",
+        args: "--pipe=socketpair",
+        what: "AF_UNIX SOCK_STREAM socketpair (context)",
+    },
+];
+
+/// The paper's sizes (1..4096 by powers of two) and 8192 (the CentOS 5.2 table).
+pub(crate) fn default_sizes() -> Vec<usize> {
+    (0..=13).map(|i| 1usize << i).collect()
+}
+
+/// `cargo xtask bench` options.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Config {
+    /// perftest `-t`: report interval (s).
+    pub(crate) interval: f64,
+    /// perftest `-i`: intervals per run.
+    pub(crate) iterations: u32,
+    /// Repetitions of every (size, implementation).
+    pub(crate) repeats: u32,
+    /// Write sizes.
+    pub(crate) sizes: Vec<usize>,
+    /// Implementation labels to run (default: all of [`IMPLS`]).
+    pub(crate) impls: Vec<&'static Impl>,
+    /// Kernel variant (default lean: no debugging options).
+    pub(crate) variant: Variant,
+    /// Guest time limit; default computed from the plan.
+    pub(crate) timeout: Option<u64>,
+    /// `--quick` was given (for the report's command line).
+    pub(crate) quick: bool,
+    /// The command line as given (for the report).
+    pub(crate) argv: Vec<String>,
+}
+
+/// Help text for `cargo xtask help`.
+pub(crate) const HELP: &str =
+    "  bench [--quick] [--interval SECS] [--iterations N] [--repeats N] [--sizes 1,2,...]
+        [--impls linux,streams,...] [--variant lean|test] [--timeout SECS]
+      The main job: build the lean kernel (cached), streams.ko and the static perftest/scls,
+      boot ONE guest, run the perftest sweep there (LfS perftest_script options: -q -r -t SECS
+      -i N -m nullmod -p 0 -s SIZE -a -S10 --hiwat=65536 --lowat=8192; sizes 1..8192; the
+      implementations linux, streams, streams+H+w+F+M (the 2008 -H -M -F -w run),
+      streams-putmsg, seqpacket, socketpair alternating within each size; default -t 1 -i 3,
+      2 repeats, about 10 minutes under TCG), then write the report (report.md, 4 charts,
+      bench.csv, console.log) to target/bench/<UTC time>/ and target/bench/latest.
+      --quick: -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096 (about a minute of runs).
+      Exits non-zero if any run gave no number (e.g. no STREAMS pipe driver), the guest crashed
+      or timed out; the report says which runs and why. Under TCG absolute numbers mean
+      nothing: compare implementations (ratios) within the run.
+";
+
+/// Parse `cargo xtask bench` arguments.
+pub(crate) fn parse(args: &[String]) -> Result<Config> {
+    let mut c = Config {
+        interval: 1.0,
+        iterations: 3,
+        repeats: 2,
+        sizes: default_sizes(),
+        impls: IMPLS.iter().collect(),
+        variant: Variant::Lean,
+        timeout: None,
+        quick: false,
+        argv: args.to_vec(),
+    };
+    if args.iter().any(|a| a == "--quick") {
+        c.quick = true;
+        c.interval = 0.5;
+        c.iterations = 2;
+        c.repeats = 1;
+        c.sizes = vec![1, 64, 1024, 4096];
+    }
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        if name == "--quick" {
+            continue;
+        }
+        let mut val = || -> Result<String> {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        let bad = |v: &str| format!("{name} {v:?}: bad value");
+        match name {
+            "--interval" | "-t" => {
+                let v = val()?;
+                c.interval = v.parse().map_err(|_| bad(&v))?;
+                if !(c.interval > 0.0 && c.interval.is_finite()) {
+                    return Err(bad(&v));
+                }
+            }
+            "--iterations" | "-i" => {
+                let v = val()?;
+                c.iterations = v.parse().map_err(|_| bad(&v))?;
+                if c.iterations == 0 {
+                    return Err(bad(&v));
+                }
+            }
+            "--repeats" => {
+                let v = val()?;
+                c.repeats = v.parse().map_err(|_| bad(&v))?;
+                if c.repeats == 0 {
+                    return Err(bad(&v));
+                }
+            }
+            "--sizes" => {
+                let v = val()?;
+                c.sizes = v
+                    .split(',')
+                    .map(|s| s.trim().parse::<usize>().map_err(|_| bad(&v)))
+                    .collect::<Result<_>>()?;
+                if c.sizes.iter().any(|&s| s == 0 || s > 32768) {
+                    return Err(format!("--sizes {v:?}: sizes are 1..32768"));
+                }
+            }
+            "--impls" => {
+                let v = val()?;
+                c.impls = v
+                    .split(',')
+                    .map(|l| {
+                        IMPLS.iter().find(|i| i.label == l.trim()).ok_or_else(|| {
+                            let all: Vec<&str> = IMPLS.iter().map(|i| i.label).collect();
+                            format!("--impls: unknown {l:?} (known: {})", all.join(","))
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+            }
+            "--variant" => c.variant = Variant::parse(&val()?)?,
+            "--timeout" => {
+                let v = val()?;
+                c.timeout = Some(v.parse().map_err(|_| bad(&v))?);
+            }
+            _ => {
+                return Err(format!(
+                    "bench: unknown option {a:?} (see cargo xtask help)"
+                ))
+            }
+        }
+    }
+    if c.sizes.is_empty() || c.impls.is_empty() {
+        return Err("bench: nothing to run (empty --sizes or --impls)".into());
+    }
+    Ok(c)
+}
+
+/// One planned run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Run {
+    /// 1-based index.
+    pub(crate) n: usize,
+    pub(crate) label: String,
+    pub(crate) size: usize,
+    pub(crate) rep: u32,
+    /// perftest arguments (without `--csv --label`, which the guest adds).
+    pub(crate) args: String,
+}
+
+impl Config {
+    /// The perftest options common to every run (the paper's, with our -t/-i).
+    pub(crate) fn base_args(&self, size: usize) -> String {
+        format!(
+            "-q -r -t {} -i {} -m nullmod -p 0 -s {size} -a -S10 --hiwat=65536 --lowat=8192",
+            self.interval, self.iterations
+        )
+    }
+
+    /// Every run, in order: by size, then repetition, then implementation (alternating).
+    pub(crate) fn plan(&self) -> Vec<Run> {
+        let mut runs = Vec::new();
+        for &size in &self.sizes {
+            for rep in 1..=self.repeats {
+                for i in &self.impls {
+                    runs.push(Run {
+                        n: runs.len() + 1,
+                        label: i.label.to_string(),
+                        size,
+                        rep,
+                        args: format!("{} {}", self.base_args(size), i.args),
+                    });
+                }
+            }
+        }
+        runs
+    }
+
+    /// Seconds one run measures.
+    pub(crate) fn run_secs(&self) -> f64 {
+        self.interval * f64::from(self.iterations)
+    }
+
+    /// Default guest time limit: the measuring time, 4 s of overhead per run under TCG
+    /// (fork/exec, startup, drain), and 5 minutes for boot and slack.
+    pub(crate) fn default_timeout(&self) -> u64 {
+        let runs = self.plan().len() as f64;
+        (runs * (self.run_secs() + 4.0) + 300.0).ceil() as u64
+    }
+}
+
+/// The plan file the guest reads: `n label size rep perftest-args...` per line.
+pub(crate) fn plan_text(runs: &[Run]) -> String {
+    let mut s = String::new();
+    for r in runs {
+        let _ = writeln!(s, "{} {} {} {} {}", r.n, r.label, r.size, r.rep, r.args);
+    }
+    s
+}
+
+/// What happened to one run, from the console.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Outcome {
+    /// The run started (RUN marker seen).
+    pub(crate) started: bool,
+    /// Its CSV line.
+    pub(crate) row: Option<String>,
+    /// Its exit status when it produced no row.
+    pub(crate) failed: Option<i32>,
+    /// perftest's stderr.
+    pub(crate) notes: Vec<String>,
+}
+
+/// Everything the guest reported.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Console {
+    /// `RSTREAMS-BENCH-ENV key=value`.
+    pub(crate) env: Vec<(String, String)>,
+    /// `scls -a` output before the sweep.
+    pub(crate) scls: Vec<String>,
+    /// `scls -a` output after the sweep.
+    pub(crate) scls_after: Vec<String>,
+    /// By run index.
+    pub(crate) runs: BTreeMap<usize, Outcome>,
+    /// The last run that started.
+    pub(crate) last_started: Option<usize>,
+    /// `RSTREAMS-BENCH-DONE` seen.
+    pub(crate) done: bool,
+    /// Kernel reports (oops, BUG, WARNING...) seen on the console.
+    pub(crate) kernel_problems: Vec<String>,
+}
+
+/// A CSV result line must have perftest's 9 fields, name the run's implementation and size,
+/// and have numbers where numbers belong (a console line can be garbled by kernel output).
+pub(crate) fn valid_row(row: &str, label: &str, size: usize) -> bool {
+    let f: Vec<&str> = row.split(',').collect();
+    f.len() == 9
+        && f[0] == label
+        && f[1].parse::<usize>() == Ok(size)
+        && f[2..].iter().all(|x| x.parse::<f64>().is_ok())
+}
+
+/// Parse the guest console.
+pub(crate) fn parse_console(lines: &[String]) -> Console {
+    let mut c = Console::default();
+    for line in lines {
+        if crate::ktap::BAD.iter().any(|b| line.contains(b)) && !line.contains("RSTREAMS-") {
+            c.kernel_problems.push(line.clone());
+        }
+        for (tag, into) in [
+            ("RSTREAMS-SCLS-AFTER", &mut c.scls_after),
+            ("RSTREAMS-SCLS", &mut c.scls),
+        ] {
+            if let Some(i) = line.find(tag) {
+                let rest = &line[i + tag.len()..];
+                into.push(rest.strip_prefix(' ').unwrap_or(rest).to_string());
+                break;
+            }
+        }
+        if line.contains("RSTREAMS-SCLS") {
+            continue;
+        }
+        let Some(i) = line.find("RSTREAMS-BENCH-") else {
+            continue;
+        };
+        let m = &line[i + "RSTREAMS-BENCH-".len()..];
+        let (kind, rest) = m.split_once(' ').unwrap_or((m, ""));
+        let (idx, body) = rest.split_once(' ').unwrap_or((rest, ""));
+        let run = |c: &mut Console, s: &str| -> Option<usize> {
+            let n = s.split('/').next()?.parse().ok()?;
+            c.runs.entry(n).or_default();
+            Some(n)
+        };
+        match kind {
+            "ENV" => {
+                if let Some((k, v)) = rest.split_once('=') {
+                    c.env.push((k.to_string(), v.trim().to_string()));
+                }
+            }
+            "RUN" => {
+                if let Some(n) = run(&mut c, idx) {
+                    c.runs.entry(n).or_default().started = true;
+                    c.last_started = Some(n);
+                }
+            }
+            "NOTE" => {
+                if let Some(n) = run(&mut c, idx) {
+                    c.runs.entry(n).or_default().notes.push(body.to_string());
+                }
+            }
+            "ROW" => {
+                if let Some(n) = run(&mut c, idx) {
+                    c.runs.entry(n).or_default().row = Some(body.trim().to_string());
+                }
+            }
+            "FAIL" => {
+                if let Some(n) = run(&mut c, idx) {
+                    let rc = body
+                        .trim()
+                        .strip_prefix("rc=")
+                        .and_then(|r| r.parse().ok())
+                        .unwrap_or(-1);
+                    c.runs.entry(n).or_default().failed = Some(rc);
+                }
+            }
+            "DONE" => c.done = true,
+            _ => {}
+        }
+    }
+    c
+}
+
+/// The message perftest gives when there is no STREAMS pipe device.
+const NO_DEVICE: &str = "no STREAMS pipe device";
+
+/// The result of matching the console against the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Results {
+    /// bench.csv: header, measurements, `#status` lines.
+    pub(crate) csv: String,
+    /// Runs with a number.
+    pub(crate) measured: usize,
+    /// Runs without one: (run, state, reason).
+    pub(crate) missing: Vec<(Run, &'static str, String)>,
+    /// The run going on when the guest died, if it did.
+    pub(crate) died_in: Option<Run>,
+}
+
+/// Match the console against the plan: one CSV row per measured run, one `#status` line per
+/// run without a number. `guest_end` says how the guest ended when the sweep did not finish
+/// ("timed out after 900 s", "powered off").
+pub(crate) fn results(plan: &[Run], c: &Console, guest_end: &str) -> Results {
+    let mut csv = String::from(
+        "impl,size,seconds,writes,writes_per_sec,bytes_per_sec,delay_sec,reads,read_bytes\n",
+    );
+    let mut status = String::new();
+    let mut measured = 0;
+    let mut missing = Vec::new();
+    let mut died_in = None;
+    for r in plan {
+        let o = c.runs.get(&r.n).cloned().unwrap_or_default();
+        let note = o
+            .notes
+            .iter()
+            .rev()
+            .find(|n| !n.trim().is_empty())
+            .map(|n| n.trim().trim_start_matches("perftest: ").to_string());
+        let (state, why) = match (&o.row, o.failed) {
+            (Some(row), _) if valid_row(row, &r.label, r.size) => {
+                csv.push_str(row);
+                csv.push('\n');
+                measured += 1;
+                continue;
+            }
+            (Some(row), _) => (
+                "failed",
+                format!("garbled result line on the console: {row}"),
+            ),
+            (None, Some(rc)) => match note {
+                Some(n) if n.contains(NO_DEVICE) => ("unavailable", n),
+                // busybox timeout: 143 (SIGTERM) or 124; 137 if it had to SIGKILL.
+                _ if matches!(rc, 124 | 137 | 143) => (
+                    "failed",
+                    format!(
+                        "killed by the guest's per-run watchdog (3x the measuring time + 30 s): \
+                         the run hung (exit status {rc})"
+                    ),
+                ),
+                Some(n) => ("failed", format!("perftest exit status {rc}: {n}")),
+                None => ("failed", format!("perftest exit status {rc}")),
+            },
+            (None, None) if o.started => {
+                died_in = Some(r.clone());
+                (
+                    "failed",
+                    format!("the guest ended during this run ({guest_end}); see console.log"),
+                )
+            }
+            (None, None) => (
+                "not-run",
+                match &died_in {
+                    Some(d) => format!("not run: the guest ended during run {}", d.n),
+                    None => format!("not run: the guest stopped before it ({guest_end})"),
+                },
+            ),
+        };
+        let why = why.replace(['\n', '\r'], " ");
+        let _ = writeln!(
+            status,
+            "#status,{},{},{},{state},{why}",
+            r.label, r.size, r.rep
+        );
+        missing.push((r.clone(), state, why));
+    }
+    csv.push_str(&status);
+    Results {
+        csv,
+        measured,
+        missing,
+        died_in,
+    }
+}
+
+/// `YYYYmmddTHHMMSSZ` for a UNIX time (UTC, proleptic Gregorian).
+pub(crate) fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+fn first_line(cmd: &mut Command) -> String {
+    util::try_output(cmd)
+        .and_then(|s| s.lines().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The Markdown put before perftest's tables: command, TCG notice, environment, notes, scls.
+fn preamble(
+    c: &Config,
+    con: &Console,
+    res: &Results,
+    accel: &str,
+    g: &crate::GuestInfo,
+    when: &str,
+    guest_secs: f64,
+) -> String {
+    let mut m = String::new();
+    let cmd = if c.argv.is_empty() {
+        "cargo xtask bench".to_string()
+    } else {
+        format!("cargo xtask bench {}", c.argv.join(" "))
+    };
+    let root = util::repo_root();
+    let commit = first_line(
+        Command::new("git")
+            .current_dir(&root)
+            .args(["describe", "--always", "--dirty"]),
+    );
+    let _ = writeln!(
+        m,
+        "Measured by `{cmd}` at {when} (rstreams `{commit}`), all runs in one guest boot.\n"
+    );
+    if accel == "tcg" {
+        m.push_str(
+            "> **QEMU TCG (software emulation), not KVM.** Absolute numbers under TCG are \
+             meaningless (every instruction is emulated; the host is shared). Only ratios between \
+             implementations measured in this same boot count.\n\n",
+        );
+    }
+    let env = |k: &str| {
+        con.env
+            .iter()
+            .find(|(key, _)| key == k)
+            .map_or("?", |(_, v)| v.as_str())
+    };
+    let host_cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "?".into());
+    let nproc = first_line(&mut Command::new("nproc"));
+    let _ = writeln!(m, "## Environment\n\n| | |\n|---|---|");
+    let _ = writeln!(
+        m,
+        "| guest kernel | Linux {} (`{}` variant: {}) |",
+        env("kernel"),
+        c.variant.name(),
+        g.kdir.display()
+    );
+    let _ = writeln!(
+        m,
+        "| guest | QEMU `-accel {accel}`, {} vCPUs ({}), {} |",
+        env("cpus"),
+        env("cpu"),
+        env("mem")
+    );
+    let _ = writeln!(
+        m,
+        "| host | {host_cpu}, {nproc} CPUs, Linux {} |",
+        first_line(Command::new("uname").arg("-r"))
+    );
+    let _ = writeln!(
+        m,
+        "| QEMU | {} |",
+        first_line(Command::new("qemu-system-x86_64").arg("--version"))
+    );
+    let _ = writeln!(
+        m,
+        "| streams.ko | {} |",
+        if env("modprobe") == "ok" {
+            "loaded (kunit.enable=0: no KUnit run at load)"
+        } else {
+            "NOT loaded (modprobe failed; see console.log)"
+        }
+    );
+    let _ = writeln!(
+        m,
+        "| per run | `perftest {} <impl options> --csv` ({} s measured) |",
+        c.base_args(0).replace("-s 0", "-s SIZE"),
+        c.run_secs()
+    );
+    let sizes: Vec<String> = c.sizes.iter().map(usize::to_string).collect();
+    let _ = writeln!(
+        m,
+        "| sweep | sizes {}; {} repetition(s); implementations alternating within each size |",
+        sizes.join(", "),
+        c.repeats
+    );
+    let _ = writeln!(
+        m,
+        "| runs | {} planned, {} measured; sweep {} s in the guest, {:.1} min wall time with builds and boot |",
+        res.measured + res.missing.len(),
+        res.measured,
+        env("sweep_secs"),
+        guest_secs / 60.0
+    );
+    m.push_str("\n## Implementations\n\n| label | perftest options | what |\n|---|---|---|\n");
+    for i in &c.impls {
+        let _ = writeln!(m, "| {} | `{}` | {} |", i.label, i.args, i.what);
+    }
+    if let Some(d) = &res.died_in {
+        let _ = writeln!(
+            m,
+            "\n**The guest ended (crash or timeout) during run {} ({} size {} rep {})**: see console.log.",
+            d.n, d.label, d.size, d.rep
+        );
+    }
+    if !con.kernel_problems.is_empty() {
+        m.push_str("\n**Kernel reports on the console:**\n\n```\n");
+        for l in con.kernel_problems.iter().take(20) {
+            let _ = writeln!(m, "{l}");
+        }
+        m.push_str("```\n");
+    }
+    // perftest's warnings, once each (e.g. options not supported yet), with how often.
+    let mut notes: BTreeMap<String, usize> = BTreeMap::new();
+    for o in con.runs.values() {
+        for n in &o.notes {
+            let n = n.trim().trim_start_matches("perftest: ");
+            if !n.is_empty() && !n.contains(NO_DEVICE) {
+                *notes.entry(n.to_string()).or_default() += 1;
+            }
+        }
+    }
+    if !notes.is_empty() {
+        m.push_str("\n## perftest notes\n\n");
+        for (n, k) in &notes {
+            let _ = writeln!(m, "- {n} ({k} run{})", if *k == 1 { "" } else { "s" });
+        }
+    }
+    m.push_str("\n## STREAMS modules and drivers before the sweep (`scls -a`)\n\n```\n");
+    if con.scls.is_empty() {
+        m.push_str("(no scls output)\n");
+    }
+    for l in &con.scls {
+        let _ = writeln!(m, "{l}");
+    }
+    m.push_str("```\n");
+    if !con.scls_after.is_empty() {
+        m.push_str("\n## ... and after the sweep (`scls -a`)\n\n```\n");
+        for l in &con.scls_after {
+            let _ = writeln!(m, "{l}");
+        }
+        m.push_str("```\n");
+    }
+    m
+}
+
+/// `cargo xtask bench`.
+pub(crate) fn cmd(args: &[String]) -> Result<()> {
+    let c = parse(args)?;
+    let plan = c.plan();
+    let limit = c.timeout.unwrap_or_else(|| c.default_timeout());
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let stamp = utc_stamp(now);
+    let root = util::repo_root();
+    let out = root.join("target/bench").join(&stamp);
+    fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!(
+        "bench: {} runs ({} sizes x {} repeat(s) x {} implementations), {} s each: about {:.0} min \
+         in the guest; limit {} s; results in {}",
+        plan.len(),
+        c.sizes.len(),
+        c.repeats,
+        c.impls.len(),
+        c.run_secs(),
+        plan.len() as f64 * (c.run_secs() + 1.0) / 60.0,
+        limit,
+        out.display()
+    );
+    let plan_txt = plan_text(&plan);
+    util::write_atomic(&out.join("plan.txt"), plan_txt.as_bytes())?;
+    let start = Instant::now();
+    let (run, g) = crate::guest(
+        c.variant,
+        &crate::Mode::Bench { plan: &plan_txt },
+        Duration::from_secs(limit),
+    )?;
+    let guest_secs = start.elapsed().as_secs_f64();
+    if g.accel == "tcg" {
+        eprintln!(
+            "bench: NOTE: the guest ran under QEMU TCG (emulation): absolute numbers are \
+             meaningless, only ratios within this run count"
+        );
+    }
+    let con = parse_console(&run.lines);
+    let guest_end = if run.timed_out {
+        format!("guest timed out after {limit} s and was killed")
+    } else if con.done {
+        "sweep finished".to_string()
+    } else {
+        "guest stopped without finishing the sweep".to_string()
+    };
+    let res = results(&plan, &con, &guest_end);
+    let _ = fs::copy(&run.log, out.join("console.log"));
+    util::write_atomic(&out.join("bench.csv"), res.csv.as_bytes())?;
+    util::write_atomic(
+        &out.join("scls.txt"),
+        (con.scls.join("\n") + "\n").as_bytes(),
+    )?;
+    let when = format!("{stamp} (UTC)");
+    let pre = preamble(&c, &con, &res, &g.accel, &g, &when, guest_secs);
+    util::write_atomic(&out.join("preamble.md"), pre.as_bytes())?;
+    // The report: perftest's own (the static binary built for the guest runs on the host too).
+    let perftest = g
+        .programs
+        .iter()
+        .find(|p| p.file_name().is_some_and(|n| n == "perftest"))
+        .cloned()
+        .ok_or("perftest was not built")?;
+    let st = util::step("report (perftest report)");
+    let rep = util::run(
+        Command::new(&perftest)
+            .arg("report")
+            .arg(out.join("bench.csv"))
+            .arg("--out")
+            .arg(&out)
+            .arg("--preamble")
+            .arg(out.join("preamble.md")),
+    );
+    st.done();
+    let latest = root.join("target/bench/latest");
+    let _ = fs::remove_file(&latest);
+    let _ = std::os::unix::fs::symlink(&stamp, &latest);
+    summary(&c, &plan, &res, &con, &out);
+    let report_md = out.join("report.md");
+    println!(
+        "bench: report: {} (also {})",
+        report_md.display(),
+        latest.join("report.md").display()
+    );
+    // Verdict: every failure is named; STREAMS missing is the headline.
+    let mut problems = Vec::new();
+    if let Some(d) = &res.died_in {
+        problems.push(format!(
+            "the guest ended during run {}/{} ({} size {} rep {}): {guest_end}",
+            d.n,
+            plan.len(),
+            d.label,
+            d.size,
+            d.rep
+        ));
+    } else if !con.done {
+        problems.push(format!("the sweep did not finish: {guest_end}"));
+    }
+    if !con.kernel_problems.is_empty() {
+        problems.push(format!(
+            "{} kernel report line(s) on the console (first: {})",
+            con.kernel_problems.len(),
+            con.kernel_problems[0].trim()
+        ));
+    }
+    let streams_missing: Vec<&(Run, &str, String)> = res
+        .missing
+        .iter()
+        .filter(|(r, _, _)| r.label.starts_with("streams"))
+        .collect();
+    if !streams_missing.is_empty() {
+        let unavailable = streams_missing
+            .iter()
+            .any(|(_, s, why)| *s == "unavailable" && why.contains(NO_DEVICE));
+        problems.push(format!(
+            "STREAMS could not be measured in {} of {} STREAMS runs{}",
+            streams_missing.len(),
+            plan.iter()
+                .filter(|r| r.label.starts_with("streams"))
+                .count(),
+            if unavailable {
+                " (no STREAMS pipe device /dev/streams/clone/pipe in the guest: the pipe driver is not in streams.ko yet)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let other_missing = res.missing.len() - streams_missing.len();
+    if other_missing > 0 {
+        problems.push(format!("{other_missing} non-STREAMS run(s) gave no number"));
+    }
+    if res.measured == 0 {
+        problems.push("no run gave a number".into());
+    }
+    if let Err(e) = rep {
+        problems.push(format!("perftest report failed: {e}"));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "bench incomplete (report written to {}):\n  - {}",
+            out.display(),
+            problems.join("\n  - ")
+        ))
+    }
+}
+
+/// The closing summary on stdout: STREAMS/Linux ratios per size (means over repetitions).
+fn summary(c: &Config, plan: &[Run], res: &Results, con: &Console, out: &Path) {
+    let mut rate: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+    for r in plan {
+        if let Some(row) = con.runs.get(&r.n).and_then(|o| o.row.as_ref()) {
+            if valid_row(row, &r.label, r.size) {
+                if let Some(v) = row.split(',').nth(4).and_then(|x| x.parse().ok()) {
+                    rate.entry((r.label.clone(), r.size)).or_default().push(v);
+                }
+            }
+        }
+    }
+    let mean = |l: &str, s: usize| {
+        rate.get(&(l.to_string(), s))
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    println!(
+        "---- bench summary: {} of {} runs measured; writes/s (ratio to linux) ----",
+        res.measured,
+        plan.len()
+    );
+    let mut head = format!("{:>6}", "size");
+    for i in &c.impls {
+        let _ = write!(head, " {:>22}", i.label);
+    }
+    println!("{head}");
+    for &s in &c.sizes {
+        let mut line = format!("{s:>6}");
+        let base = mean("linux", s);
+        for i in &c.impls {
+            let cell = match (mean(i.label, s), base) {
+                (Some(v), Some(b)) if i.label != "linux" && b > 0.0 => {
+                    format!("{v:.0} ({:.2}x)", v / b)
+                }
+                (Some(v), _) => format!("{v:.0}"),
+                (None, _) => res
+                    .missing
+                    .iter()
+                    .find(|(r, _, _)| r.label == i.label && r.size == s)
+                    .map_or("-".to_string(), |(_, st, _)| st.to_string()),
+            };
+            let _ = write!(line, " {cell:>22}");
+        }
+        println!("{line}");
+    }
+    println!("(all files in {})", out.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(s: &str) -> Vec<String> {
+        s.lines().map(String::from).collect()
+    }
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn options_and_plan() {
+        let c = parse(&[]).unwrap();
+        assert_eq!((c.interval, c.iterations, c.repeats), (1.0, 3, 2));
+        assert_eq!(c.sizes.first(), Some(&1));
+        assert_eq!(c.sizes.last(), Some(&8192));
+        assert_eq!(c.sizes.len(), 14);
+        let plan = c.plan();
+        assert_eq!(plan.len(), 14 * 2 * 6);
+        // Implementations alternate within a size, repetitions follow, then the next size.
+        let first: Vec<(&str, usize, u32)> = plan[..7]
+            .iter()
+            .map(|r| (r.label.as_str(), r.size, r.rep))
+            .collect();
+        assert_eq!(
+            first,
+            vec![
+                ("linux", 1, 1),
+                ("streams", 1, 1),
+                ("streams+H+w+F+M", 1, 1),
+                ("streams-putmsg", 1, 1),
+                ("seqpacket", 1, 1),
+                ("socketpair", 1, 1),
+                ("linux", 1, 2),
+            ]
+        );
+        assert_eq!(
+            plan[2].args,
+            "-q -r -t 1 -i 3 -m nullmod -p 0 -s 1 -a -S10 --hiwat=65536 --lowat=8192 --pipe=streams -H -M -F -w"
+        );
+        // Default stays under ~25 min of guest time even with every run at its limit.
+        assert!(c.default_timeout() < 25 * 60, "{}", c.default_timeout());
+        let q = parse(&args("--quick")).unwrap();
+        assert_eq!((q.interval, q.iterations, q.repeats), (0.5, 2, 1));
+        assert_eq!(q.sizes, vec![1, 64, 1024, 4096]);
+        // Overrides win over --quick wherever they appear.
+        let o = parse(&args(
+            "--interval 2 --quick --iterations=5 --repeats 3 --sizes 8,16 --impls linux,streams",
+        ))
+        .unwrap();
+        assert_eq!((o.interval, o.iterations, o.repeats), (2.0, 5, 3));
+        assert_eq!(o.sizes, vec![8, 16]);
+        assert_eq!(o.plan().len(), 2 * 3 * 2);
+        assert_eq!(
+            plan_text(&o.plan()).lines().next(),
+            Some("1 linux 8 1 -q -r -t 2 -i 5 -m nullmod -p 0 -s 8 -a -S10 --hiwat=65536 --lowat=8192 --pipe=linux")
+        );
+        for bad in [
+            "--interval 0",
+            "--iterations x",
+            "--repeats 0",
+            "--sizes 0",
+            "--sizes 1,,2",
+            "--impls nosuch",
+            "--bogus",
+            "--sizes",
+        ] {
+            assert!(parse(&args(bad)).is_err(), "{bad}");
+        }
+    }
+
+    const ROW1: &str = "linux,1,1.5,300000,200000,200000,0.000005,300000,300000";
+    const ROW3: &str = "streams+H+w+F+M,1,1.5,600000,400000,400000,0.0000025,1000,600000";
+
+    fn plan3() -> Vec<Run> {
+        parse(&args(
+            "--sizes 1 --repeats 1 --impls linux,streams,streams+H+w+F+M",
+        ))
+        .unwrap()
+        .plan()
+    }
+
+    #[test]
+    fn console_markers_to_csv_rows() {
+        // Kernel output may precede a marker on the same line; timestamps too.
+        let log = lines(&format!(
+            "[    1.0] Run /init as init process\n\
+             RSTREAMS-BENCH-ENV kernel=6.12.117\n\
+             RSTREAMS-BENCH-ENV cpus=2\n\
+             RSTREAMS-SCLS kernel modules:\n\
+             RSTREAMS-SCLS   streams\n\
+             RSTREAMS-BENCH-RUN 1/3 linux 1 1\n\
+             RSTREAMS-BENCH-NOTE 1 perftest: STREAMS options (-H -w -M -p N --hiwat --lowat) ignored for linux\n\
+             RSTREAMS-BENCH-ROW 1 {ROW1}\n\
+             [   12.5] random: crng init done RSTREAMS-BENCH-RUN 2/3 streams 1 1\n\
+             RSTREAMS-BENCH-NOTE 2 perftest: no STREAMS pipe device: /dev/streams/clone/pipe: No such file or directory\n\
+             RSTREAMS-BENCH-FAIL 2 rc=1\n\
+             RSTREAMS-BENCH-RUN 3/3 streams+H+w+F+M 1 1\n\
+             RSTREAMS-BENCH-ROW 3 {ROW3}\n\
+             RSTREAMS-SCLS-AFTER   streams\n\
+             RSTREAMS-BENCH-DONE n=3\n"
+        ));
+        let c = parse_console(&log);
+        assert!(c.done);
+        assert_eq!(c.scls_after, vec!["  streams"]);
+        assert_eq!(c.last_started, Some(3));
+        assert_eq!(c.scls, vec!["kernel modules:", "  streams"]);
+        assert_eq!(
+            c.env,
+            vec![
+                ("kernel".to_string(), "6.12.117".to_string()),
+                ("cpus".to_string(), "2".to_string())
+            ]
+        );
+        assert!(c.runs[&2].started);
+        assert_eq!(c.runs[&2].failed, Some(1));
+        assert!(c.kernel_problems.is_empty());
+        let r = results(&plan3(), &c, "sweep finished");
+        assert_eq!(r.measured, 2);
+        assert_eq!(r.died_in, None);
+        let csv: Vec<&str> = r.csv.lines().collect();
+        assert_eq!(
+            csv,
+            vec![
+                "impl,size,seconds,writes,writes_per_sec,bytes_per_sec,delay_sec,reads,read_bytes",
+                ROW1,
+                ROW3,
+                "#status,streams,1,1,unavailable,no STREAMS pipe device: /dev/streams/clone/pipe: No such file or directory",
+            ]
+        );
+        assert_eq!(r.missing.len(), 1);
+        assert_eq!(r.missing[0].1, "unavailable");
+    }
+
+    #[test]
+    fn crash_names_the_run_and_the_rest_is_not_run() {
+        let log = lines(&format!(
+            "RSTREAMS-BENCH-RUN 1/3 linux 1 1\n\
+             RSTREAMS-BENCH-ROW 1 {ROW1}\n\
+             RSTREAMS-BENCH-RUN 2/3 streams 1 1\n\
+             BUG: kernel NULL pointer dereference, address: 0000000000000008\n\
+             Kernel panic - not syncing: Fatal exception\n"
+        ));
+        let c = parse_console(&log);
+        assert!(!c.done);
+        assert_eq!(c.kernel_problems.len(), 2);
+        let r = results(&plan3(), &c, "guest timed out after 60 s and was killed");
+        assert_eq!(r.measured, 1);
+        assert_eq!(r.died_in.as_ref().map(|d| d.n), Some(2));
+        let st: Vec<&str> = r.csv.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(
+            st,
+            vec![
+                "#status,streams,1,1,failed,the guest ended during this run (guest timed out after 60 s and was killed); see console.log",
+                "#status,streams+H+w+F+M,1,1,not-run,not run: the guest ended during run 2",
+            ]
+        );
+    }
+
+    #[test]
+    fn garbled_or_foreign_rows_are_not_numbers() {
+        assert!(valid_row(ROW1, "linux", 1));
+        assert!(!valid_row(ROW1, "linux", 2));
+        assert!(!valid_row(ROW1, "streams", 1));
+        assert!(!valid_row("linux,1,1.5,300[  3.2] x,200000", "linux", 1));
+        assert!(!valid_row(
+            "linux,1,1.5,3000x0,200000,200000,0.000005,300000,300000",
+            "linux",
+            1
+        ));
+        let log = lines(
+            "RSTREAMS-BENCH-RUN 1/3 linux 1 1\nRSTREAMS-BENCH-ROW 1 linux,1,1.5\n\
+             RSTREAMS-BENCH-RUN 2/3 streams 1 1\n\
+             RSTREAMS-BENCH-NOTE 2 perftest: writer child failed\nRSTREAMS-BENCH-FAIL 2 rc=1\n\
+             RSTREAMS-BENCH-RUN 3/3 streams+H+w+F+M 1 1\nRSTREAMS-BENCH-FAIL 3 rc=143\n\
+             RSTREAMS-BENCH-DONE n=3\n",
+        );
+        let r = results(&plan3(), &parse_console(&log), "sweep finished");
+        assert_eq!(r.measured, 0);
+        let st: Vec<&str> = r.csv.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(
+            st,
+            vec![
+                "#status,linux,1,1,failed,garbled result line on the console: linux,1,1.5",
+                "#status,streams,1,1,failed,perftest exit status 1: writer child failed",
+                "#status,streams+H+w+F+M,1,1,failed,killed by the guest's per-run watchdog (3x the measuring time + 30 s): the run hung (exit status 143)",
+            ]
+        );
+    }
+
+    #[test]
+    fn utc_stamps() {
+        assert_eq!(utc_stamp(0), "19700101T000000Z");
+        assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
+        // 2026-11-22 05:21:08 UTC
+        assert_eq!(utc_stamp(1_795_324_868), "20261122T052108Z");
+    }
+}
