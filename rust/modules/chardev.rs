@@ -36,6 +36,14 @@ extern "C" {
         err: *mut c_int,
     ) -> *mut c_void;
     fn rstreams_misc_deregister(handle: *mut c_void);
+    fn rstreams_chr_register(
+        name: *const c_char,
+        nodename: *const c_char,
+        fops: *const c_void,
+        ctx: *mut c_void,
+        err: *mut c_int,
+    ) -> *mut c_void;
+    fn rstreams_chr_deregister(handle: *mut c_void);
     fn rstreams_misc_ctx(file: *mut c_void) -> *mut c_void;
     fn rstreams_file_private(file: *mut c_void) -> *mut c_void;
     fn rstreams_file_set_private(file: *mut c_void, p: *mut c_void);
@@ -46,6 +54,12 @@ extern "C" {
     fn rstreams_fget(fd: c_uint) -> *mut c_void;
     fn rstreams_fput(file: *mut c_void);
     fn rstreams_file_same_ops(a: *mut c_void, b: *mut c_void) -> bool;
+    fn rstreams_fifo_file(
+        like: *mut c_void,
+        private: *mut c_void,
+        nonblock: c_int,
+        err: *mut c_int,
+    ) -> *mut c_void;
     fn rstreams_init_waitqueue(wq: *mut c_void);
 }
 
@@ -131,6 +145,33 @@ impl<T: FileOps> CallFile<'_, T> {
     }
 }
 
+impl<T: FileOps> CallFile<'_, T> {
+    /// A new file with this file's operations (so: on the same device) whose inode is a FIFO
+    /// on rstreams' pseudo filesystem, with `obj` as its per-open object. The returned
+    /// reference is the file's only one: dropping it closes the file, which releases `obj`
+    /// through `FileOps::release`.
+    pub(crate) fn new_fifo_file(
+        &self,
+        obj: Arc<T>,
+        nonblock: bool,
+    ) -> Result<crate::fdpass::FileRef, Errno> {
+        let p = Arc::into_raw(obj).cast_mut().cast::<c_void>();
+        let mut err: c_int = 0;
+        // SAFETY: `self.file` is valid (type invariant). On success the new file owns the
+        // `Arc` reference `p` as its `private_data`, exactly as `open_tramp::<T>` would have
+        // stored it, and uses this file's `file_operations` (`T`'s trampolines), so
+        // `release_tramp::<T>` takes it back.
+        let f = unsafe { rstreams_fifo_file(self.file.cast(), p, c_int::from(nonblock), &mut err) };
+        if f.is_null() {
+            // SAFETY: no file was made: the reference `p` is still ours.
+            drop(unsafe { Arc::from_raw(p.cast::<T>().cast_const()) });
+            return Err(Errno(-err));
+        }
+        // SAFETY: `f` is a new file whose one reference we hold.
+        Ok(unsafe { crate::fdpass::FileRef::from_file(f) })
+    }
+}
+
 /// The poll table of one `->poll` call.
 ///
 /// # Invariants
@@ -159,13 +200,24 @@ struct Inner<T: FileOps> {
     dev: T::Dev,
 }
 
+/// The shim's register function: (name, nodename, fops, ctx, err) → handle or null.
+type RegisterFn = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_void,
+    *mut c_void,
+    *mut c_int,
+) -> *mut c_void;
+
 /// A registered misc device `/dev/<nodename>` whose opens create `T`s; deregistered on drop.
 ///
 /// # Invariants
-/// `handle` is the live registration returned by `rstreams_misc_register`, whose `fops` and
-/// `ctx` point into `inner`; `inner` is never moved out of its box while registered.
+/// `handle` is the live registration returned by `rstreams_misc_register` (or by
+/// `rstreams_chr_register`, then `own_major`), whose `fops` and `ctx` point into `inner`;
+/// `inner` is never moved out of its box while registered.
 pub(crate) struct MiscDevice<T: FileOps> {
     handle: *mut c_void,
+    own_major: bool,
     inner: KBox<Inner<T>>,
 }
 
@@ -178,6 +230,29 @@ unsafe impl<T: FileOps> Sync for MiscDevice<T> {}
 impl<T: FileOps> MiscDevice<T> {
     /// misc_register a device called `name` (sysfs) with node `/dev/<nodename>`.
     pub(crate) fn register(
+        name: &'static CStr,
+        nodename: &'static CStr,
+        dev: T::Dev,
+        module: &'static ThisModule,
+    ) -> Result<Self> {
+        Self::register_with(rstreams_misc_register, false, name, nodename, dev, module)
+    }
+
+    /// As [`MiscDevice::register`], for a device whose `open` may sleep for long (a FIFO open
+    /// waiting for the other side): a minor of rstreams' own major, whose open runs without
+    /// misc_open's global lock (`rstreams_chr_open` in the shim).
+    pub(crate) fn register_sleeping_open(
+        name: &'static CStr,
+        nodename: &'static CStr,
+        dev: T::Dev,
+        module: &'static ThisModule,
+    ) -> Result<Self> {
+        Self::register_with(rstreams_chr_register, true, name, nodename, dev, module)
+    }
+
+    fn register_with(
+        register: RegisterFn,
+        own_major: bool,
         name: &'static CStr,
         nodename: &'static CStr,
         dev: T::Dev,
@@ -196,10 +271,11 @@ impl<T: FileOps> MiscDevice<T> {
         let mut inner = KBox::new(Inner { fops, dev }, GFP_KERNEL)?;
         let ctx: *mut Inner<T> = &mut *inner;
         let mut err: c_int = 0;
-        // SAFETY: `name`, `nodename` are 'static C strings; `fops` and `ctx` point into the box,
-        // which stays put and alive until `drop` deregisters (type invariant).
+        // SAFETY: `register` is one of the shim's two register functions. `name`, `nodename` are
+        // 'static C strings; `fops` and `ctx` point into the box, which stays put and alive
+        // until `drop` deregisters (type invariant).
         let handle = unsafe {
-            rstreams_misc_register(
+            register(
                 name.as_char_ptr(),
                 nodename.as_char_ptr(),
                 core::ptr::from_ref(&(*ctx).fops).cast(),
@@ -210,7 +286,11 @@ impl<T: FileOps> MiscDevice<T> {
         if handle.is_null() {
             return Err(Error::from_errno(if err < 0 { err } else { -12 }));
         }
-        Ok(MiscDevice { handle, inner })
+        Ok(MiscDevice {
+            handle,
+            own_major,
+            inner,
+        })
     }
 
     /// The device data.
@@ -222,6 +302,14 @@ impl<T: FileOps> MiscDevice<T> {
 
 impl<T: FileOps> Drop for MiscDevice<T> {
     fn drop(&mut self) {
+        if self.own_major {
+            // SAFETY: `handle` is live and came from `rstreams_chr_register` (type invariant).
+            // An open in progress holds a reference on the fops' owner (this module), so the
+            // module is not being unloaded under it; later calls on open files do not reach
+            // `inner` (only `open` does).
+            unsafe { rstreams_chr_deregister(self.handle) };
+            return;
+        }
         // SAFETY: `handle` is live (type invariant). misc_deregister waits for opens in
         // progress (misc_mtx); later calls on open files do not reach `inner` (only `open`
         // does), and open files pin the module, so the module is not being unloaded.
@@ -247,8 +335,10 @@ unsafe extern "C" fn open_tramp<T: FileOps>(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: called by misc_open under misc_mtx with `private_data` = our miscdevice, whose
-    // `ctx` is the `Inner<T>` of a live `MiscDevice<T>` (deregistration takes misc_mtx too).
+    // SAFETY: called by misc_open under misc_mtx, or by the shim's rstreams_chr_open holding a
+    // reference on this module (the fops' owner), with `private_data` = our miscdevice, whose
+    // `ctx` is the `Inner<T>` of a live `MiscDevice<T>` (misc deregistration takes misc_mtx;
+    // the other is dropped only at this module's exit, which that reference holds off).
     let inner = unsafe { &*rstreams_misc_ctx(file.cast()).cast::<Inner<T>>() };
     // SAFETY: `file` is valid during open.
     let flags = unsafe { rstreams_file_flags(file.cast()) };

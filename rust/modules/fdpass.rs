@@ -11,11 +11,13 @@
 
 use core::ffi::c_void;
 
+use kernel::bindings::O_CLOEXEC;
 use kernel::ffi::{c_int, c_uint};
 
 use crate::errno::Errno;
 use crate::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA, M_PASSFP};
 use crate::sys::copy_bytes;
+use crate::chardev::CallFile;
 use crate::strfile::StrFile;
 use crate::uio::UserBuf;
 
@@ -23,7 +25,7 @@ extern "C" {
     fn rstreams_fget(fd: c_uint) -> *mut c_void;
     fn rstreams_fput(file: *mut c_void);
     fn rstreams_get_file(file: *mut c_void);
-    fn rstreams_fd_reserve() -> c_int;
+    fn rstreams_fd_reserve(flags: c_uint) -> c_int;
     fn rstreams_fd_unreserve(fd: c_int);
     fn rstreams_fd_install(fd: c_int, file: *mut c_void);
     fn rstreams_current_ids(uid: *mut c_uint, gid: *mut c_uint);
@@ -33,7 +35,7 @@ extern "C" {
 ///
 /// # Invariants
 /// `0` is a `struct file *` on which this value owns one reference.
-struct FileRef(*mut c_void);
+pub(crate) struct FileRef(*mut c_void);
 
 impl FileRef {
     /// The file open as descriptor `fd` in the calling process (EBADF if none).
@@ -47,6 +49,15 @@ impl FileRef {
         }
         // INVARIANT: fget took the reference.
         Ok(FileRef(f))
+    }
+
+    /// Take ownership of a file reference the caller holds.
+    ///
+    /// # Safety
+    /// `f` is a `struct file *` on which the caller owns one reference, given up here.
+    pub(crate) unsafe fn from_file(f: *mut c_void) -> FileRef {
+        // INVARIANT: guaranteed by the caller.
+        FileRef(f)
     }
 
     /// Give up ownership: the reference now belongs to whoever holds the address.
@@ -81,10 +92,11 @@ impl Drop for FileRef {
 struct UnusedFd(c_int);
 
 impl UnusedFd {
-    /// Reserve the lowest free descriptor (EMFILE when the table is full).
-    fn reserve() -> Result<UnusedFd, Errno> {
+    /// Reserve the lowest free descriptor (EMFILE when the table is full); `flags` may be
+    /// O_CLOEXEC.
+    fn reserve(flags: u32) -> Result<UnusedFd, Errno> {
         // SAFETY: plain call in process context.
-        let fd = unsafe { rstreams_fd_reserve() };
+        let fd = unsafe { rstreams_fd_reserve(flags) };
         if fd < 0 {
             return Err(Errno(-fd));
         }
@@ -167,7 +179,7 @@ pub(crate) fn recvfd(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Err
     let out = UserBuf::new(arg, 20);
     // Fail on a bad buffer before a file is taken off the Stream.
     out.write_at(0, &[0u8; 20])?;
-    let fd = UnusedFd::reserve()?;
+    let fd = UnusedFd::reserve(0)?;
     let mp = f.run(nonblock, |s| s.strrecvfd(nonblock), |_| {})?;
     let addr = mp.ext_arg().ok_or(Errno::EBADMSG)?;
     // SAFETY: `mp` is an M_PASSFP block built by `sendfd` (the only producer of M_PASSFP
@@ -193,4 +205,36 @@ pub(crate) fn recvfd(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Err
     // (dropping `file` and `fd`) and the caller learns EFAULT.
     out.write_at(0, &rec)?;
     Ok(fd.install(file))
+}
+
+/// `I_FIFO_PIPE` (an rstreams extension): create a STREAMS pipe whose two ends are FIFO-typed
+/// files (fstat: S_ISFIFO, as POSIX says of pipe(2)) and install them as new descriptors.
+/// `arg` points to `struct { int fds[2]; int flags; }`; `flags` may hold O_CLOEXEC and
+/// O_NONBLOCK (else EINVAL). Errors: EFAULT, EINVAL, EMFILE, ENFILE, ENOSR.
+pub(crate) fn fifo_pipe(f: &StrFile, call: &CallFile<'_, StrFile>, arg: usize) -> Result<i32, Errno> {
+    let req = UserBuf::new(arg, 12);
+    let b = req.read_array::<12>(0)?;
+    let mut fl = [0u8; 4];
+    if let Some(src) = b.get(8..12) {
+        copy_bytes(&mut fl, src);
+    }
+    let flags = u32::from_ne_bytes(fl);
+    let (cloexec, nonblock) = (O_CLOEXEC, crate::chardev::O_NONBLOCK);
+    if flags & !(cloexec | nonblock) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let fd0 = UnusedFd::reserve(flags & cloexec)?;
+    let fd1 = UnusedFd::reserve(flags & cloexec)?;
+    let (a, z) = f.new_pipe_pair()?;
+    let nb = flags & nonblock != 0;
+    let fa = call.new_fifo_file(a, nb)?;
+    let fz = call.new_fifo_file(z, nb)?;
+    let (n0, n1) = (fd0.0.to_ne_bytes(), fd1.0.to_ne_bytes());
+    let fds = [n0[0], n0[1], n0[2], n0[3], n1[0], n1[1], n1[2], n1[3]];
+    // On EFAULT everything is undone: the files close (their Streams with them) and the
+    // descriptors are given back.
+    req.write_at(0, &fds)?;
+    fd0.install(fa);
+    fd1.install(fz);
+    Ok(0)
 }

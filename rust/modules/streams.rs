@@ -40,6 +40,7 @@ mod chardev;
 mod dwork;
 mod echo;
 mod fdpass;
+mod fifo;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
@@ -69,6 +70,9 @@ module! {
 struct Streams {
     /// `/proc/streams/modules`, then `/proc/streams` (dropped first).
     _proc: procfs::ProcFile<strproc::ModulesProc>,
+    /// `/dev/streams/fifo/0` … `3`: STREAMS FIFOs (dropped early: no new opens while the
+    /// rest goes away).
+    _fifos: KVec<chardev::MiscDevice<strfile::StrFile>>,
     /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped early: no new
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
@@ -132,7 +136,7 @@ impl kernel::Module for Streams {
             module,
             (c_str!("streams-pipe"), c_str!("streams/clone/pipe")),
             None,
-            registry,
+            registry.clone(),
         )?;
         let dir = procfs::ProcDir::new(c_str!("streams"), None)?;
         let proc = procfs::ProcFile::new(
@@ -140,8 +144,10 @@ impl kernel::Module for Streams {
             &dir,
             strproc::ModulesProc { tabs: LISTED },
         )?;
+        let fifos = register_fifos(module, &registry)?;
         Ok(Streams {
             _proc: proc,
+            _fifos: fifos,
             _pipe: pipe,
             _sloop: sloop,
             _echo: echo,
@@ -178,8 +184,39 @@ fn register_dev(
     driver: Option<&'static stream::StreamTab>,
     registry: kernel::sync::Arc<stream::Registry>,
 ) -> Result<chardev::MiscDevice<strfile::StrFile>> {
-    let dev = strfile::StrDev { driver, registry };
+    let kind = match driver {
+        Some(drv) => strfile::StrKind::Driver(drv),
+        None => strfile::StrKind::PipeEnd,
+    };
+    let dev = strfile::StrDev { kind, registry };
     chardev::MiscDevice::register(names.0, names.1, dev, module)
+}
+
+/// The STREAMS FIFO nodes `/dev/streams/fifo/N` (devices `streams-fifoN` of rstreams' own
+/// major, since a FIFO open may wait for long: see `MiscDevice::register_sleeping_open`):
+/// every open of a node attaches to that node's FIFO (`fifo.rs`).
+fn register_fifos(
+    module: &'static ThisModule,
+    registry: &kernel::sync::Arc<stream::Registry>,
+) -> Result<KVec<chardev::MiscDevice<strfile::StrFile>>> {
+    let names: [(&'static kernel::str::CStr, &'static kernel::str::CStr); fifo::NFIFO] = [
+        (kernel::c_str!("streams-fifo0"), kernel::c_str!("streams/fifo/0")),
+        (kernel::c_str!("streams-fifo1"), kernel::c_str!("streams/fifo/1")),
+        (kernel::c_str!("streams-fifo2"), kernel::c_str!("streams/fifo/2")),
+        (kernel::c_str!("streams-fifo3"), kernel::c_str!("streams/fifo/3")),
+    ];
+    let mut devs = KVec::with_capacity(fifo::NFIFO, GFP_KERNEL)?;
+    for (name, node) in names {
+        let dev = strfile::StrDev {
+            kind: strfile::StrKind::Fifo(fifo::FifoSlot::new()?),
+            registry: registry.clone(),
+        };
+        devs.push(
+            chardev::MiscDevice::register_sleeping_open(name, node, dev, module)?,
+            GFP_KERNEL,
+        )?;
+    }
+    Ok(devs)
 }
 
 impl Drop for Streams {

@@ -44,7 +44,7 @@ use crate::errno::Errno;
 use crate::sth::consts::*;
 use crate::msg::{Msg, M_DATA};
 use crate::sth::fast::Taken;
-use crate::sth::{HeadEvents, Stop, UserIo, NSIGREG};
+use crate::sth::{HeadEvents, Stop, UserIo};
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
 use crate::uio::UserBuf;
 use crate::waitq::WaitQueue;
@@ -60,11 +60,20 @@ const SIGPOLL_NR: i32 = 29;
 const POLL_ALL: u32 =
     POLLIN | POLLPRI | POLLOUT | POLLRDNORM | POLLRDBAND | POLLWRNORM | POLLWRBAND | POLLMSG;
 
-/// What a STREAMS device needs to open a Stream: its driver and the module registry.
+/// What the opens of a STREAMS device give.
+pub(crate) enum StrKind {
+    /// A new Stream over this driver (a clone device).
+    Driver(&'static StreamTab),
+    /// A new, unconnected pipe end (the pipe device; `I_PIPE` welds two).
+    PipeEnd,
+    /// The FIFO of this node (`fifo.rs`): every open attaches to the same Stream.
+    Fifo(Arc<crate::fifo::FifoSlot>),
+}
+
+/// What a STREAMS device needs to open a Stream: what its opens give and the module registry.
 pub(crate) struct StrDev {
-    /// The driver at the bottom of every Stream opened on this device; `None` for the pipe
-    /// device, whose opens give unconnected pipe ends.
-    pub(crate) driver: Option<&'static StreamTab>,
+    /// What an open gives.
+    pub(crate) kind: StrKind,
     /// `fmodsw` for I_PUSH/I_FIND (read-only after module init).
     pub(crate) registry: Arc<Registry>,
 }
@@ -108,7 +117,7 @@ pub(crate) struct StrShared {
 }
 
 impl StrShared {
-    fn new(s: Stream) -> Result<Arc<StrShared>, Errno> {
+    pub(crate) fn new(s: Stream) -> Result<Arc<StrShared>, Errno> {
         let sh = Arc::pin_init(
             pin_init!(StrShared {
                 hold <- kernel::new_spinlock!(None, "rstreams_hold"),
@@ -137,7 +146,7 @@ impl StrShared {
         drop(g);
         // Never re-arm from the callback: the timer is only armed by writes, which hold a
         // reference to this object (the drop of the last one cancels the timer).
-        for e in ev.ev.iter_mut() {
+        for e in ev.iter_mut() {
             e.hold_timer = false;
         }
         // No process of ours runs this: nobody to send SIGPIPE to.
@@ -152,13 +161,8 @@ impl StrShared {
         }
     }
 
-    /// Act on head events of both ends and send the signals; `me` is the end the calling
-    /// process uses.
-    fn apply(&self, me: usize, st: Settled) {
-        for (pid, sig) in st.kills.iter().take(st.nkills) {
-            chardev::kill_pid(*pid, *sig);
-        }
-        let ev = st.ev;
+    /// Act on head events of both ends; `me` is the end the calling process uses.
+    pub(crate) fn apply(&self, me: usize, ev: [HeadEvents; 2]) {
         for (end, e) in ev.iter().enumerate() {
             if e.wake != 0 {
                 self.wq(end).wake_sleepers();
@@ -178,8 +182,8 @@ impl StrShared {
 /// Which Stream a file is the head of, and which end.
 #[derive(Clone)]
 pub(crate) struct Link {
-    shared: Arc<StrShared>,
-    end: usize,
+    pub(crate) shared: Arc<StrShared>,
+    pub(crate) end: usize,
 }
 
 /// `StrFile::pipe_state`: not an unconnected pipe end (a Stream over a driver, or welded).
@@ -206,6 +210,8 @@ pub(crate) struct StrFile {
     prebuilt_hint: AtomicBool,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
+    /// The FIFO node and open mode of a FIFO file (its close is counted there).
+    fifo: Option<crate::fifo::FifoOpen>,
 }
 
 fn merge(a: &mut HeadEvents, b: HeadEvents) {
@@ -216,40 +222,17 @@ fn merge(a: &mut HeadEvents, b: HeadEvents) {
     a.hold_timer |= b.hold_timer;
 }
 
-/// Most signals one operation sends (SIGPOLL/SIGURG per registration and end, M_SIG).
-const NKILL: usize = 4 * NSIGREG;
-
-/// What a settled operation must do outside the lock: per-end head events, and signals to
-/// send to processes (pid, signal).
-pub(crate) struct Settled {
-    ev: [HeadEvents; 2],
-    kills: [(i32, i32); NKILL],
-    nkills: usize,
-}
-
-impl Settled {
-    fn kill(&mut self, pid: i32, sig: i32) {
-        if let Some(k) = self.kills.get_mut(self.nkills) {
-            *k = (pid, sig);
-            self.nkills += 1;
-        }
-    }
-}
-
 /// After an operation, under the lock: run enabled service procedures, then collect what the
-/// heads want done (wakeups, signals), per end. SIGPOLL goes to each I_SETSIG registration
-/// whose events happened (SIGURG instead for banded input with S_BANDURG); M_SIG/M_PCSIG
-/// signals go to the registered processes (rstreams has no controlling-terminal process
-/// group for a Stream).
-fn settle(s: &mut Stream) -> Settled {
-    let mut out = Settled {
-        ev: [HeadEvents::default(); 2],
-        kills: [(0, 0); NKILL],
-        nkills: 0,
-    };
+/// heads want done (wakeups), per end. Signals are sent from here, under the lock (kill_pid
+/// does not sleep; registrations are rare, so this stays off the common path): SIGPOLL goes to
+/// each I_SETSIG registration whose events happened (SIGURG instead for banded input with
+/// S_BANDURG); M_SIG/M_PCSIG signals go to the registered processes (rstreams has no
+/// controlling-terminal process group for a Stream).
+pub(crate) fn settle(s: &mut Stream) -> [HeadEvents; 2] {
+    let mut out = [HeadEvents::default(); 2];
     let ends = if s.is_pipe() { 2 } else { 1 };
     loop {
-        for (end, e) in out.ev.iter_mut().enumerate().take(ends) {
+        for (end, e) in out.iter_mut().enumerate().take(ends) {
             merge(e, s.with_end(end, Stream::sth_take_events));
         }
         if !s.has_enabled() {
@@ -257,38 +240,37 @@ fn settle(s: &mut Stream) -> Settled {
         }
         s.runqueues();
     }
-    for end in 0..ends {
-        let Some(ev) = out.ev.get(end).copied() else {
-            break;
-        };
-        if ev.sigpoll == 0 && ev.signals == 0 {
-            continue;
-        }
-        let regs = s.with_end(end, |s| {
-            let mut r = [None; NSIGREG];
-            for (slot, reg) in r.iter_mut().zip(s.sth().sig_list()) {
-                *slot = Some(reg);
-            }
-            r
-        });
-        for reg in regs.iter().flatten() {
-            let hit = reg.events & ev.sigpoll;
-            if hit & !S_BANDURG != 0 {
-                let urg = reg.events & S_BANDURG != 0 && hit & S_RDBAND != 0;
-                out.kill(reg.pid, if urg { SIGURG } else { SIGPOLL_NR });
-            }
-            for sig in 1..64 {
-                if ev.signals & (1u64 << sig) != 0 {
-                    out.kill(reg.pid, sig);
-                }
-            }
+    for (end, ev) in out.iter().enumerate().take(ends) {
+        if ev.sigpoll != 0 || ev.signals != 0 {
+            s.with_end(end, |s| send_signals(s, ev));
         }
     }
     out
 }
 
+/// The signals of `ev` for the registrations of the head swapped in.
+fn send_signals(s: &Stream, ev: &HeadEvents) {
+    for reg in s.sth().sig_list() {
+        let hit = reg.events & ev.sigpoll;
+        if hit & !S_BANDURG != 0 {
+            let urg = reg.events & S_BANDURG != 0 && hit & S_RDBAND != 0;
+            chardev::kill_pid(reg.pid, if urg { SIGURG } else { SIGPOLL_NR });
+        }
+        for sig in 1..64 {
+            if ev.signals & (1u64 << sig) != 0 {
+                chardev::kill_pid(reg.pid, sig);
+            }
+        }
+    }
+}
+
 impl StrFile {
-    fn new(link: Link, unconnected: bool, registry: Arc<Registry>) -> Result<Arc<StrFile>, Errno> {
+    pub(crate) fn new(
+        link: Link,
+        unconnected: bool,
+        registry: Arc<Registry>,
+        fifo: Option<crate::fifo::FifoOpen>,
+    ) -> Result<Arc<StrFile>, Errno> {
         let state = if unconnected { UNCONNECTED } else { CONNECTED };
         Arc::pin_init(
             pin_init!(StrFile {
@@ -297,10 +279,28 @@ impl StrFile {
                 pipe_state: AtomicU8::new(state),
                 prebuilt_hint: AtomicBool::new(true),
                 registry,
+                fifo,
             }),
             GFP_KERNEL,
         )
         .map_err(|_| Errno::ENOSR)
+    }
+
+    /// The two ends of a new STREAMS pipe, as per-open objects for files made by the caller
+    /// (`I_FIFO_PIPE`), sharing this file's module registry.
+    pub(crate) fn new_pipe_pair(&self) -> Result<(Arc<StrFile>, Arc<StrFile>), Errno> {
+        let shared = StrShared::new(Stream::pipe()?)?;
+        let a = StrFile::new(
+            Link {
+                shared: shared.clone(),
+                end: 0,
+            },
+            false,
+            self.registry.clone(),
+            None,
+        )?;
+        let z = StrFile::new(Link { shared, end: 1 }, false, self.registry.clone(), None)?;
+        Ok((a, z))
     }
 
     /// The current link (a counted reference: a weld meanwhile does not free it under us).
@@ -402,18 +402,23 @@ impl FileOps for StrFile {
             oflag: i32::try_from(f_flags).unwrap_or(0),
             sflag: Sflag::CloneOpen,
         };
-        let (s, unconnected) = match dev.driver {
-            Some(drv) => (Stream::sth_open(drv, &args)?, false),
-            None => (Stream::pipe_end()?, true),
+        let (s, unconnected) = match &dev.kind {
+            StrKind::Driver(drv) => (Stream::sth_open(drv, &args)?, false),
+            StrKind::PipeEnd => (Stream::pipe_end()?, true),
+            StrKind::Fifo(slot) => return crate::fifo::open(slot, f_flags, &dev.registry),
         };
         let shared = StrShared::new(s)?;
         // The driver's open may have sent M_SETOPTS/data; nothing can wait on a new Stream.
         let _ = settle(&mut shared.stream.lock());
         let link = Link { shared, end: 0 };
-        StrFile::new(link, unconnected, dev.registry.clone())
+        StrFile::new(link, unconnected, dev.registry.clone(), None)
     }
 
     fn release(this: Arc<Self>) {
+        if let Some(f) = &this.fifo {
+            crate::fifo::release(&this, f);
+            return;
+        }
         let l = this.link();
         let mut g = l.shared.stream.lock();
         g.with_end(l.end, Stream::sth_close);
@@ -528,6 +533,7 @@ impl FileOps for StrFile {
                 return self.weld(&other).map(|()| 0);
             }
             I_SENDFD => return crate::fdpass::sendfd(self, arg as u32 as i32),
+            I_FIFO_PIPE => return crate::fdpass::fifo_pipe(self, file, arg),
             I_RECVFD => return crate::fdpass::recvfd(self, arg, nonblock),
             _ => {}
         }

@@ -22,8 +22,13 @@
 #include <linux/wait.h>
 #include <linux/cred.h>
 #include <linux/fcntl.h>
+#include <linux/mount.h>
+#include <linux/pseudo_fs.h>
+#include <linux/dcache.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/device.h>
+#include <linux/kdev_t.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -210,10 +215,10 @@ void rstreams_get_file(struct file *file)
 }
 EXPORT_SYMBOL_GPL(rstreams_get_file);
 
-int rstreams_fd_reserve(void);
-int rstreams_fd_reserve(void)
+int rstreams_fd_reserve(unsigned int flags);
+int rstreams_fd_reserve(unsigned int flags)
 {
-	return get_unused_fd_flags(0);
+	return get_unused_fd_flags(flags);
 }
 EXPORT_SYMBOL_GPL(rstreams_fd_reserve);
 
@@ -323,6 +328,224 @@ int rstreams_seq_write(struct seq_file *m, const char *s, size_t len)
 	return seq_write(m, s, len);
 }
 EXPORT_SYMBOL_GPL(rstreams_seq_write);
+
+/*
+ * STREAMS pipe ends as FIFOs: files on a private pseudo filesystem (like Linux's pipefs) whose
+ * inode is S_IFIFO, so that fstat(2) on a STREAMS pipe says what POSIX says of pipe(2). The
+ * file operations are those of the pipe device the request came from (`like`), so the file is
+ * an ordinary rstreams file otherwise.
+ */
+#define RSTREAMS_FS_MAGIC 0x53545245 /* "STRE" */
+
+static struct vfsmount *rstreams_mnt;
+
+static char *rstreamsfs_dname(struct dentry *dentry, char *buffer, int buflen)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "pipe:[%lu]", d_inode(dentry)->i_ino);
+
+	/* dynamic_dname() is not exported: the same, by hand (the name ends the buffer). */
+	if (n < 0 || n >= (int)sizeof(tmp) || n >= buflen)
+		return ERR_PTR(-ENAMETOOLONG);
+	buffer += buflen - n - 1;
+	memcpy(buffer, tmp, n + 1);
+	return buffer;
+}
+
+static const struct dentry_operations rstreamsfs_dops = {
+	.d_dname = rstreamsfs_dname,
+};
+
+static int rstreamsfs_init_fs_context(struct fs_context *fc)
+{
+	struct pseudo_fs_context *ctx = init_pseudo(fc, RSTREAMS_FS_MAGIC);
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->dops = &rstreamsfs_dops;
+	return 0;
+}
+
+static struct file_system_type rstreams_fs_type = {
+	.name = "rstreamsfs",
+	.init_fs_context = rstreamsfs_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+/* A new FIFO-typed file with `like`'s file operations and `private` as private_data; NULL and
+ * *err on failure (then `private` is still the caller's). Takes a reference on the owner
+ * module of the operations, which the file's last fput drops. */
+void *rstreams_fifo_file(struct file *like, void *private, int nonblock, int *err);
+void *rstreams_fifo_file(struct file *like, void *private, int nonblock, int *err)
+{
+	const struct file_operations *fops = like->f_op;
+	struct inode *inode;
+	struct file *f;
+
+	if (IS_ERR_OR_NULL(rstreams_mnt)) {
+		*err = -ENODEV;
+		return NULL;
+	}
+	if (!try_module_get(fops->owner)) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	inode = new_inode(rstreams_mnt->mnt_sb);
+	if (!inode) {
+		module_put(fops->owner);
+		*err = -ENFILE;
+		return NULL;
+	}
+	inode->i_ino = get_next_ino();
+	inode->i_mode = S_IFIFO | S_IRUSR | S_IWUSR;
+	inode->i_uid = current_fsuid();
+	inode->i_gid = current_fsgid();
+	simple_inode_init_ts(inode);
+	f = alloc_file_pseudo(inode, rstreams_mnt, "", O_RDWR | (nonblock ? O_NONBLOCK : 0), fops);
+	if (IS_ERR(f)) {
+		iput(inode);
+		module_put(fops->owner);
+		*err = PTR_ERR(f);
+		return NULL;
+	}
+	f->private_data = private;
+	return f;
+}
+EXPORT_SYMBOL_GPL(rstreams_fifo_file);
+
+/*
+ * Devices whose open may sleep for long (a FIFO open waits for the other side). misc_open()
+ * calls ->open with the global misc_mtx held, so such an open would stop every misc open in
+ * the system (and the opener it waits for). These devices get minors of rstreams' own major
+ * instead: rstreams_chr_open() does what misc_open() does (find the registration, take a
+ * reference on its fops, which pins the registering module and so the registration, and leave
+ * the registration in private_data for rstreams_misc_ctx) but drops its lock before calling
+ * the driver's open.
+ */
+#define RSTREAMS_NCHR 16
+static DEFINE_MUTEX(rstreams_chr_mtx);
+static struct rstreams_misc *rstreams_chr_tab[RSTREAMS_NCHR];
+static int rstreams_chr_major;
+
+static char *rstreams_chr_devnode(const struct device *dev, umode_t *mode)
+{
+	const struct rstreams_misc *m = dev_get_drvdata(dev);
+
+	if (mode)
+		*mode = 0666;
+	return m ? kstrdup(m->misc.nodename, GFP_KERNEL) : NULL;
+}
+
+static const struct class rstreams_chr_class = {
+	.name = "rstreams",
+	.devnode = rstreams_chr_devnode,
+};
+
+static int rstreams_chr_open(struct inode *inode, struct file *file)
+{
+	unsigned int minor = iminor(inode);
+	const struct file_operations *fops = NULL;
+	struct rstreams_misc *m = NULL;
+
+	mutex_lock(&rstreams_chr_mtx);
+	if (minor < RSTREAMS_NCHR && rstreams_chr_tab[minor]) {
+		m = rstreams_chr_tab[minor];
+		fops = fops_get(m->misc.fops);
+	}
+	mutex_unlock(&rstreams_chr_mtx);
+	if (!fops)
+		return -ENODEV;
+	file->private_data = &m->misc;
+	replace_fops(file, fops);
+	return file->f_op->open ? file->f_op->open(inode, file) : 0;
+}
+
+static const struct file_operations rstreams_chr_fops = {
+	.owner = THIS_MODULE,
+	.open = rstreams_chr_open,
+	.llseek = noop_llseek,
+};
+
+void *rstreams_chr_register(const char *name, const char *nodename,
+			    const struct file_operations *fops, void *ctx, int *err);
+void *rstreams_chr_register(const char *name, const char *nodename,
+			    const struct file_operations *fops, void *ctx, int *err)
+{
+	struct rstreams_misc *m = kzalloc(sizeof(*m), GFP_KERNEL);
+	struct device *dev;
+	int i;
+
+	if (!m) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	m->misc.name = name;
+	m->misc.nodename = nodename;
+	m->misc.fops = fops;
+	m->ctx = ctx;
+	mutex_lock(&rstreams_chr_mtx);
+	for (i = 0; i < RSTREAMS_NCHR && rstreams_chr_tab[i]; i++)
+		;
+	*err = -EBUSY;
+	if (i == RSTREAMS_NCHR)
+		goto fail;
+	m->misc.minor = i;
+	dev = device_create(&rstreams_chr_class, NULL, MKDEV(rstreams_chr_major, i), m, "%s", name);
+	*err = PTR_ERR_OR_ZERO(dev);
+	if (*err)
+		goto fail;
+	rstreams_chr_tab[i] = m;
+	mutex_unlock(&rstreams_chr_mtx);
+	return m;
+fail:
+	mutex_unlock(&rstreams_chr_mtx);
+	kfree(m);
+	return NULL;
+}
+EXPORT_SYMBOL_GPL(rstreams_chr_register);
+
+void rstreams_chr_deregister(void *handle);
+void rstreams_chr_deregister(void *handle)
+{
+	struct rstreams_misc *m = handle;
+
+	mutex_lock(&rstreams_chr_mtx);
+	rstreams_chr_tab[m->misc.minor] = NULL;
+	mutex_unlock(&rstreams_chr_mtx);
+	device_destroy(&rstreams_chr_class, MKDEV(rstreams_chr_major, m->misc.minor));
+	kfree(m);
+}
+EXPORT_SYMBOL_GPL(rstreams_chr_deregister);
+
+static int __init rstreams_shim_init(void)
+{
+	int err = class_register(&rstreams_chr_class);
+
+	if (err)
+		return err;
+	rstreams_chr_major = __register_chrdev(0, 0, RSTREAMS_NCHR, "rstreams", &rstreams_chr_fops);
+	if (rstreams_chr_major < 0) {
+		class_unregister(&rstreams_chr_class);
+		return rstreams_chr_major;
+	}
+	rstreams_mnt = kern_mount(&rstreams_fs_type);
+	if (IS_ERR(rstreams_mnt)) {
+		__unregister_chrdev(rstreams_chr_major, 0, RSTREAMS_NCHR, "rstreams");
+		class_unregister(&rstreams_chr_class);
+		return PTR_ERR(rstreams_mnt);
+	}
+	return 0;
+}
+
+static void __exit rstreams_shim_exit(void)
+{
+	kern_unmount(rstreams_mnt);
+	__unregister_chrdev(rstreams_chr_major, 0, RSTREAMS_NCHR, "rstreams");
+	class_unregister(&rstreams_chr_class);
+}
+
+module_init(rstreams_shim_init);
+module_exit(rstreams_shim_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");

@@ -24,4 +24,5 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::pipe::STH_PIPE_SUITE,
     &crate::sth::tests::fast::STH_FAST_SUITE,
     &crate::sth::tests::wat::STH_WAT_SUITE,
+    &crate::sth::tests::fifo::STH_FIFO_SUITE,
 ];

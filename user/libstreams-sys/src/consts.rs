@@ -70,6 +70,9 @@ pub const I_GETPMSG: c_int = SID | 42;
 pub const I_PUTPMSG: c_int = SID | 43;
 /// Weld this Stream and the Stream whose fd is the argument into a pipe (LfS number).
 pub const I_PIPE: c_int = SID | 44;
+/// rstreams: on a `/dev/streams/clone/pipe` descriptor, make a STREAMS pipe whose two ends
+/// are FIFO-typed files (`struct { int fds[2]; int flags; }`).
+pub const I_FIFO_PIPE: c_int = (b'R' as c_int) << 8 | 1;
 /// fattach emulation (LfS number; not implemented by rstreams).
 pub const I_FATTACH: c_int = SID | 52;
 /// fdetach emulation (LfS number; not implemented by rstreams).

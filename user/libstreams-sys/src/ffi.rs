@@ -226,8 +226,8 @@ pub unsafe extern "C" fn fdetach(path: *const c_char) -> c_int {
     fail(libc::ENOSYS)
 }
 
-/// Open the two ends of a STREAMS pipe: two opens of the clone device, welded with
-/// `ioctl(first, I_PIPE, second)`. `oflags` may add O_CLOEXEC and O_NONBLOCK to both.
+/// Open the two ends of a STREAMS pipe: `I_FIFO_PIPE` on the clone device (FIFO-typed ends),
+/// or else two opens of it welded with `ioctl(first, I_PIPE, second)` (LfS). `oflags` may add O_CLOEXEC and O_NONBLOCK to both.
 pub(crate) fn open_pipe_pair(oflags: c_int) -> Result<(c_int, c_int), c_int> {
     if oflags & !(libc::O_CLOEXEC | libc::O_NONBLOCK) != 0 {
         return Err(libc::EINVAL);
@@ -245,6 +245,20 @@ pub(crate) fn open_pipe_pair(oflags: c_int) -> Result<(c_int, c_int), c_int> {
         // SAFETY: `fd` was opened above and is owned by us.
         unsafe { libc::close(fd) };
     };
+    // First the one-call way: both ends are FIFO files (fstat says S_ISFIFO, as for pipe(2)).
+    // An older streams.ko without I_FIFO_PIPE: the LfS way below.
+    let ctl = open()?;
+    let mut req: [c_int; 3] = [-1, -1, oflags];
+    // SAFETY: `req` is the `struct { int fds[2]; int flags; }` the command reads and fills.
+    let r = unsafe { libc::ioctl(ctl, I_FIFO_PIPE as libc::c_ulong, req.as_mut_ptr()) };
+    let e = errno();
+    close(ctl);
+    if r == 0 {
+        return Ok((req[0], req[1]));
+    }
+    if matches!(e, libc::EMFILE | libc::ENFILE | libc::ENOMEM) {
+        return Err(e);
+    }
     let a = open()?;
     let b = match open() {
         Ok(b) => b,

@@ -55,6 +55,7 @@ fn constants() -> Vec<Const> {
         I_GETPMSG,
         I_PUTPMSG,
         I_PIPE,
+        I_FIFO_PIPE,
         I_FATTACH,
         I_FDETACH,
         I_SET_HIWAT,

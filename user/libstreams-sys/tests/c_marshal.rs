@@ -2,7 +2,8 @@
 //! own `ioctl()` and `open()`, which the statically linked libstreams calls instead of glibc's,
 //! and which play a Stream head on a pretend descriptor (100). This checks the `struct strpmsg`
 //! each call builds (parts, band, flags mapping), what is copied back, the ENOTTY → ENOSTR
-//! mapping, isastream's probe and s_pipe's open/open/I_PIPE sequence — without the modules.
+//! mapping, isastream's probe and s_pipe's I_FIFO_PIPE and open/open/I_PIPE sequences — without
+//! the modules.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,7 +24,7 @@ static struct strpmsg last;	/* last I_PUTPMSG / I_GETPMSG argument as received *
 static char lastctl[64], lastdata[64];
 static unsigned long lastcmd;
 static long lastarg;
-static int opens, fake_enotty;
+static int opens, fake_enotty, fifo_ok;
 
 int ioctl(int fd, unsigned long cmd, ...)
 {
@@ -38,6 +39,13 @@ int ioctl(int fd, unsigned long cmd, ...)
 	if (fake_enotty) { errno = ENOTTY; return -1; }
 	if (cmd == I_CANPUT) return 1;
 	if (cmd == I_PIPE) return 0;
+	if (cmd == I_FIFO_PIPE) {
+		int *req = arg;
+		if (!fifo_ok) { errno = EINVAL; return -1; } /* an older streams.ko */
+		printf("fifo_pipe flags %d\n", req[2] == O_CLOEXEC);
+		req[0] = 200; req[1] = 201;
+		return 0;
+	}
 	if (cmd == I_PUTPMSG) {
 		last = *(struct strpmsg *)arg;
 		if (last.ctlbuf.len > 0) memcpy(lastctl, last.ctlbuf.buf, last.ctlbuf.len);
@@ -106,6 +114,9 @@ int main(void)
 	int fds[2] = { -1, -1 };
 	r = s_pipe2(fds, O_CLOEXEC);
 	printf("s_pipe %d fds %d %d weld %d arg %ld\n", r, fds[0], fds[1], lastcmd == I_PIPE, lastarg);
+	fifo_ok = 1;
+	r = s_pipe2(fds, O_CLOEXEC);
+	printf("s_pipe_fifo %d fds %d %d\n", r, fds[0], fds[1]);
 
 	fake_enotty = 1;
 	errno = 0; r = putmsg(FAKE, NULL, &db, 0);
@@ -168,7 +179,12 @@ fn library_marshals_strpmsg_for_the_kernel() {
         "getpmsg 2 in_band 2 in_cmax -1 out_band 3 out_flags 4 dlen 8",
         "isastream 1 probe 1 arg 0",
         "open_flags 1",
-        "s_pipe 0 fds 100 101 weld 1 arg 101",
+        // I_FIFO_PIPE refused (an older module): the control descriptor (100) is closed and
+        // the LfS way follows: open, open, I_PIPE.
+        "s_pipe 0 fds 101 102 weld 1 arg 102",
+        // I_FIFO_PIPE answered: its two descriptors, flags passed down.
+        "fifo_pipe flags 1",
+        "s_pipe_fifo 0 fds 200 201",
         "enotty_put -1 1",
         "enotty_get -1 1",
         "enotty_isastream 0 1",

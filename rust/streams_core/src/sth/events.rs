@@ -142,6 +142,11 @@ impl Stream {
             return; // SVR4: only one high-priority message waits at the head
         }
         let band = mp.band();
+        // Readers sleep only on an empty queue, or for read-fill (more bytes), or for a band or
+        // high-priority message that is not there yet: other arrivals need no wakeup (as a
+        // Linux pipe wakes its reader only when it was empty). SIGPOLL events are per message.
+        let was_empty = self.queue(h).is_none_or(|q| q.first().is_none());
+        let wake = was_empty || hipri || band > 0 || self.sth.rdopt & RFILL != 0;
         let r = match self.side_mut(h) {
             Some(s) => s.q.putq(mp),
             None => return,
@@ -161,7 +166,8 @@ impl Stream {
         } else {
             S_INPUT | S_RDNORM
         };
-        self.sth.note(WAKE_READ | WAKE_POLL, sig);
+        self.sth
+            .note(if wake { WAKE_READ | WAKE_POLL } else { 0 }, sig);
     }
 
     /// Apply M_SETOPTS.
@@ -258,12 +264,12 @@ impl Stream {
             return;
         }
         self.sth_flush_local(FLUSHW, band);
-        // On a pipe the write side leads to the other head, which would turn the flush
+        // On a pipe (or FIFO) the write side leads to a head, which would turn the flush
         // around again: a reflected flush is marked MSGNOLOOP and not reflected twice.
         if mp.flag().contains(MsgFlags::MSGNOLOOP) {
             return;
         }
-        if self.is_pipe() {
+        if self.is_pipe() || self.is_fifo() {
             mp.set_flag(mp.flag() | MsgFlags::MSGNOLOOP);
         }
         // Turn the write half around: downstream sees the flush, not the read half again.

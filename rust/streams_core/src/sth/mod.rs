@@ -16,12 +16,15 @@
 //! variants; `ioctl.rs` the I_* dispatcher; `events.rs` the head's read put procedure
 //! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent
 //! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
-//! `fast.rs` two-phase read/write (user copies outside the lock); `fdpass.rs` I_SENDFD/I_RECVFD; `pipe.rs` STREAMS pipes (two heads in one Stream); `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
+//! `fast.rs` two-phase read/write (user copies outside the lock); `fdpass.rs` I_SENDFD/I_RECVFD;
+//! `pipe.rs` STREAMS pipes (two heads in one Stream); `fifo.rs` FIFOs (one head feeding
+//! itself); `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
 
 pub mod consts;
 pub mod events;
 pub mod fast;
 mod fdpass;
+pub mod fifo;
 pub mod ioctl;
 mod msg;
 pub mod pipe;

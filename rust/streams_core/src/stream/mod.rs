@@ -392,9 +392,12 @@ impl Stream {
         let feeder = self.backq(self.head_rq());
         let p = self.alloc_pair(tab.info, Role::Module)?;
         let (h, n) = (self.head_wq(), QueueId::of(p, true));
+        // On a FIFO the head's own write queue feeds its read queue: the first module pushed
+        // turns its write side around into its own read side (`sth/fifo.rs`).
+        let below = if feeder == Some(h) { n.rd() } else { below };
         self.set_next(n, Some(below));
         self.set_next(h, Some(n));
-        if let Some(f) = feeder {
+        if let Some(f) = feeder.filter(|f| *f != h) {
             self.set_next(f, Some(n.rd()));
         }
         self.set_next(n.rd(), Some(self.head_rq()));
@@ -440,8 +443,14 @@ impl Stream {
         let below = self.next(w);
         let feeder = self.backq(w.rd());
         let h = self.head_wq();
-        self.set_next(h, below);
-        if let Some(f) = feeder {
+        if below == Some(w.rd()) {
+            // The last module of a FIFO: the head's write side feeds its read side again.
+            let hr = self.head_rq();
+            self.set_next(h, Some(hr));
+        } else {
+            self.set_next(h, below);
+        }
+        if let Some(f) = feeder.filter(|f| *f != w) {
             let hr = self.head_rq();
             self.set_next(f, Some(hr));
         }

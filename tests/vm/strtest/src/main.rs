@@ -39,6 +39,7 @@ macro_rules! ensure {
 
 // After `ensure!`: macros are in scope only below their definition.
 mod drivers;
+mod fifo;
 mod pipes;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
@@ -625,6 +626,10 @@ fn main() {
             pipes::t_pipe_sigpoll,
         ),
         (
+            "STREAMS pipe ends are FIFOs (fstat S_IFIFO, pipe:[N]), still Streams",
+            pipes::t_pipe_ends_are_fifos,
+        ),
+        (
             "echo: write/read and putmsg/getmsg round trips",
             drivers::t_echo_roundtrip,
         ),
@@ -652,6 +657,42 @@ fn main() {
         (
             "/proc/streams/modules: module_info and counters that move",
             drivers::t_proc_modules,
+        ),
+        (
+            "FIFO: non-blocking opens, ENXIO, O_RDWR",
+            fifo::t_fifo_nonblocking_opens,
+        ),
+        (
+            "FIFO: blocking opens wait for the other side",
+            fifo::t_fifo_blocking_opens,
+        ),
+        (
+            "FIFO: signal interrupts a waiting open (EINTR)",
+            fifo::t_fifo_open_interrupted,
+        ),
+        (
+            "FIFO: data between openers, 64 KiB with flow control",
+            fifo::t_fifo_data_between_openers,
+        ),
+        (
+            "FIFO: EOF after the last writer, new writer readable",
+            fifo::t_fifo_eof_after_last_writer,
+        ),
+        (
+            "FIFO: EPIPE after the last reader, data kept",
+            fifo::t_fifo_epipe_after_last_reader,
+        ),
+        (
+            "FIFO: shared modules, all discarded after close",
+            fifo::t_fifo_discarded_after_close,
+        ),
+        (
+            "FIFO: putmsg/getmsg message boundaries",
+            fifo::t_fifo_putmsg_getmsg,
+        ),
+        (
+            "FIFO: isastream 1, fstat S_IFCHR",
+            fifo::t_fifo_fstat_isastream,
         ),
     ];
     println!("1..{}", cases.len());

@@ -190,3 +190,43 @@ pub(crate) fn t_pipe_sigpoll() -> R {
     unsafe { libc::signal(libc::SIGPOLL, libc::SIG_DFL) };
     Ok(())
 }
+
+pub(crate) fn t_pipe_ends_are_fifos() -> R {
+    let (a, b) = e(Stream::pipe(), "s_pipe")?;
+    for s in [&a, &b] {
+        // SAFETY: an all-zero stat is a valid out-buffer for fstat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `st` is written by fstat.
+        let r = unsafe { libc::fstat(s.raw(), &mut st) };
+        ensure!(r == 0, "fstat: {}", io::Error::last_os_error());
+        ensure!(
+            st.st_mode & libc::S_IFMT == libc::S_IFIFO,
+            "fstat mode {:o}: not S_IFIFO",
+            st.st_mode
+        );
+        ensure!(
+            streams::ffi::isastream(s.raw()) == 1,
+            "a FIFO-typed pipe end is still a Stream"
+        );
+        let link = e(
+            std::fs::read_link(format!("/proc/self/fd/{}", s.raw())),
+            "readlink /proc/self/fd",
+        )?;
+        let name = link.to_string_lossy().into_owned();
+        ensure!(name.starts_with("pipe:["), "/proc/self/fd name {name}");
+    }
+    // Welded already: I_PIPE refuses.
+    let r = errno_of(
+        a.ioctl_int(streams::I_PIPE, b.raw()),
+        "I_PIPE on a pipe end",
+    )?;
+    ensure!(
+        r == libc::EINVAL,
+        "I_PIPE on welded ends: errno {r}, expected EINVAL"
+    );
+    e(a.write(b"fifo"), "write")?;
+    let mut buf = [0u8; 8];
+    let n = e(b.read(&mut buf), "read")?;
+    ensure!(&buf[..n] == b"fifo", "read {:?}", &buf[..n]);
+    Ok(())
+}

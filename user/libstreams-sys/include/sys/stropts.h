@@ -54,6 +54,7 @@ extern "C" {
 #define I_GETPMSG	(__SID | 42)	/* arg: struct strpmsg *; getmsg()/getpmsg() */
 #define I_PUTPMSG	(__SID | 43)	/* arg: struct strpmsg *; putmsg()/putpmsg() */
 #define I_PIPE		(__SID | 44)	/* arg: int fd; weld this Stream and fd into a pipe */
+#define I_FIFO_PIPE	(('R' << 8) | 1)	/* rstreams: struct { int fds[2]; int flags; }: a STREAMS pipe of FIFO files */
 #define I_FATTACH	(__SID | 52)	/* arg: const char *path (not implemented: ENOSYS) */
 #define I_FDETACH	(__SID | 53)	/* arg: const char *path (not implemented: ENOSYS) */
 
