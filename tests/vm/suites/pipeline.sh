@@ -46,8 +46,8 @@ $DASH -c 'exit 0' || die "dash does not run (shared libraries missing?)"
 if [ $MODE = linux-only ]; then
 	echo "pipeline: MODE=linux-only: STREAMS pipe runs not done"
 	[ -e $DEV ] && die "$DEV present with streams.ko unloaded?"
-	kind=$(LD_PRELOAD=$PRELOAD $DASH -c 'echo x | readlink /proc/self/fd/0')
-	case "$kind" in pipe:*) ;; *) die "no device, preload did not fall back: '$kind'" ;; esac
+	is=$(LD_PRELOAD=$PRELOAD $DASH -c 'echo x | pipetest --isastream 0')
+	[ "$is" = 0 ] || die "no device, yet the preloaded pipe is a Stream? ($is)"
 	kinds=linux
 else
 	kinds="linux streams"
@@ -57,18 +57,15 @@ fi
 
 mkdir -p $W || die "mkdir $W"
 if [ $MODE = full ]; then
-	# Which kind of pipe does a dash pipeline get? /proc/self/fd/0 of the last stage says
-	# pipe:[ino] for a Linux pipe, the device path for a STREAMS pipe.
-	kind_linux=$($DASH -c 'echo x | readlink /proc/self/fd/0')
-	kind_streams=$(LD_PRELOAD=$PRELOAD $DASH -c 'echo x | readlink /proc/self/fd/0')
-	kind_off=$(STREAMS_PIPE=0 LD_PRELOAD=$PRELOAD $DASH -c 'echo x | readlink /proc/self/fd/0')
-	echo "pipeline: plain dash pipe: $kind_linux; preloaded: $kind_streams; STREAMS_PIPE=0: $kind_off"
-	case "$kind_linux" in pipe:*) ;; *) die "plain dash pipe is not a Linux pipe: '$kind_linux'" ;; esac
-	case "$kind_streams" in
-	*streams*) ;;
-	*) die "LD_PRELOAD=$PRELOAD did not give a STREAMS pipe: '$kind_streams'" ;;
-	esac
-	case "$kind_off" in pipe:*) ;; *) fail "STREAMS_PIPE=0 did not fall back to a Linux pipe: '$kind_off'" ;; esac
+	# Which kind of pipe does a dash pipeline get? The last stage asks isastream() on its
+	# stdin (pipe ends may be named pipe:[N] either way, so the name does not tell).
+	is_linux=$($DASH -c 'echo x | pipetest --isastream 0')
+	is_streams=$(LD_PRELOAD=$PRELOAD $DASH -c 'echo x | pipetest --isastream 0')
+	is_off=$(STREAMS_PIPE=0 LD_PRELOAD=$PRELOAD $DASH -c 'echo x | pipetest --isastream 0')
+	echo "pipeline: isastream(pipe end): plain dash $is_linux, preloaded $is_streams, STREAMS_PIPE=0 $is_off ($(LD_PRELOAD=$PRELOAD $DASH -c 'echo x | readlink /proc/self/fd/0'))"
+	[ "$is_linux" = 0 ] || die "plain dash pipe is a Stream? ($is_linux)"
+	[ "$is_streams" = 1 ] || die "LD_PRELOAD=$PRELOAD did not give a STREAMS pipe ($is_streams)"
+	[ "$is_off" = 0 ] || fail "STREAMS_PIPE=0 did not fall back to a Linux pipe ($is_off)"
 
 	# Three stages, briefly: if a stage hangs (an ioctl such as isatty()'s TCGETS that nobody
 	# answers across the pipe), every case below would hang too. Output to a file: $(...) would

@@ -10,6 +10,8 @@
 //! status 1 on any failure. Without the STREAMS pipe device every STREAMS case fails (the
 //! suite is meant to pass only with the driver); `--linux-only` runs the Linux cases alone
 //! (development). A case that runs longer than 150 s fails (and the run goes on).
+//! `pipetest --isastream FD` prints isastream(FD) (1/0) and exits 0 only for a Stream: the
+//! pipeline suite asks it whether the shell's pipes really are STREAMS pipes.
 
 mod posix;
 mod sonly;
@@ -100,9 +102,16 @@ fn run_case(f: Arc<dyn Fn() -> R + Send + Sync>) -> R {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--isastream") {
+        // For shell tests (pipeline suite): is this inherited descriptor a Stream?
+        let fd = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(0);
+        let r = streams::ffi::isastream(fd);
+        println!("{r}");
+        std::process::exit(i32::from(r != 1));
+    }
     let linux_only = args.iter().any(|a| a == "--linux-only");
     if let Some(bad) = args.iter().find(|a| *a != "--linux-only") {
-        eprintln!("usage: pipetest [--linux-only]  (unknown argument {bad:?})");
+        eprintln!("usage: pipetest [--linux-only] | --isastream FD  (unknown argument {bad:?})");
         std::process::exit(2);
     }
     let impls: &[Impl] = if linux_only {
