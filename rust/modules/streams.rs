@@ -47,6 +47,7 @@ mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
 mod nuls;
+mod pipemod;
 mod procfs;
 pub mod selftest;
 mod sloop;
@@ -173,6 +174,8 @@ fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
     reg.register_module(&sloop::NULLMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
     reg.register_module(&mods::bufmod::BUFMOD)
+        .map_err(|e| Error::from_errno(-e.0))?;
+    reg.register_module(&pipemod::PIPEMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
     Ok(kernel::sync::Arc::new(reg, GFP_KERNEL)?)
 }

@@ -95,7 +95,7 @@ pub(crate) fn ioctl(f: &StrFile, cmd: u32, arg: usize, nonblock: bool) -> Result
                 |_| {},
             )
         }
-        I_NREAD | I_GRDOPT | I_GWROPT | I_GETBAND | I_GETCLTIME => simple(true),
+        I_NREAD | I_GRDOPT | I_GWROPT | I_GETBAND | I_GETCLTIME | FIONREAD => simple(true),
         I_FLUSH | I_SRDOPT | I_SWROPT | I_CANPUT | I_ATMARK | I_CKBAND => simple(false),
         I_SET_HIWAT | I_SET_LOWAT => simple(false),
         I_SETCLTIME => {

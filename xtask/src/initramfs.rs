@@ -4,7 +4,10 @@
 //! `/lib/modules/<release>/extra/` (the guest runs `depmod`, so `modprobe streams` works),
 //! the static user programs in `/usr/bin`, the VM suites from `tests/vm/suites/`, and for
 //! `cargo xtask vm --copy DIR` the folder as `/host`, and extra files such as the plan of
-//! `cargo xtask bench` (`/etc/rstreams/bench.plan`).
+//! `cargo xtask bench` (`/etc/rstreams/bench.plan`). For LD_PRELOAD runs (the pipeline suite)
+//! also a dynamically linked shell, `/usr/bin/dash`, the interposer
+//! `/usr/lib/libstreams_pipe.so`, and the host's shared libraries and loader they need (found
+//! with `ldd`): busybox is static, so only dash's pipes can be interposed.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -196,6 +199,7 @@ pub(crate) fn build(c: &Contents<'_>, out: &Path) -> Result<()> {
             &fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?,
         );
     }
+    dynamic_extras(&mut a)?;
     if let Some(dir) = c.copy {
         a.tree(dir, "host")?;
     }
@@ -209,6 +213,55 @@ pub(crate) fn build(c: &Contents<'_>, out: &Path) -> Result<()> {
     util::write_atomic(out, &data)?;
     st.done_with(&format!("{} KiB", data.len() / 1024));
     Ok(())
+}
+
+/// The dynamically linked part of the guest: dash, `libstreams_pipe.so` (built here without
+/// `+crt-static`, which a preloaded library cannot have) and their shared libraries.
+fn dynamic_extras(a: &mut Cpio) -> Result<()> {
+    let root = util::repo_root();
+    let tdir = root.join("target/guest-dyn");
+    util::run(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(&root)
+            .env("CARGO_TARGET_DIR", &tdir)
+            .env_remove("RUSTFLAGS")
+            .args([
+                "build",
+                "--quiet",
+                "--release",
+                "-p",
+                "streams-pipe-preload",
+            ]),
+    )?;
+    let preload = tdir.join("release/libstreams_pipe.so");
+    let dash = Path::new("/usr/bin/dash");
+    let mut libs = std::collections::BTreeSet::new();
+    for (bin, dst) in [
+        (dash, "usr/bin/dash"),
+        (preload.as_path(), "usr/lib/libstreams_pipe.so"),
+    ] {
+        let data = fs::read(bin).map_err(|e| format!("{}: {e}", bin.display()))?;
+        a.file(dst, 0o755, &data);
+        libs.extend(shared_libs(&util::output(Command::new("ldd").arg(bin))?));
+    }
+    for lib in libs {
+        let data = fs::read(&lib).map_err(|e| format!("{lib}: {e}"))?;
+        a.file(lib.trim_start_matches('/'), 0o755, &data);
+    }
+    Ok(())
+}
+
+/// The absolute paths in `ldd` output (`libc.so.6 => /lib/.../libc.so.6 (0x…)`, and the
+/// loader's own `/lib64/ld-linux-x86-64.so.2 (0x…)`); the vDSO has none.
+fn shared_libs(ldd: &str) -> Vec<String> {
+    ldd.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let path = l.rsplit_once("=> ").map_or(l, |(_, p)| p);
+            let path = path.split_whitespace().next()?;
+            path.starts_with('/').then(|| path.to_string())
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -228,5 +281,17 @@ mod tests {
         assert!(text.contains("a/b\0"));
         assert!(text.contains("xyz"));
         assert!(text.contains("TRAILER!!!"));
+    }
+
+    #[test]
+    fn ldd_paths() {
+        let out = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x7f)\n\t/lib64/ld-linux-x86-64.so.2 (0x7f)\n";
+        assert_eq!(
+            shared_libs(out),
+            [
+                "/lib/x86_64-linux-gnu/libc.so.6",
+                "/lib64/ld-linux-x86-64.so.2"
+            ]
+        );
     }
 }

@@ -73,6 +73,8 @@ pub const I_GETPMSG: u32 = SID | 42;
 pub const I_PUTPMSG: u32 = SID | 43;
 /// Weld this pipe end and the end whose fd is the (by-value) argument into one pipe (LfS).
 pub const I_PIPE: u32 = SID | 44;
+/// FIONREAD (Linux `<asm-generic/ioctls.h>`): data bytes waiting to be read at the head.
+pub const FIONREAD: u32 = 0x541B;
 /// rstreams extension, on a `/dev/streams/clone/pipe` descriptor: create a STREAMS pipe whose
 /// ends are FIFO-typed files (`struct { int fds[2]; int flags; }`, flags O_CLOEXEC|O_NONBLOCK).
 /// Its own ioctl group (`'R'`), so that it can never collide with an LfS number.

@@ -131,6 +131,8 @@ impl Stream {
             }
         } else if ty == M_IOCACK || ty == M_IOCNAK || ty == M_COPYIN || ty == M_COPYOUT {
             self.sth_ioc_answer(mp);
+        } else if ty == M_IOCTL {
+            self.sth_nak_ioctl(mp);
         }
         // Anything else has no meaning at the head and is freed here.
     }
@@ -250,6 +252,26 @@ impl Stream {
             };
             self.sth.note(WAKE_WRITE | WAKE_POLL, 0);
         }
+    }
+
+    /// An M_IOCTL coming up to a head crossed a pipe from the other head (or a module sent
+    /// it up): no driver will ever answer it, so the head NAKs it back down (SVR4 `strrput`),
+    /// or the sender's ioctl (TCGETS from isatty(), FIONREAD, any I_STR) would wait forever.
+    fn sth_nak_ioctl(&mut self, mut mp: Msg) {
+        let Some(mut ioc) = IocBlk::decode(mp.rd()) else {
+            return;
+        };
+        ioc.error = Errno::EINVAL.0;
+        ioc.count = 0;
+        ioc.rval = 0;
+        if mp.make_writable().is_err() {
+            return;
+        }
+        mp.set_type(M_IOCNAK);
+        if let Some(b) = mp.rd_mut().and_then(|b| b.get_mut(..super::IOCBLK_SIZE)) {
+            crate::sys::copy_bytes(b, &ioc.encode());
+        }
+        self.write(mp);
     }
 
     fn sth_mflush(&mut self, mut mp: Msg) {

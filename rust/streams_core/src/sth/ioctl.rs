@@ -188,7 +188,7 @@ impl Stream {
             IocArg::Transparent(t) if cmd & 0xff00 != SID => return self.sth_transparent(cmd, t),
             a => a,
         };
-        if cmd & 0xff00 != SID {
+        if cmd & 0xff00 != SID && cmd != FIONREAD {
             return Err(Errno::ENOTTY.into());
         }
         let h = self.head_rq();
@@ -199,6 +199,19 @@ impl Stream {
                 let bytes = q.and_then(|q| q.first()).map_or(0, Msg::msgdsize);
                 put_i32(out, i32::try_from(bytes).unwrap_or(i32::MAX))?;
                 Ok(i32::try_from(n).unwrap_or(i32::MAX))
+            }
+            (FIONREAD, IocArg::Out(out)) => {
+                // As on a Linux pipe: every data byte waiting at the head, over all messages.
+                let q = self.queue(h);
+                let mut bytes = 0usize;
+                for pos in 0.. {
+                    let Some(m) = q.and_then(|q| q.peek(pos)) else {
+                        break;
+                    };
+                    bytes = bytes.saturating_add(m.msgdsize());
+                }
+                put_i32(out, i32::try_from(bytes).unwrap_or(i32::MAX))?;
+                Ok(0)
             }
             (I_PUSH, IocArg::Name(name)) => {
                 self.sth_ioc_ok()?;

@@ -3,6 +3,7 @@
 //! hangup, modules pushed on either end, M_FLUSH without ping-pong.
 
 use super::super::consts::*;
+use super::super::userio::SliceIo;
 use super::super::*;
 use super::{get, nread, put, rd, wr};
 use crate::errno::Errno;
@@ -314,6 +315,54 @@ fn sendfd_on_a_fifo_reaches_its_own_head() -> TestResult {
     Ok(())
 }
 
+fn fionread_counts_every_data_byte() -> TestResult {
+    let mut s = pipe()?;
+    check_ok!(s.with_end(0, |s| wr(s, &[1u8; 100])));
+    check_ok!(s.with_end(0, |s| wr(s, &[2u8; 50])));
+    let mut b = [0u8; 4];
+    check_eq!(
+        ioc(&mut s, 1, FIONREAD, IocArg::Out(&mut SliceIo(&mut b))),
+        Ok(0)
+    );
+    check_eq!(i32::from_ne_bytes(b), 150);
+    check_ok!(s.with_end(1, |s| rd(s, 30)));
+    check_eq!(
+        ioc(&mut s, 1, FIONREAD, IocArg::Out(&mut SliceIo(&mut b))),
+        Ok(0)
+    );
+    check_eq!(i32::from_ne_bytes(b), 120);
+    Ok(())
+}
+
+fn ioctl_across_a_pipe_is_nakked() -> TestResult {
+    let mut s = pipe()?;
+    // An I_STR at end 0 travels as M_IOCTL to end 1's head, which answers M_IOCNAK (SVR4
+    // strrput): the caller gets EINVAL instead of waiting for a driver that is not there.
+    let mut data = [0u8; 4];
+    let mut io = SliceIo(&mut data);
+    let mut arg = StrIoctl {
+        cmd: 0x5401,
+        timeout: 0,
+        len: 0,
+        io: &mut io,
+        id: None,
+    };
+    let reg = Registry::new();
+    // I_STR is retried by the platform while it blocks for the answer.
+    let mut r = Err(Stop::Block(Block::IoctlAck));
+    for _ in 0..3 {
+        r = s.with_end(0, |s| s.strioctl(&reg, I_STR, IocArg::Str(&mut arg)));
+        if r != Err(Stop::Block(Block::IoctlAck)) {
+            break;
+        }
+    }
+    check_eq!(r, Err(Stop::Err(Errno::EINVAL)));
+    // Nothing is left queued at either head.
+    check_eq!(s.with_end(1, |s| s.strpoll(POLLIN)), 0);
+    check_eq!(s.with_end(0, |s| s.strpoll(POLLIN)), 0);
+    Ok(())
+}
+
 ktest_suite!(STH_PIPE_SUITE, "streams_sth_pipe":
     full_duplex_write_read,
     putmsg_getmsg_bands_across,
@@ -326,4 +375,6 @@ ktest_suite!(STH_PIPE_SUITE, "streams_sth_pipe":
     sendfd_recvfd_across_the_pipe,
     sendfd_recvfd_errors,
     sendfd_on_a_fifo_reaches_its_own_head,
+    fionread_counts_every_data_byte,
+    ioctl_across_a_pipe_is_nakked,
 );
