@@ -201,6 +201,8 @@ struct Inner<T: FileOps> {
 }
 
 /// The shim's register function: (name, nodename, fops, ctx, err) → handle or null.
+// SAFETY (contract): callers pass NUL-terminated names, a `file_operations` table and a context
+// that outlive the registration, and a writable `err`.
 type RegisterFn = unsafe extern "C" fn(
     *const c_char,
     *const c_char,

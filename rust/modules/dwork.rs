@@ -17,6 +17,8 @@ use crate::errno::Errno;
 
 extern "C" {
     fn rstreams_dwork_new(
+        // SAFETY (contract): the shim calls `f(ctx)` from the workqueue only while the work
+        // item lives (`rstreams_dwork_free` cancels and waits first).
         f: unsafe extern "C" fn(*mut c_void),
         ctx: *mut c_void,
     ) -> *mut c_void;

@@ -24,6 +24,8 @@ use kernel::str::CStr;
 use kernel::sync::Arc;
 
 /// The C show callback type: `show(ctx, struct seq_file *m)`.
+// SAFETY (contract): the shim calls it with the context given at creation and a live
+// seq_file, only while the entry exists (`proc_remove` waits for running calls).
 type ShowFn = unsafe extern "C" fn(ctx: *mut c_void, m: *mut c_void) -> c_int;
 
 extern "C" {
