@@ -166,6 +166,8 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     (strproc::Kind::Driver, &echo::ECHO),
     (strproc::Kind::Driver, &nuls::NULS),
     (strproc::Kind::Module, &sloop::NULLMOD),
+    (strproc::Kind::Module, &pipemod::PIPEMOD),
+    (strproc::Kind::Module, &mods::bufmod::BUFMOD),
 ];
 
 /// The module registry (`fmodsw`: nullmod), shared by every device.
