@@ -5,14 +5,6 @@
 use super::drivers::*;
 use super::*;
 use crate::msg::{Msg, MsgFlags, M_ERROR, M_FLUSH, M_HANGUP, M_PCSIG, M_READ, M_SIG};
-use crate::stream::testmods::{NOSRV, PASS};
-
-fn reg() -> Result<Registry, Failure> {
-    let mut r = Registry::new();
-    check_ok!(r.register_module(&PASS));
-    check_ok!(r.register_module(&NOSRV));
-    Ok(r)
-}
 
 fn ioc(s: &mut Stream, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
     s.strioctl(&Registry::new(), cmd, arg)

@@ -4,11 +4,10 @@
 
 use super::super::consts::*;
 use super::super::*;
-use super::{get, nread, put, rd, wr};
+use super::{get, nread, put, rd, reg, wr};
 use crate::errno::Errno;
 use crate::ktest::{Failure, TestResult};
-use crate::stream::testmods::{NOSRV, PASS};
-use crate::stream::{Registry, Stream, STRHIGH};
+use crate::stream::{Stream, STRHIGH};
 use crate::{check, check_eq, check_ok, ktest_suite};
 
 /// A FIFO with one reader and one writer (both sides present: not hung up).
@@ -17,13 +16,6 @@ fn fifo() -> Result<Stream, Failure> {
     s.fifo_openers(1, 1);
     let _ = s.sth_take_events();
     Ok(s)
-}
-
-fn reg() -> Result<Registry, Failure> {
-    let mut r = Registry::new();
-    check_ok!(r.register_module(&PASS));
-    check_ok!(r.register_module(&NOSRV));
-    Ok(r)
 }
 
 fn ioc(s: &mut Stream, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {

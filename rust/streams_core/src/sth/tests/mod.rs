@@ -24,6 +24,14 @@ use drivers::*;
 
 pub(crate) const BUF: usize = 256;
 
+/// A module registry with the test modules `pass` and `nosrv` (for I_PUSH, I_FIND).
+pub(crate) fn reg() -> Result<Registry, Failure> {
+    let mut r = Registry::new();
+    check_ok!(r.register_module(&crate::stream::testmods::PASS));
+    check_ok!(r.register_module(&crate::stream::testmods::NOSRV));
+    Ok(r)
+}
+
 pub(crate) fn open(drv: &'static StreamTab) -> Result<Stream, Failure> {
     Ok(check_ok!(Stream::sth_new(drv)))
 }

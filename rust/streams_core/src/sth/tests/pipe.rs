@@ -5,24 +5,16 @@
 use super::super::consts::*;
 use super::super::userio::SliceIo;
 use super::super::*;
-use super::{get, nread, put, rd, wr};
+use super::{get, nread, put, rd, reg, wr};
 use crate::errno::Errno;
 use crate::ktest::{Failure, TestResult};
 use crate::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA, M_PASSFP};
-use crate::stream::testmods::{NOSRV, PASS};
 use crate::stream::{Registry, Stream};
 use crate::{check, check_eq, check_ok, ktest_suite};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 fn pipe() -> Result<Stream, Failure> {
     Ok(check_ok!(Stream::pipe()))
-}
-
-fn reg() -> Result<Registry, Failure> {
-    let mut r = Registry::new();
-    check_ok!(r.register_module(&PASS));
-    check_ok!(r.register_module(&NOSRV));
-    Ok(r)
 }
 
 fn ioc(s: &mut Stream, end: usize, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
