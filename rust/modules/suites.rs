@@ -27,4 +27,5 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::fifo::STH_FIFO_SUITE,
     &crate::mods::bufmod::tests::BUFMOD_SUITE,
     &crate::mods::bufmod::tests::ioctl::BUFMOD_IOCTL_SUITE,
+    &crate::mods::mux::tests::MUX_SUITE,
 ];

@@ -308,6 +308,21 @@ pub fn vec_push<T>(v: &mut Vec<T>, x: T) -> Result<(), T> {
     Ok(())
 }
 
+/// Make room for `n` more elements, so that the next `n` [`vec_push`]es cannot fail.
+pub fn vec_reserve<T>(v: &mut Vec<T>, n: usize) -> Result<(), NoMem> {
+    if fault::should_fail() {
+        return Err(NoMem);
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        v.try_reserve(n).map_err(|_| NoMem)
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        v.reserve(n, GFP).map_err(|_| NoMem)
+    }
+}
+
 /// Append a copy of `s`.
 pub fn vec_extend_from_slice(v: &mut Vec<u8>, s: &[u8]) -> Result<(), NoMem> {
     if fault::should_fail() {

@@ -53,6 +53,8 @@ pub const I_LIST: u32 = SID | 21;
 pub const I_PLINK: u32 = SID | 22;
 /// Persistent unlink (not implemented yet).
 pub const I_PUNLINK: u32 = SID | 23;
+/// I_UNLINK/I_PUNLINK argument: every link.
+pub const MUXID_ALL: i32 = -1;
 /// Flush one band.
 pub const I_FLUSHBAND: u32 = SID | 28;
 /// Is there a message of a band at the head?

@@ -12,8 +12,9 @@
 //! A second ioctl waits for the slot. On timeout the platform calls
 //! [`Stream::sth_ioctl_cancel`].
 //!
-//! Not implemented yet (EINVAL): I_LINK, I_UNLINK, I_PLINK, I_PUNLINK (multiplexors),
-//! I_SENDFD, I_RECVFD, I_FDINSERT (need the platform's file table). Commands outside the
+//! I_LINK, I_PLINK, I_UNLINK and I_PUNLINK are in `mux.rs` (the platform resolves the file
+//! descriptor into [`IocArg::Link`]). Not implemented here (EINVAL): I_SENDFD, I_RECVFD
+//! (`fdpass.rs`, called by the platform) and I_FDINSERT. Commands outside the
 //! `'S'` group are transparent ioctls (`transp.rs`) when the platform passes
 //! [`IocArg::Transparent`], ENOTTY otherwise.
 
@@ -144,6 +145,10 @@ pub enum IocArg<'a, 'b> {
     Peek(&'a mut PeekArgs<'b>),
     /// A command outside the `'S'` group: a transparent ioctl.
     Transparent(&'a mut super::TranspIoctl<'b>),
+    /// I_LINK/I_PLINK: the Stream to link (the platform resolved the file descriptor).
+    Link(&'a mut super::LinkReq),
+    /// I_UNLINK/I_PUNLINK: the muxid (or MUXID_ALL).
+    Unlink(&'a mut super::UnlinkReq),
     /// I_LIST with a `struct str_list` of `n` entries of FMNAMESZ + 1 bytes at `out`.
     List {
         /// `sl_nmods`: room in the list.
@@ -316,7 +321,15 @@ impl Stream {
                 p.got = self.sth_peek(&mut p.ctl, &mut p.data, hipri)?;
                 Ok(i32::from(p.got.is_some()))
             }
-            (I_STR, IocArg::Str(s)) => self.sth_istr(s),
+            (I_STR, IocArg::Str(s)) => {
+                // Link changes come only from the head itself, never forged through I_STR.
+                if [I_LINK, I_PLINK, I_UNLINK, I_PUNLINK].contains(&(s.cmd as u32)) {
+                    return Err(Errno::EINVAL.into());
+                }
+                self.sth_istr(s)
+            }
+            (I_LINK | I_PLINK, IocArg::Link(r)) => self.sth_link(r),
+            (I_UNLINK | I_PUNLINK, IocArg::Unlink(r)) => self.sth_unlink(r),
             (I_LIST, IocArg::None) => {
                 Ok(i32::try_from(self.names_down().count().saturating_sub(1)).unwrap_or(i32::MAX))
             }

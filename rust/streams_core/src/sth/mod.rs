@@ -27,6 +27,7 @@ mod fdpass;
 pub mod fifo;
 pub mod ioctl;
 mod msg;
+pub mod mux;
 pub mod pipe;
 mod poll;
 mod read;
@@ -39,6 +40,7 @@ mod write;
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
 pub use ioctl::{IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
+pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
 pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
 pub use write::STRHOLDSZ;
@@ -271,6 +273,10 @@ impl Stream {
         self.sth_flush_hold();
         self.sth.closed = true;
         self.sth.ioc = IocSlot::Free;
+        if self.multi.is_some() {
+            self.sth_close_in_complex();
+            return;
+        }
         if !self.sth_close_pipe_end() {
             self.close();
         }

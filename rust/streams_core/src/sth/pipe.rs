@@ -54,10 +54,11 @@ impl Stream {
         s.set_next(QueueId::of(b, true), Some(QueueId::of(a, false)));
         s.sth = pipe_head()?;
         s.head = a;
-        s.parked = Some(Parked {
+        let other = Parked {
             head: b,
             sth: pipe_head()?,
-        });
+        };
+        sys::vec_push(&mut s.parked, other).map_err(|_| Errno::ENOSR)?;
         Ok(s)
     }
 
@@ -75,7 +76,7 @@ impl Stream {
 
     /// Whether this Stream is a welded pipe (two heads).
     pub fn is_pipe(&self) -> bool {
-        self.parked.is_some()
+        self.multi.is_none() && !self.parked.is_empty()
     }
 
     /// Which end is swapped in (0 for a Stream that is not a pipe).
@@ -96,37 +97,55 @@ impl Stream {
         if end == self.head {
             return core::mem::take(&mut self.sth.ev);
         }
-        match self.parked.as_mut() {
-            Some(p) if p.head == end => core::mem::take(&mut p.sth.ev),
-            _ => HeadEvents::default(),
+        match self.parked.iter_mut().find(|p| p.head == end) {
+            Some(p) => core::mem::take(&mut p.sth.ev),
+            None => HeadEvents::default(),
         }
     }
 
     /// Run `f` with the head of pair `pair` swapped in (the engine's entry: a message
     /// reached that head's read queue, or a back-enable its write queue).
     pub(crate) fn with_head<R>(&mut self, pair: usize, f: impl FnOnce(&mut Stream) -> R) -> R {
-        if pair == self.head || self.parked.as_ref().is_none_or(|p| p.head != pair) {
+        let Some(i) = self.parked.iter().position(|p| p.head == pair) else {
             return f(self);
-        }
-        self.swap_heads();
+        };
+        self.swap_parked(i);
         let r = f(self);
-        self.swap_heads();
+        self.swap_parked(i);
+        if self.multi.is_some() {
+            // A Stream of a complex that closed leaves its slot for the next open.
+            if let Some(p) = self.parked.as_mut_slice().get_mut(i) {
+                if p.sth.closed {
+                    p.head = crate::stream::VACANT;
+                }
+            }
+        }
         r
     }
 
     /// Run `f` on the other end of a pipe.
     pub(crate) fn with_other_end<R>(&mut self, f: impl FnOnce(&mut Stream) -> R) -> R {
-        self.swap_heads();
+        self.swap_parked(0);
         let r = f(self);
-        self.swap_heads();
+        self.swap_parked(0);
         r
     }
 
-    fn swap_heads(&mut self) {
-        if let Some(p) = self.parked.as_mut() {
+    /// Swap parked head `i` with the head swapped in.
+    fn swap_parked(&mut self, i: usize) {
+        if let Some(p) = self.parked.as_mut_slice().get_mut(i) {
             core::mem::swap(&mut self.sth, &mut p.sth);
             core::mem::swap(&mut self.head, &mut p.head);
         }
+    }
+
+    /// The pair indices of every Stream head of this arena (one, two for a pipe, any number
+    /// in a Stream complex), the one swapped in first.
+    pub fn heads(&self) -> impl Iterator<Item = usize> + '_ {
+        let me = (self.multi.is_none() || self.pair(self.head).is_some()).then_some(self.head);
+        let parked = self.parked.iter().map(|p| p.head);
+        me.into_iter()
+            .chain(parked.filter(|h| *h != crate::stream::VACANT))
     }
 
     /// Whether the head of pair `pair` is a real Stream head (acts on what arrives).
@@ -134,16 +153,14 @@ impl Stream {
         if pair == self.head {
             return self.sth.active;
         }
-        self.parked
-            .as_ref()
-            .is_some_and(|p| p.head == pair && p.sth.active)
+        self.parked.iter().any(|p| p.head == pair && p.sth.active)
     }
 
     /// close(2) of one end of a pipe whose other end is still open: the modules pushed on
     /// this end close, what waits unread at this head is freed, and the other end is hung
     /// up. Returns false when this is not such an end (the caller closes the whole Stream).
     pub(crate) fn sth_close_pipe_end(&mut self) -> bool {
-        if self.parked.as_ref().is_none_or(|p| p.sth.closed) {
+        if !self.is_pipe() || self.parked.first().is_none_or(|p| p.sth.closed) {
             return false;
         }
         while self.pop().is_ok() {}

@@ -52,6 +52,22 @@ impl<'a> QCtx<'a> {
         QCtx::new(self.s, self.q.otherq())
     }
 
+    /// A context on any queue `q` of this arena (`put(9F)`-style access to another queue): a
+    /// multiplexing driver reaches the queues of its other Streams with it, e.g.
+    /// `cx.at(lower_wq).putnext(mp)`. Instances stay out of the arena as with [`otherq`].
+    ///
+    /// [`otherq`]: QCtx::otherq
+    pub fn at(&mut self, q: QueueId) -> QCtx<'_> {
+        QCtx::new(self.s, q)
+    }
+
+    pub(crate) fn stream(&self) -> &Stream {
+        self.s
+    }
+    pub(crate) fn stream_mut(&mut self) -> &mut Stream {
+        self.s
+    }
+
     /// putq on this queue. On allocation failure the message comes back.
     pub fn putq(&mut self, mp: Msg) -> Result<(), Msg> {
         let ev = match self.s.side_mut(self.q) {

@@ -21,7 +21,11 @@
 //! `qenable` puts a queue on this Stream's run list once (QENAB);
 //! [`Stream::runqueues`] runs the service procedures.
 
+mod complex;
 mod ctx;
+mod transfer;
+pub(crate) use complex::VACANT;
+pub(crate) use transfer::Moved;
 pub mod module;
 pub mod registry;
 pub mod stats;
@@ -33,7 +37,7 @@ pub mod testmods;
 pub mod tests;
 
 pub use ctx::QCtx;
-pub use module::{ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
+pub use module::{LowerOpenFn, ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
 pub use registry::Registry;
 pub use stats::{mstat_total, reserve_totals, ModuleStat};
 
@@ -78,7 +82,7 @@ impl QueueId {
     pub const fn is_read(self) -> bool {
         self.0 & 1 == 0
     }
-    const fn pair(self) -> usize {
+    pub(crate) const fn pair(self) -> usize {
         self.0 >> 1
     }
     const fn side(self) -> usize {
@@ -86,6 +90,15 @@ impl QueueId {
     }
     pub(crate) const fn of(pair: usize, write: bool) -> QueueId {
         QueueId(pair << 1 | write as usize)
+    }
+    /// The number naming this queue in a `linkblk` (`l_qtop`, `l_qbot`).
+    pub const fn raw(self) -> u64 {
+        self.0 as u64
+    }
+    /// The queue a `linkblk` number names (`None` if out of range; a stale or forged number
+    /// names at worst another queue of the same arena, never memory).
+    pub fn from_raw(v: u64) -> Option<QueueId> {
+        usize::try_from(v).ok().map(QueueId)
     }
 }
 
@@ -98,6 +111,9 @@ pub enum Role {
     Module,
     /// The driver (bottom).
     Driver,
+    /// The lower half of a multiplexing driver: the former Stream head of a Stream linked
+    /// under it with I_LINK/I_PLINK (`sth/mux.rs`).
+    Lower,
 }
 
 /// One queue of a pair with its link.
@@ -163,8 +179,12 @@ pub struct Stream {
     /// Pair index of the head `sth` belongs to: the head that `head_rq`/`head_wq`, push/pop
     /// and the Stream head operations act on.
     pub(crate) head: usize,
-    /// The other Stream head of a pipe (see `sth/pipe.rs`), swapped in by `with_end`.
-    pub(crate) parked: Option<crate::sth::pipe::Parked>,
+    /// The Stream heads not swapped in: the other end of a pipe (`sth/pipe.rs`), or the
+    /// heads of a Stream complex (`sth/mux.rs`); `with_end` swaps one in.
+    pub(crate) parked: Vec<crate::sth::pipe::Parked>,
+    /// A Stream complex: the Streams of a multiplexing (or loop) driver and the Streams
+    /// linked under it share this arena and lock (`sth/mux.rs`).
+    pub(crate) multi: Option<Box<crate::sth::mux::Complex>>,
 }
 
 impl Stream {
@@ -201,7 +221,8 @@ impl Stream {
             closed: false,
             sth: sys::new_box(crate::sth::StrHead::new(sth))?,
             head: 0,
-            parked: None,
+            parked: Vec::new(),
+            multi: None,
         })
     }
 
@@ -234,7 +255,7 @@ impl Stream {
     }
 
     /// Call `tab.open` for pair `p` (already linked); on success store the instance.
-    fn run_open(
+    pub(crate) fn run_open(
         &mut self,
         p: usize,
         tab: &'static StreamTab,
@@ -421,7 +442,7 @@ impl Stream {
         Ok(())
     }
 
-    fn run_close(&mut self, p: usize) {
+    pub(crate) fn run_close(&mut self, p: usize) {
         let Some(pair) = self.pair_mut(p) else {
             return;
         };
@@ -472,8 +493,13 @@ impl Stream {
         if self.closed {
             return;
         }
+        if self.multi.is_some() {
+            self.close_complex();
+            self.closed = true;
+            return;
+        }
         while self.pop().is_ok() {}
-        if self.parked.is_some() {
+        if !self.parked.is_empty() {
             self.with_other_end(|s| while s.pop().is_ok() {});
         }
         if let Some(d) = self.driver_wq() {
