@@ -54,6 +54,7 @@ extern "C" {
     fn rstreams_fget(fd: c_uint) -> *mut c_void;
     fn rstreams_fput(file: *mut c_void);
     fn rstreams_file_same_ops(a: *mut c_void, b: *mut c_void) -> bool;
+    fn rstreams_file_has_release(f: *mut c_void, release: *const c_void) -> bool;
     fn rstreams_fifo_file(
         like: *mut c_void,
         private: *mut c_void,
@@ -116,6 +117,21 @@ impl<T: FileOps> CallFile<'_, T> {
     /// this file: EBADF if `fd` is not open, EINVAL if it is another kind of file. The returned
     /// reference keeps the object alive even if `fd` is closed meanwhile.
     pub(crate) fn same_device(&self, fd: i32) -> Result<Arc<T>, Errno> {
+        // SAFETY: `self.file` is valid by the type invariant; `other` is valid while fget's
+        // reference is held (inside `lookup`).
+        self.lookup(fd, |other| unsafe { rstreams_file_same_ops(self.file.cast(), other) })
+    }
+
+    /// As [`same_device`](Self::same_device), for a file open on any device whose per-open
+    /// type is `T` (all of them share `release_tramp::<T>`): I_LINK of an echo Stream under
+    /// a mux.
+    pub(crate) fn any_device(&self, fd: i32) -> Result<Arc<T>, Errno> {
+        let rel = release_tramp::<T> as *const c_void;
+        // SAFETY: `other` is valid while fget's reference is held (inside `lookup`).
+        self.lookup(fd, |other| unsafe { rstreams_file_has_release(other, rel) })
+    }
+
+    fn lookup(&self, fd: i32, is_t: impl FnOnce(*mut c_void) -> bool) -> Result<Arc<T>, Errno> {
         let fd = c_uint::try_from(fd).map_err(|_| Errno::EBADF)?;
         // SAFETY: fget may be called in process context with any number; it returns a
         // counted reference or null.
@@ -123,15 +139,12 @@ impl<T: FileOps> CallFile<'_, T> {
         if other.is_null() {
             return Err(Errno::EBADF);
         }
-        // SAFETY: both files are valid: `self.file` by the type invariant, `other` by the
-        // reference fget took.
-        let same = unsafe { rstreams_file_same_ops(self.file.cast(), other) };
-        let r = if same {
-            // SAFETY: `other` uses this device's `file_operations` (which exist once per
-            // registered device and name `T`'s trampolines), so it was opened by
-            // `open_tramp::<T>` and its `private_data` is the `Arc<T>` stored there; the
-            // reference fget took keeps the file (and that `Arc`) from being released while we
-            // take our own reference. `ManuallyDrop` leaves the file's reference untouched.
+        let r = if is_t(other) {
+            // SAFETY: `other`'s `file_operations` name `T`'s trampolines (checked by `is_t`),
+            // so it was opened by `open_tramp::<T>` and its `private_data` is the `Arc<T>`
+            // stored there; the reference fget took keeps the file (and that `Arc`) from being
+            // released while we take our own reference. `ManuallyDrop` leaves the file's
+            // reference untouched.
             let obj = core::mem::ManuallyDrop::new(unsafe {
                 Arc::from_raw(rstreams_file_private(other).cast::<T>())
             });

@@ -127,9 +127,9 @@ impl FifoState {
             }
             g.fifo_openers(self.readers, self.writers);
         }
-        let ev = settle(&mut g);
+        let ev = settle(&mut g, 0);
         drop(g);
-        sh.apply(0, ev);
+        sh.apply(ev);
         if last {
             self.shared.take()
         } else {

@@ -44,6 +44,7 @@ mod echo;
 mod fdpass;
 mod fifo;
 mod kunit_glue;
+mod mux;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
 mod nuls;
@@ -78,6 +79,7 @@ struct Streams {
     /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped early: no new
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
+    _mux: chardev::MiscDevice<strfile::StrFile>,
     /// `/dev/streams/clone/sloop`.
     _sloop: chardev::MiscDevice<strfile::StrFile>,
     /// `/dev/streams/clone/echo`.
@@ -140,6 +142,12 @@ impl kernel::Module for Streams {
             None,
             registry.clone(),
         )?;
+        let mux = register_complex(
+            module,
+            (c_str!("streams-mux"), c_str!("streams/clone/mux")),
+            &mods::mux::MUX,
+            registry.clone(),
+        )?;
         let dir = procfs::ProcDir::new(c_str!("streams"), None)?;
         let proc = procfs::ProcFile::new(
             c_str!("modules"),
@@ -151,6 +159,7 @@ impl kernel::Module for Streams {
             _proc: proc,
             _fifos: fifos,
             _pipe: pipe,
+            _mux: mux,
             _sloop: sloop,
             _echo: echo,
             _nuls: nuls,
@@ -165,6 +174,7 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     (strproc::Kind::Driver, &sloop::SLOOP),
     (strproc::Kind::Driver, &echo::ECHO),
     (strproc::Kind::Driver, &nuls::NULS),
+    (strproc::Kind::Driver, &mods::mux::MUX),
     (strproc::Kind::Module, &sloop::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
     (strproc::Kind::Module, &mods::bufmod::BUFMOD),
@@ -194,6 +204,21 @@ fn register_dev(
         Some(drv) => strfile::StrKind::Driver(drv),
         None => strfile::StrKind::PipeEnd,
     };
+    let dev = strfile::StrDev { kind, registry };
+    chardev::MiscDevice::register(names.0, names.1, dev, module)
+}
+
+/// A STREAMS clone device over a driver whose Streams share one Stream complex (a
+/// multiplexing driver, `sth/mux.rs`): every open adds a Stream to it.
+fn register_complex(
+    module: &'static ThisModule,
+    names: (&'static kernel::str::CStr, &'static kernel::str::CStr),
+    driver: &'static stream::StreamTab,
+    registry: kernel::sync::Arc<stream::Registry>,
+) -> Result<chardev::MiscDevice<strfile::StrFile>> {
+    let complex = stream::Stream::complex().map_err(|e| Error::from_errno(-e.0))?;
+    let shared = strfile::StrShared::new(complex).map_err(|e| Error::from_errno(-e.0))?;
+    let kind = strfile::StrKind::Complex(driver, shared);
     let dev = strfile::StrDev { kind, registry };
     chardev::MiscDevice::register(names.0, names.1, dev, module)
 }

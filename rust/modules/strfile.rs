@@ -68,6 +68,9 @@ pub(crate) enum StrKind {
     PipeEnd,
     /// The FIFO of this node (`fifo.rs`): every open attaches to the same Stream.
     Fifo(Arc<crate::fifo::FifoSlot>),
+    /// A new Stream over this driver inside the driver's Stream complex (a multiplexing or
+    /// loop driver, `sth/mux.rs`): every open adds a head to the one shared arena.
+    Complex(&'static StreamTab, Arc<StrShared>),
 }
 
 /// What a STREAMS device needs to open a Stream: what its opens give and the module registry.
@@ -114,6 +117,9 @@ pub(crate) struct StrShared {
     /// Those of end 1 of a pipe.
     #[pin]
     wq1: WaitQueue,
+    /// A Stream complex: the files whose Streams are linked under it, by muxid (`mux.rs`).
+    #[pin]
+    pub(crate) lowers: Mutex<KVec<(i32, Arc<StrShared>)>>,
 }
 
 impl StrShared {
@@ -124,6 +130,7 @@ impl StrShared {
                 stream <- kernel::new_mutex!(s, "rstreams_stream"),
                 wq0 <- WaitQueue::new(),
                 wq1 <- WaitQueue::new(),
+                lowers <- kernel::new_mutex!(KVec::new(), "rstreams_lowers"),
             }),
             GFP_KERNEL,
         )
@@ -135,45 +142,43 @@ impl StrShared {
         Ok(sh)
     }
 
-    /// The hold timer fired: send what write hold has coalesced on either end.
+    /// The hold timer fired: send what write hold has coalesced on every head.
     fn hold_expired(&self) {
         let mut g = self.stream.lock();
-        let ends = if g.is_pipe() { 2 } else { 1 };
-        for end in 0..ends {
-            g.with_end(end, Stream::sth_flush_hold);
-        }
-        let mut ev = settle(&mut g);
+        g.sth_flush_hold_all();
+        // No process of ours runs this: nobody to send SIGPIPE to.
+        let mut ev = settle(&mut g, usize::MAX);
         drop(g);
         // Never re-arm from the callback: the timer is only armed by writes, which hold a
         // reference to this object (the drop of the last one cancels the timer).
-        for e in ev.iter_mut() {
-            e.hold_timer = false;
-        }
-        // No process of ours runs this: nobody to send SIGPIPE to.
-        self.apply(usize::MAX, ev);
+        ev.hold_timer = false;
+        self.apply(ev);
     }
 
-    fn wq(&self, end: usize) -> &WaitQueue {
-        if end == 1 {
+    /// The wait queue of head `end`: ends alternate between two queues (the two ends of a
+    /// pipe get one each; in a Stream complex several heads share one, and every sleeper
+    /// re-tests its own condition anyway).
+    pub(crate) fn wq(&self, end: usize) -> &WaitQueue {
+        if end & 1 == 1 {
             &self.wq1
         } else {
             &self.wq0
         }
     }
 
-    /// Act on head events of both ends; `me` is the end the calling process uses.
-    pub(crate) fn apply(&self, me: usize, ev: [HeadEvents; 2]) {
-        for (end, e) in ev.iter().enumerate() {
-            if e.wake != 0 {
-                self.wq(end).wake_sleepers();
+    /// Act on what `settle` collected.
+    pub(crate) fn apply(&self, ev: Settled) {
+        for (i, w) in ev.wake.iter().enumerate() {
+            if *w {
+                self.wq(i).wake_sleepers();
             }
         }
-        if ev.iter().any(|e| e.hold_timer) {
+        if ev.hold_timer {
             if let Some(w) = &*self.hold.lock() {
                 w.arm(HOLD_JIFFIES);
             }
         }
-        if ev.get(me).is_some_and(|e| e.sigpipe) {
+        if ev.sigpipe {
             chardev::send_sig_current(SIGPIPE);
         }
     }
@@ -214,43 +219,47 @@ pub(crate) struct StrFile {
     fifo: Option<crate::fifo::FifoOpen>,
 }
 
-fn merge(a: &mut HeadEvents, b: HeadEvents) {
-    a.wake |= b.wake;
-    a.sigpoll |= b.sigpoll;
-    a.signals |= b.signals;
-    a.sigpipe |= b.sigpipe;
-    a.hold_timer |= b.hold_timer;
+/// What an operation leaves to do outside the stream lock (see [`settle`]).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Settled {
+    /// Wake the sleepers and pollers of wait queue 0 / 1 (`StrShared::wq`).
+    wake: [bool; 2],
+    /// Arm the write-hold timer.
+    hold_timer: bool,
+    /// Send SIGPIPE to the calling process.
+    sigpipe: bool,
 }
 
 /// After an operation, under the lock: run enabled service procedures, then collect what the
-/// heads want done (wakeups), per end. Signals are sent from here, under the lock (kill_pid
-/// does not sleep; registrations are rare, so this stays off the common path): SIGPOLL goes to
-/// each I_SETSIG registration whose events happened (SIGURG instead for banded input with
-/// S_BANDURG); M_SIG/M_PCSIG signals go to the registered processes (rstreams has no
-/// controlling-terminal process group for a Stream).
-pub(crate) fn settle(s: &mut Stream) -> [HeadEvents; 2] {
-    let mut out = [HeadEvents::default(); 2];
-    let ends = if s.is_pipe() { 2 } else { 1 };
+/// heads want done (wakeups, the hold timer; SIGPIPE for end `me`, the caller's). Signals are
+/// sent from here, under the lock (kill_pid does not sleep; registrations are rare, so this
+/// stays off the common path): SIGPOLL goes to each I_SETSIG registration whose events
+/// happened (SIGURG instead for banded input with S_BANDURG); M_SIG/M_PCSIG signals go to the
+/// registered processes (rstreams has no controlling-terminal process group for a Stream).
+pub(crate) fn settle(s: &mut Stream, me: usize) -> Settled {
+    let mut out = Settled::default();
     loop {
-        for (end, e) in out.iter_mut().enumerate().take(ends) {
-            merge(e, s.sth_take_events_of(end));
-        }
+        s.sth_take_events_all(|end, head, ev| {
+            if ev.wake != 0 {
+                out.wake[end & 1] = true;
+            }
+            out.hold_timer |= ev.hold_timer;
+            out.sigpipe |= end == me && ev.sigpipe;
+            if ev.sigpoll != 0 || ev.signals != 0 {
+                send_signals(head, &ev);
+            }
+        });
         if !s.has_enabled() {
             break;
         }
         s.runqueues();
     }
-    for (end, ev) in out.iter().enumerate().take(ends) {
-        if ev.sigpoll != 0 || ev.signals != 0 {
-            s.with_end(end, |s| send_signals(s, ev));
-        }
-    }
     out
 }
 
-/// The signals of `ev` for the registrations of the head swapped in.
-fn send_signals(s: &Stream, ev: &HeadEvents) {
-    for reg in s.sth().sig_list() {
+/// The signals of `ev` for the registrations of Stream head `head`.
+fn send_signals(head: &crate::sth::StrHead, ev: &HeadEvents) {
+    for reg in head.sig_list() {
         let hit = reg.events & ev.sigpoll;
         if hit & !S_BANDURG != 0 {
             let urg = reg.events & S_BANDURG != 0 && hit & S_RDBAND != 0;
@@ -322,23 +331,31 @@ impl StrFile {
             let l = self.link();
             let mut g = l.shared.stream.lock();
             let r = g.with_end(l.end, &mut op);
-            let ev = settle(&mut g);
+            let ev = settle(&mut g, l.end);
             match r {
                 Err(Stop::Block(_)) if !nonblock => {
                     // Waking others (and maybe ourselves: harmless, we re-test) before queueing.
-                    l.shared.apply(l.end, ev);
+                    l.shared.apply(ev);
                     if let Err(e) = l.shared.wq(l.end).sleep(g) {
                         let mut g = l.shared.stream.lock();
                         g.with_end(l.end, cancel);
-                        let ev = settle(&mut g);
+                        let ev = settle(&mut g, l.end);
+                        let cx = g.is_complex();
                         drop(g);
-                        l.shared.apply(l.end, ev);
+                        l.shared.apply(ev);
+                        if cx {
+                            crate::mux::give_back(&l.shared);
+                        }
                         return Err(e);
                     }
                 }
                 r => {
+                    let cx = g.is_complex();
                     drop(g);
-                    l.shared.apply(l.end, ev);
+                    l.shared.apply(ev);
+                    if cx {
+                        crate::mux::give_back(&l.shared);
+                    }
                     return match r {
                         Ok(v) => Ok(v),
                         Err(Stop::Err(e)) => Err(e),
@@ -406,10 +423,22 @@ impl FileOps for StrFile {
             StrKind::Driver(drv) => (Stream::sth_open(drv, &args)?, false),
             StrKind::PipeEnd => (Stream::pipe_end()?, true),
             StrKind::Fifo(slot) => return crate::fifo::open(slot, f_flags, &dev.registry),
+            StrKind::Complex(drv, shared) => {
+                let mut g = shared.stream.lock();
+                let end = g.open_in(drv, &args)?;
+                let ev = settle(&mut g, end);
+                drop(g);
+                shared.apply(ev);
+                let link = Link {
+                    shared: shared.clone(),
+                    end,
+                };
+                return StrFile::new(link, false, dev.registry.clone(), None);
+            }
         };
         let shared = StrShared::new(s)?;
         // The driver's open may have sent M_SETOPTS/data; nothing can wait on a new Stream.
-        let _ = settle(&mut shared.stream.lock());
+        let _ = settle(&mut shared.stream.lock(), 0);
         let link = Link { shared, end: 0 };
         StrFile::new(link, unconnected, dev.registry.clone(), None)
     }
@@ -422,9 +451,13 @@ impl FileOps for StrFile {
         let l = this.link();
         let mut g = l.shared.stream.lock();
         g.with_end(l.end, Stream::sth_close);
-        let ev = settle(&mut g);
+        let ev = settle(&mut g, l.end);
+        let cx = g.is_complex();
         drop(g);
-        l.shared.apply(l.end, ev);
+        l.shared.apply(ev);
+        if cx {
+            crate::mux::give_back(&l.shared);
+        }
         // Dropping the last reference frees the Stream: every queued message goes with it.
     }
 
@@ -533,6 +566,13 @@ impl FileOps for StrFile {
                 return self.weld(&other).map(|()| 0);
             }
             I_SENDFD => return crate::fdpass::sendfd(self, arg as u32 as i32),
+            I_LINK | I_PLINK => {
+                let lower = file.any_device(arg as u32 as i32)?;
+                return crate::mux::link(self, &lower, cmd == I_PLINK, nonblock);
+            }
+            I_UNLINK | I_PUNLINK => {
+                return crate::mux::unlink(self, arg as u32 as i32, cmd == I_PUNLINK, nonblock)
+            }
             I_FIFO_PIPE => return crate::fdpass::fifo_pipe(self, file, arg),
             I_RECVFD => return crate::fdpass::recvfd(self, arg, nonblock),
             _ => {}
@@ -545,9 +585,9 @@ impl FileOps for StrFile {
         pt.wait(l.shared.wq(l.end));
         let mut g = l.shared.stream.lock();
         let m = g.with_end(l.end, |s| s.strpoll(POLL_ALL));
-        let ev = settle(&mut g);
+        let ev = settle(&mut g, l.end);
         drop(g);
-        l.shared.apply(l.end, ev);
+        l.shared.apply(ev);
         m
     }
 }

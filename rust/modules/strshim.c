@@ -147,6 +147,14 @@ bool rstreams_file_same_ops(struct file *a, struct file *b)
 }
 EXPORT_SYMBOL_GPL(rstreams_file_same_ops);
 
+/* Whether f's release operation is `release` (all files of one Rust per-open type share it). */
+bool rstreams_file_has_release(struct file *f, const void *release);
+bool rstreams_file_has_release(struct file *f, const void *release)
+{
+	return f->f_op && (const void *)f->f_op->release == release;
+}
+EXPORT_SYMBOL_GPL(rstreams_file_has_release);
+
 /* Wake the wait queue only if someone waits on it (the barrier pairs with the sleeper's
  * set_current_state in prepare_to_wait_event; see wq_has_sleeper). */
 void rstreams_wake_up_if_sleepers(struct wait_queue_head *wq);

@@ -139,6 +139,8 @@ pub struct StrHead {
     pub(crate) rerr: Option<Errno>,
     pub(crate) werr: Option<Errno>,
     pub(crate) hangup: bool,
+    /// A placeholder for a Stream linked under a multiplexor (`Stream::plex`).
+    pub(crate) plex: bool,
     pub(crate) mread: bool,
     pub(crate) delim: bool,
     pub(crate) ispipe: bool,
@@ -163,6 +165,7 @@ impl StrHead {
             rerr: None,
             werr: None,
             hangup: false,
+            plex: false,
             mread: false,
             delim: false,
             ispipe: false,

@@ -157,6 +157,13 @@ impl LinkReq {
     }
 }
 
+impl LinkReq {
+    /// The muxid of the link in progress (its M_IOCTL unanswered), if any.
+    pub fn pending_muxid(&self) -> Option<i32> {
+        self.muxid
+    }
+}
+
 /// The argument of I_UNLINK/I_PUNLINK and its state across retries.
 pub struct UnlinkReq {
     persistent: bool,
@@ -179,12 +186,38 @@ impl UnlinkReq {
 
 /// Whether `s` may be linked under a multiplexor: a plain Stream over a driver, open.
 fn linkable(s: &Stream) -> bool {
-    s.multi.is_none()
-        && s.parked.is_empty()
-        && s.sth.active
-        && !s.sth.closed
-        && !s.closed
-        && s.driver_wq().is_some()
+    s.is_linkable()
+}
+
+impl Stream {
+    /// Whether this Stream may be linked under a multiplexor (I_LINK's lower Stream): a
+    /// plain Stream over a driver, open, not a pipe, FIFO or Stream complex.
+    pub fn is_linkable(&self) -> bool {
+        let s = self;
+        s.multi.is_none()
+            && s.parked.is_empty()
+            && s.sth.active
+            && !s.sth.closed
+            && !s.closed
+            && s.driver_wq().is_some()
+    }
+
+    /// What the file of a Stream linked under a multiplexor has meanwhile (SVR4's STPLEX):
+    /// a lone head on which every read, write and ioctl fails with EINVAL.
+    pub fn plex() -> Result<Stream, Errno> {
+        let mut s = Stream::empty(true)?;
+        s.alloc_pair(HEAD_INFO, Role::Head)?;
+        s.sth.rerr = Some(Errno::EINVAL);
+        s.sth.werr = Some(Errno::EINVAL);
+        s.sth.plex = true;
+        s.closed = true; // no driver: no close routine to call
+        Ok(s)
+    }
+
+    /// Whether this is a [`Stream::plex`] placeholder, and whether its file is still open.
+    pub fn plex_state(&self) -> Option<bool> {
+        self.sth.plex.then_some(!self.sth.closed)
+    }
 }
 
 impl Stream {

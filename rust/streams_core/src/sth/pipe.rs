@@ -148,6 +148,39 @@ impl Stream {
             .chain(parked.filter(|h| *h != crate::stream::VACANT))
     }
 
+    /// Collect (and clear) the events of every Stream head of this arena: `f(end, head,
+    /// events)` for each (what the platform does after every operation).
+    pub fn sth_take_events_all(&mut self, mut f: impl FnMut(usize, &StrHead, HeadEvents)) {
+        if self.multi.is_none() || self.pair(self.head).is_some() {
+            let ev = core::mem::take(&mut self.sth.ev);
+            f(self.head, &self.sth, ev);
+        }
+        for p in self.parked.as_mut_slice().iter_mut() {
+            if p.head != crate::stream::VACANT {
+                let ev = core::mem::take(&mut p.sth.ev);
+                f(p.head, &p.sth, ev);
+            }
+        }
+    }
+
+    /// [`Stream::sth_flush_hold`] on every Stream head of this arena (the hold timer).
+    pub fn sth_flush_hold_all(&mut self) {
+        if self.multi.is_none() || self.pair(self.head).is_some() {
+            self.sth_flush_hold();
+        }
+        for i in 0..self.parked.len() {
+            if self
+                .parked
+                .get(i)
+                .is_some_and(|p| p.head != crate::stream::VACANT)
+            {
+                self.swap_parked(i);
+                self.sth_flush_hold();
+                self.swap_parked(i);
+            }
+        }
+    }
+
     /// Whether the head of pair `pair` is a real Stream head (acts on what arrives).
     pub(crate) fn head_active(&self, pair: usize) -> bool {
         if pair == self.head {

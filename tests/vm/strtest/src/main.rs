@@ -41,6 +41,7 @@ macro_rules! ensure {
 mod bufmod;
 mod drivers;
 mod fifo;
+mod mux;
 mod pipes;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
@@ -699,6 +700,19 @@ fn main() {
             "bufmod on a pipe: chunked sb_hdr records, SBIOC*",
             bufmod::t_bufmod_on_pipe,
         ),
+        (
+            "mux: I_LINK echo, data both ways, lower fd EINVAL, I_UNLINK gives it back",
+            mux::t_mux_link_unlink,
+        ),
+        (
+            "mux: closing the upper Stream undoes its I_LINK",
+            mux::t_mux_close_unlinks,
+        ),
+        (
+            "mux: I_PLINK outlives its Stream, MUX_ROUTE, I_PUNLINK (lower fd closed too)",
+            mux::t_mux_plink_persists,
+        ),
+        ("mux: I_LINK/I_UNLINK error cases", mux::t_mux_link_errors),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);
