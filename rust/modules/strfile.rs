@@ -33,7 +33,7 @@
 //! the link first (a spinlock and a reference count) and then locks the Stream.
 
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -114,6 +114,9 @@ pub(crate) struct StrShared {
     /// Those of end 1 of a pipe.
     #[pin]
     wq1: WaitQueue,
+    /// How many hold each head open: its files (not FIFO files: `fifo.rs` counts those) and
+    /// its fattach attachments (`fattach.rs`). The last to go closes the head.
+    opens: [AtomicUsize; 2],
 }
 
 impl StrShared {
@@ -124,6 +127,7 @@ impl StrShared {
                 stream <- kernel::new_mutex!(s, "rstreams_stream"),
                 wq0 <- WaitQueue::new(),
                 wq1 <- WaitQueue::new(),
+                opens: [AtomicUsize::new(0), AtomicUsize::new(0)],
             }),
             GFP_KERNEL,
         )
@@ -151,6 +155,34 @@ impl StrShared {
         }
         // No process of ours runs this: nobody to send SIGPIPE to.
         self.apply(usize::MAX, ev);
+    }
+
+    /// One more holder of head `end` open (a file or an attachment), which must be given back
+    /// with [`StrShared::close_head`]. Only a holder of the head (or its creator) adds one, so
+    /// the count never comes back from zero.
+    pub(crate) fn hold_head(&self, end: usize) {
+        if let Some(n) = self.opens.get(end) {
+            n.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// A holder of head `end` is gone; the last one closes the head (SVR4: the close
+    /// procedures run at the last close of a Stream, not at each close of one of its files).
+    /// `me` is the end the calling process uses (`usize::MAX`: none).
+    pub(crate) fn close_head(&self, end: usize, me: usize) {
+        let last = self
+            .opens
+            .get(end)
+            .is_none_or(|n| n.fetch_sub(1, Ordering::AcqRel) == 1);
+        if !last {
+            return;
+        }
+        let mut g = self.stream.lock();
+        g.with_end(end, Stream::sth_close);
+        let ev = settle(&mut g);
+        drop(g);
+        self.apply(me, ev);
+        // Dropping the last reference frees the Stream: every queued message goes with it.
     }
 
     fn wq(&self, end: usize) -> &WaitQueue {
@@ -272,7 +304,7 @@ impl StrFile {
         fifo: Option<crate::fifo::FifoOpen>,
     ) -> Result<Arc<StrFile>, Errno> {
         let state = if unconnected { UNCONNECTED } else { CONNECTED };
-        Arc::pin_init(
+        let f = Arc::pin_init(
             pin_init!(StrFile {
                 link <- kernel::new_spinlock!(link, "rstreams_link"),
                 retired <- kernel::new_spinlock!(None, "rstreams_retired"),
@@ -283,7 +315,22 @@ impl StrFile {
             }),
             GFP_KERNEL,
         )
-        .map_err(|_| Errno::ENOSR)
+        .map_err(|_| Errno::ENOSR)?;
+        if f.fifo.is_none() {
+            let l = f.link();
+            l.shared.hold_head(l.end);
+        }
+        Ok(f)
+    }
+
+    /// fattach: the Stream head this file is on, for an attachment. EINVAL for a FIFO file
+    /// (its node already names it) and an unconnected pipe end (I_PIPE would move its files).
+    pub(crate) fn attachable_link(&self) -> Result<Link, Errno> {
+        if self.fifo.is_some() || self.pipe_state.load(Ordering::Acquire) != CONNECTED {
+            return Err(Errno::EINVAL);
+        }
+        // A connected file's link never changes again.
+        Ok(self.link())
     }
 
     /// The two ends of a new STREAMS pipe, as per-open objects for files made by the caller
@@ -383,6 +430,7 @@ impl StrFile {
                 shared: shared.clone(),
                 end,
             };
+            new.shared.hold_head(new.end);
             let old = core::mem::replace(&mut *f.link.lock(), new);
             // Pollers of the unconnected end re-poll (and find the new wait queue).
             old.shared.wq(0).wake_all();
@@ -420,12 +468,7 @@ impl FileOps for StrFile {
             return;
         }
         let l = this.link();
-        let mut g = l.shared.stream.lock();
-        g.with_end(l.end, Stream::sth_close);
-        let ev = settle(&mut g);
-        drop(g);
-        l.shared.apply(l.end, ev);
-        // Dropping the last reference frees the Stream: every queued message goes with it.
+        l.shared.close_head(l.end, l.end);
     }
 
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
