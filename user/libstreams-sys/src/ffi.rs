@@ -283,7 +283,10 @@ pub unsafe extern "C" fn fdetach(path: *const c_char) -> c_int {
         return -1;
     }
     // Only our mounts: fdetach must never unmount anything else found at `path`.
-    if i64::from(sf.f_type) != STREAMS_ATTACH_MAGIC {
+    // `f_type` is i64 in glibc, unsigned long in musl.
+    #[allow(clippy::unnecessary_cast)]
+    let f_type = sf.f_type as i64;
+    if f_type != STREAMS_ATTACH_MAGIC {
         return fail(libc::EINVAL);
     }
     // SAFETY: `path` is NUL-terminated (contract).
