@@ -31,8 +31,9 @@ use crate::errno::Errno;
 use crate::stream::Registry;
 use crate::strfile::{Link, StrFile};
 
+// Pointers to bindgen structs cross as `c_void`, as in `chardev.rs` (`improper_ctypes`).
 /// attach(file, &fifo, &err) → handle or null (see `strattach.c`).
-type AttachFn = unsafe extern "C" fn(*mut bindings::file, *mut c_int, *mut c_int) -> *mut c_void;
+type AttachFn = unsafe extern "C" fn(*mut c_void, *mut c_int, *mut c_int) -> *mut c_void;
 /// open(handle, f_flags, &err) → the new file's `private_data` or null.
 type OpenFn = unsafe extern "C" fn(*mut c_void, c_uint, *mut c_int) -> *mut c_void;
 /// detach(handle).
@@ -40,7 +41,7 @@ type DetachFn = unsafe extern "C" fn(*mut c_void);
 
 extern "C" {
     fn rstreams_attach_register(
-        owner: *mut bindings::module,
+        owner: *mut c_void,
         attach: AttachFn,
         open: OpenFn,
         detach: DetachFn,
@@ -95,12 +96,12 @@ impl Drop for Attachment {
 /// `file` is a `struct file` on which the caller holds a reference; `fifo` and `err` are
 /// writable.
 unsafe extern "C" fn attach_tramp(
-    file: *mut bindings::file,
+    file: *mut c_void,
     fifo: *mut c_int,
     err: *mut c_int,
 ) -> *mut c_void {
     // SAFETY: the caller holds a reference on `file` across this call.
-    let r = match unsafe { chardev::file_object::<StrFile>(file) } {
+    let r = match unsafe { chardev::file_object::<StrFile>(file.cast::<bindings::file>()) } {
         Some(f) => Attachment::new(&f),
         None => Err(Errno::EINVAL),
     };
@@ -124,7 +125,11 @@ unsafe extern "C" fn attach_tramp(
 /// `handle` came from `attach_tramp` and has not been given to `detach_tramp`; `err` is
 /// writable. The caller installs the result as the `private_data` of a file whose operations
 /// are those of the attached file (so `release_tramp::<StrFile>` takes it back).
-unsafe extern "C" fn open_tramp(handle: *mut c_void, _f_flags: c_uint, err: *mut c_int) -> *mut c_void {
+unsafe extern "C" fn open_tramp(
+    handle: *mut c_void,
+    _f_flags: c_uint,
+    err: *mut c_int,
+) -> *mut c_void {
     // SAFETY: a live attachment (caller), only read here.
     let a = unsafe { &*handle.cast::<Attachment>() };
     match a.open() {
@@ -155,7 +160,12 @@ impl AttachFs {
         // SAFETY: three functions of this module, which outlive the registration (dropped at
         // module exit, when no attachment holds the module any more).
         let r = unsafe {
-            rstreams_attach_register(module.as_ptr(), attach_tramp, open_tramp, detach_tramp)
+            rstreams_attach_register(
+                module.as_ptr().cast(),
+                attach_tramp,
+                open_tramp,
+                detach_tramp,
+            )
         };
         if r < 0 {
             return Err(Error::from_errno(r));
