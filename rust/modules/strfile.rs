@@ -31,6 +31,9 @@
 //! links of two such files by the two ends of a new pipe (claimed by compare-and-swap on
 //! their `pipe_state`, never by holding two link locks). Every system call therefore reads
 //! the link first (a spinlock and a reference count) and then locks the Stream.
+//!
+//! Close: a head may have several files (opens of an fattach'ed path, `fattach.rs`) and
+//! attachments; `StrShared` counts them per end and the last one's close runs `sth_close`.
 
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
