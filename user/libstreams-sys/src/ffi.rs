@@ -234,12 +234,13 @@ pub unsafe extern "C" fn fattach(fd: c_int, path: *const c_char) -> c_int {
     if unsafe { libc::statx(libc::AT_FDCWD, path, 0, mask, &mut st) } < 0 {
         return -1;
     }
+    // A directory first: many are mount roots too (/tmp), and that is not why they fail.
+    if u32::from(st.stx_mode) & libc::S_IFMT == libc::S_IFDIR {
+        return fail(libc::ENOTDIR);
+    }
     let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
     if st.stx_attributes_mask & root != 0 && st.stx_attributes & root != 0 {
         return fail(libc::EBUSY);
-    }
-    if u32::from(st.stx_mode) & libc::S_IFMT == libc::S_IFDIR {
-        return fail(libc::ENOTDIR);
     }
     let opts = format!(
         "fd={fd},mode={:o},uid={},gid={}\0",
