@@ -11,6 +11,7 @@
 //! see it; the `file_operations` table is built here, per [`FileOps`] type, so that its
 //! `owner` is this module (an open file pins `streams.ko`).
 
+use core::any::TypeId;
 use core::ffi::c_void;
 
 use core::marker::PhantomData;
@@ -185,6 +186,44 @@ impl<T: FileOps> CallFile<'_, T> {
     }
 }
 
+/// The per-open object of `file` if it is a file of a `MiscDevice<T>` of this module (opened
+/// through it, or made by [`CallFile::new_fifo_file`] with its operations); `None` for any
+/// other file. The returned reference keeps the object alive after the file is closed.
+///
+/// # Safety
+/// `file` is a `struct file` on which the caller holds a reference for the duration of the
+/// call.
+pub(crate) unsafe fn file_object<T: FileOps>(file: *mut bindings::file) -> Option<Arc<T>> {
+    // SAFETY: `file` is valid (caller); `f_op` is set once the file is open and not changed
+    // afterwards.
+    let fops = unsafe { (*file).f_op };
+    // SAFETY: an open file's `f_op` points to a live table (pinned by the file's reference on
+    // the table's owner).
+    if fops.is_null() || unsafe { (*fops).owner } != crate::THIS_MODULE.as_ptr() {
+        return None;
+    }
+    // SAFETY: tables owned by this module start an `InnerHead` (its invariant), which lives as
+    // long as the table.
+    if unsafe { (*fops.cast::<InnerHead>()).kind } != TypeId::of::<T>() {
+        return None;
+    }
+    // SAFETY: the table is `T`'s, so the file was opened by `open_tramp::<T>` (or given `T`'s
+    // object by `new_fifo_file`) and its `private_data` owns an `Arc<T>` until
+    // `release_tramp::<T>`, which the caller's reference holds off. `ManuallyDrop` leaves the
+    // file's reference untouched; we return a clone.
+    let obj = core::mem::ManuallyDrop::new(unsafe {
+        Arc::from_raw(rstreams_file_private(file.cast()).cast::<T>())
+    });
+    Some((*obj).clone())
+}
+
+/// Give `obj` to a file being opened as its per-open object: the returned pointer is what
+/// `open_tramp::<T>` would have stored in `private_data` (one `Arc<T>` reference, taken back
+/// by `release_tramp::<T>`).
+pub(crate) fn into_private<T: FileOps>(obj: Arc<T>) -> *mut c_void {
+    Arc::into_raw(obj).cast_mut().cast()
+}
+
 /// The poll table of one `->poll` call.
 ///
 /// # Invariants
@@ -207,9 +246,23 @@ impl PollTable<'_> {
     }
 }
 
-/// What the C side points at: the `file_operations` table and the device data.
-struct Inner<T: FileOps> {
+/// The start of every [`Inner`], whatever its `T`: the `file_operations` table and which
+/// [`FileOps`] type its trampolines serve.
+///
+/// INVARIANT: every `file_operations` whose `owner` is this module is the `fops` of an
+/// `InnerHead` that starts an `Inner<T>` (built by `MiscDevice::register_with`) with
+/// `kind == TypeId::of::<T>()`; [`file_object`] relies on it.
+#[repr(C)]
+struct InnerHead {
     fops: bindings::file_operations,
+    kind: TypeId,
+}
+
+/// What the C side points at: the `file_operations` table (first: the address of the table is
+/// the address of the `Inner`) and the device data.
+#[repr(C)]
+struct Inner<T: FileOps> {
+    head: InnerHead,
     dev: T::Dev,
 }
 
@@ -283,7 +336,11 @@ impl<T: FileOps> MiscDevice<T> {
         fops.write = Some(write_tramp::<T>);
         fops.unlocked_ioctl = Some(ioctl_tramp::<T>);
         fops.poll = Some(poll_tramp::<T>);
-        let mut inner = KBox::new(Inner { fops, dev }, GFP_KERNEL)?;
+        let head = InnerHead {
+            fops,
+            kind: TypeId::of::<T>(),
+        };
+        let mut inner = KBox::new(Inner { head, dev }, GFP_KERNEL)?;
         let ctx: *mut Inner<T> = &mut *inner;
         let mut err: c_int = 0;
         // SAFETY: `register` is one of the shim's two register functions. `name`, `nodename` are
@@ -293,7 +350,7 @@ impl<T: FileOps> MiscDevice<T> {
             register(
                 name.as_char_ptr(),
                 nodename.as_char_ptr(),
-                core::ptr::from_ref(&(*ctx).fops).cast(),
+                core::ptr::from_ref(&(*ctx).head.fops).cast(),
                 ctx.cast(),
                 &mut err,
             )

@@ -41,6 +41,7 @@ pub mod stream;
 mod chardev;
 mod dwork;
 mod echo;
+mod fattach;
 mod fdpass;
 mod fifo;
 mod kunit_glue;
@@ -71,6 +72,8 @@ module! {
 }
 
 struct Streams {
+    /// fattach (`streamsattach` mounts); no attachment exists when the module exits.
+    _attach: fattach::AttachFs,
     /// `/proc/streams/modules`, then `/proc/streams` (dropped first).
     _proc: procfs::ProcFile<strproc::ModulesProc>,
     /// `/dev/streams/fifo/0` … `3`: STREAMS FIFOs (dropped early: no new opens while the
@@ -155,7 +158,9 @@ impl kernel::Module for Streams {
             strproc::ModulesProc { tabs: LISTED },
         )?;
         let fifos = register_fifos(module, &registry)?;
+        let attach = fattach::AttachFs::register(module)?;
         Ok(Streams {
+            _attach: attach,
             _proc: proc,
             _fifos: fifos,
             _pipe: pipe,

@@ -31,9 +31,12 @@
 //! links of two such files by the two ends of a new pipe (claimed by compare-and-swap on
 //! their `pipe_state`, never by holding two link locks). Every system call therefore reads
 //! the link first (a spinlock and a reference count) and then locks the Stream.
+//!
+//! Close: a head may have several files (opens of an fattach'ed path, `fattach.rs`) and
+//! attachments; `StrShared` counts them per end and the last one's close runs `sth_close`.
 
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -124,6 +127,11 @@ pub(crate) struct StrShared {
     /// A Stream complex: the files whose Streams are linked under it, by muxid (`mux.rs`).
     #[pin]
     pub(crate) lowers: Mutex<KVec<(i32, Option<Arc<StrShared>>)>>,
+    /// How many hold each head open: its files (not FIFO files: `fifo.rs` counts those) and
+    /// its fattach attachments (`fattach.rs`). The last to go closes the head. Heads of a
+    /// Stream complex beyond the first two are not counted: each has one file and cannot be
+    /// attached, so its release closes it.
+    opens: [AtomicUsize; 2],
 }
 
 impl StrShared {
@@ -136,6 +144,7 @@ impl StrShared {
                 wq0 <- WaitQueue::new(),
                 wq1 <- WaitQueue::new(),
                 lowers <- kernel::new_mutex!(KVec::new(), "rstreams_lowers"),
+                opens: [AtomicUsize::new(0), AtomicUsize::new(0)],
             }),
             GFP_KERNEL,
         )
@@ -170,6 +179,39 @@ impl StrShared {
         let ev = settle(&mut g, usize::MAX);
         drop(g);
         self.apply(ev); // re-arms for the next deadline, if any
+    }
+
+    /// One more holder of head `end` open (a file or an attachment), which must be given back
+    /// with [`StrShared::close_head`]. Only a holder of the head (or its creator) adds one, so
+    /// the count never comes back from zero.
+    pub(crate) fn hold_head(&self, end: usize) {
+        if let Some(n) = self.opens.get(end) {
+            n.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// A holder of head `end` is gone; the last one closes the head (SVR4: the close
+    /// procedures run at the last close of a Stream, not at each close of one of its files).
+    /// `me` is the end the calling process uses (`usize::MAX`: none).
+    pub(crate) fn close_head(&self, end: usize, me: usize) {
+        let last = self
+            .opens
+            .get(end)
+            .is_none_or(|n| n.fetch_sub(1, Ordering::AcqRel) == 1);
+        if !last {
+            return;
+        }
+        let mut g = self.stream.lock();
+        g.with_end(end, Stream::sth_close);
+        let ev = settle(&mut g, me);
+        let cx = g.is_complex();
+        drop(g);
+        self.apply(ev);
+        if cx {
+            // Closing an upper Stream of a multiplexor unlinks what it linked.
+            crate::mux::give_back(self);
+        }
+        // Dropping the last reference frees the Stream: every queued message goes with it.
     }
 
     /// The wait queue of head `end`: ends alternate between two queues (the two ends of a
@@ -313,7 +355,7 @@ impl StrFile {
         fifo: Option<crate::fifo::FifoOpen>,
     ) -> Result<Arc<StrFile>, Errno> {
         let state = if unconnected { UNCONNECTED } else { CONNECTED };
-        Arc::pin_init(
+        let f = Arc::pin_init(
             pin_init!(StrFile {
                 link <- kernel::new_spinlock!(link, "rstreams_link"),
                 retired <- kernel::new_spinlock!(None, "rstreams_retired"),
@@ -324,7 +366,30 @@ impl StrFile {
             }),
             GFP_KERNEL,
         )
-        .map_err(|_| Errno::ENOSR)
+        .map_err(|_| Errno::ENOSR)?;
+        if f.fifo.is_none() {
+            let l = f.link();
+            l.shared.hold_head(l.end);
+        }
+        Ok(f)
+    }
+
+    /// fattach: the Stream head this file is on, for an attachment. EINVAL for a FIFO file
+    /// (its node already names it) and an unconnected pipe end (I_PIPE would move its files).
+    pub(crate) fn attachable_link(&self) -> Result<Link, Errno> {
+        if self.fifo.is_some() || self.pipe_state.load(Ordering::Acquire) != CONNECTED {
+            return Err(Errno::EINVAL);
+        }
+        // A connected file's link never changes again.
+        let l = self.link();
+        // A Stream of a complex (a multiplexor's) is not attachable: its heads are not counted
+        // in `opens`; nor is a Stream linked under a multiplexor (its placeholder).
+        let g = l.shared.stream.lock();
+        if g.is_complex() || g.plex_state().is_some() {
+            return Err(Errno::EINVAL);
+        }
+        drop(g);
+        Ok(l)
     }
 
     /// The two ends of a new STREAMS pipe, as per-open objects for files made by the caller
@@ -432,6 +497,7 @@ impl StrFile {
                 shared: shared.clone(),
                 end,
             };
+            new.shared.hold_head(new.end);
             let old = core::mem::replace(&mut *f.link.lock(), new);
             // Pollers of the unconnected end re-poll (and find the new wait queue).
             old.shared.wq(0).wake_all();
@@ -481,16 +547,7 @@ impl FileOps for StrFile {
             return;
         }
         let l = this.link();
-        let mut g = l.shared.stream.lock();
-        g.with_end(l.end, Stream::sth_close);
-        let ev = settle(&mut g, l.end);
-        let cx = g.is_complex();
-        drop(g);
-        l.shared.apply(ev);
-        if cx {
-            crate::mux::give_back(&l.shared);
-        }
-        // Dropping the last reference frees the Stream: every queued message goes with it.
+        l.shared.close_head(l.end, l.end);
     }
 
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {

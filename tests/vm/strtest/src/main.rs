@@ -7,7 +7,7 @@
 //! push/pop, I_* ioctls, signals during sleep, close with data queued, many open/close cycles;
 //! and STREAMS pipes (`pipes.rs`: full duplex, hangup, I_SENDFD/I_RECVFD, SIGPOLL).
 //! `drivers.rs` covers the `echo` and `nuls` test drivers, I_SET_HIWAT/I_SET_LOWAT and
-//! `/proc/streams/modules`.
+//! `/proc/streams/modules`; `fattach.rs` fattach/fdetach of pipe ends and driver Streams.
 //! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
 //! `N passed, N failed` line; the exit status is non-zero if any case failed.
 
@@ -40,6 +40,7 @@ macro_rules! ensure {
 // After `ensure!`: macros are in scope only below their definition.
 mod bufmod;
 mod drivers;
+mod fattach;
 mod fifo;
 mod mux;
 mod pipes;
@@ -717,6 +718,22 @@ fn main() {
             mux::t_mux_plink_persists,
         ),
         ("mux: I_LINK/I_UNLINK error cases", mux::t_mux_link_errors),
+        (
+            "fattach: pipe end on a path, opens from here and a child, EBUSY, fdetach",
+            fattach::t_fattach_pipe_end,
+        ),
+        (
+            "fattach: echo Stream on a path is the same Stream (S_IFCHR, rdev)",
+            fattach::t_fattach_driver_stream,
+        ),
+        (
+            "fattach: the attachment holds the Stream and streams.ko (rmmod refused)",
+            fattach::t_fattach_holds_stream_and_module,
+        ),
+        (
+            "fattach/fdetach errors: EINVAL, EBADF, ENOENT, ENOTDIR",
+            fattach::t_fattach_errors,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);
