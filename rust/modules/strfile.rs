@@ -47,7 +47,7 @@ use crate::sth::fast::Taken;
 use crate::sth::{HeadEvents, Stop, UserIo};
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
 use crate::uio::UserBuf;
-use crate::waitq::WaitQueue;
+use crate::waitq::{ms_to_jiffies, WaitQueue, MAX_SCHEDULE_TIMEOUT};
 
 /// SIGPIPE.
 const SIGPIPE: i32 = 13;
@@ -314,10 +314,25 @@ impl StrFile {
     pub(crate) fn run<R>(
         &self,
         nonblock: bool,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        cancel: impl FnOnce(&mut Stream),
+    ) -> Result<R, Errno> {
+        self.run_limited(nonblock, None, op, cancel)
+    }
+
+    /// [`StrFile::run`] whose waiting, in total, lasts at most `limit_ms` milliseconds
+    /// (`None`: no limit): when the time runs out, `cancel` runs under the lock and the call
+    /// fails with ETIME (I_STR's `ic_timout`). The limit is not restarted by wakeups that do
+    /// not complete the operation.
+    pub(crate) fn run_limited<R>(
+        &self,
+        nonblock: bool,
+        limit_ms: Option<u32>,
         mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno> {
-        loop {
+        let mut left = limit_ms.map_or(MAX_SCHEDULE_TIMEOUT, ms_to_jiffies);
+        let (l, err) = loop {
             // Re-read every time: a weld while we slept moves this file to a new Stream.
             let l = self.link();
             let mut g = l.shared.stream.lock();
@@ -327,13 +342,10 @@ impl StrFile {
                 Err(Stop::Block(_)) if !nonblock => {
                     // Waking others (and maybe ourselves: harmless, we re-test) before queueing.
                     l.shared.apply(l.end, ev);
-                    if let Err(e) = l.shared.wq(l.end).sleep(g) {
-                        let mut g = l.shared.stream.lock();
-                        g.with_end(l.end, cancel);
-                        let ev = settle(&mut g);
-                        drop(g);
-                        l.shared.apply(l.end, ev);
-                        return Err(e);
+                    match l.shared.wq(l.end).sleep_timeout(g, left) {
+                        Err(e) => break (l, e),
+                        Ok(0) if limit_ms.is_some() => break (l, Errno::ETIME),
+                        Ok(rest) => left = rest,
                     }
                 }
                 r => {
@@ -346,7 +358,14 @@ impl StrFile {
                     };
                 }
             }
-        }
+        };
+        // A signal or the time limit ended the wait: forget what was in progress.
+        let mut g = l.shared.stream.lock();
+        g.with_end(l.end, cancel);
+        let ev = settle(&mut g);
+        drop(g);
+        l.shared.apply(l.end, ev);
+        Err(err)
     }
 
     /// I_PIPE: weld this unconnected pipe end and `other` into the two ends of a new STREAMS

@@ -10,7 +10,7 @@ use core::cell::Cell;
 
 use crate::errno::Errno;
 use crate::sth::consts::*;
-use crate::sth::{GetMsg, IocArg, Part, PeekArgs, StrIoctl, TranspIoctl};
+use crate::sth::{istr_timeout_ms, GetMsg, IocArg, Part, PeekArgs, StrIoctl, TranspIoctl};
 use crate::strfile::StrFile;
 use crate::uio::UserBuf;
 
@@ -185,6 +185,9 @@ pub(crate) fn ioctl(f: &StrFile, cmd: u32, arg: usize, nonblock: bool) -> Result
 }
 
 /// I_STR: `struct strioctl { int ic_cmd; int ic_timout; int ic_len; char *ic_dp; }`.
+/// The wait for the ioctl slot and the answer lasts at most `ic_timout` seconds (0: STRTIMOUT,
+/// -1: no limit); then the ioctl is cancelled (a late answer is freed) and I_STR fails with
+/// ETIME.
 fn istr(f: &StrFile, arg: usize) -> Result<i32, Errno> {
     let u = UserBuf::new(arg, 24);
     let b = u.read_array::<24>(0)?;
@@ -195,11 +198,13 @@ fn istr(f: &StrFile, arg: usize) -> Result<i32, Errno> {
         .map_or(0, u64::from_ne_bytes) as usize;
     // The buffer serves the request (ic_len bytes) and the answer (up to ic_len bytes back).
     let data = UserBuf::new(dp, usize::try_from(len).unwrap_or(0));
+    let limit = istr_timeout_ms(timeout)?;
     let reg = &*f.registry;
     let id: Cell<Option<u32>> = Cell::new(None);
     let mut out_len = len;
-    let r = f.run(
+    let r = f.run_limited(
         false,
+        limit,
         |s| {
             let mut io = data;
             let mut si = StrIoctl {

@@ -41,6 +41,7 @@ macro_rules! ensure {
 mod bufmod;
 mod drivers;
 mod fifo;
+mod headops;
 mod pipes;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
@@ -698,6 +699,10 @@ fn main() {
         (
             "bufmod on a pipe: chunked sb_hdr records, SBIOC*",
             bufmod::t_bufmod_on_pipe,
+        ),
+        (
+            "I_STR ic_timout 1 on a never-answered ioctl: ETIME after 1 s",
+            headops::t_istr_timeout,
         ),
     ];
     println!("1..{}", cases.len());

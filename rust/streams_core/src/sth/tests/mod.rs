@@ -9,6 +9,7 @@ pub mod fast;
 pub mod fifo;
 pub mod pipe;
 pub mod transp;
+pub mod waits;
 pub mod wat;
 
 use super::consts::*;

@@ -1,0 +1,118 @@
+//! Shared (host + KUnit) tests of the waits the platform bounds in time: the I_STR timeout
+//! (`ic_timout`, [`istr_timeout_ms`], cancel and the late answer).
+
+use super::drivers::*;
+use super::*;
+use crate::msg::{Msg, M_IOCACK};
+
+fn istr<'a>(cmd: i32, timeout: i32, io: &'a mut dyn UserIo) -> StrIoctl<'a> {
+    StrIoctl {
+        cmd,
+        timeout,
+        len: 0,
+        io,
+        id: None,
+    }
+}
+
+fn do_istr(s: &mut Stream, st: &mut StrIoctl<'_>) -> Result<i32, Stop> {
+    s.strioctl(&Registry::new(), I_STR, IocArg::Str(st))
+}
+
+fn istr_timeout_values() -> TestResult {
+    check_eq!(istr_timeout_ms(0), Ok(Some(STRTIMOUT * 1000)));
+    check_eq!(istr_timeout_ms(INFTIM), Ok(None));
+    check_eq!(istr_timeout_ms(1), Ok(Some(1000)));
+    check_eq!(istr_timeout_ms(i32::MAX), Ok(Some(u32::MAX)));
+    check_eq!(istr_timeout_ms(-2), Err(Errno::EINVAL));
+    check_eq!(istr_timeout_ms(i32::MIN), Err(Errno::EINVAL));
+    Ok(())
+}
+
+fn istr_bad_timeout_sends_nothing() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let mut f1 = FailIo;
+    let mut st = istr(1, -2, &mut f1);
+    check_eq!(do_istr(&mut s, &mut st), Err(Stop::Err(Errno::EINVAL)));
+    check!(st.id.is_none());
+    // The slot stayed free: the next I_STR is answered at once (the loopback acks cmd 1).
+    let mut f2 = FailIo;
+    let mut ok = istr(1, INFTIM, &mut f2);
+    check_eq!(do_istr(&mut s, &mut ok), Ok(7));
+    Ok(())
+}
+
+/// What the platform does when `ic_timout` expires: cancel, then the late M_IOCACK of the
+/// cancelled ioctl is freed and does not answer the next one.
+fn istr_late_ack_after_timeout_is_freed() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let mut f3 = FailIo;
+    let mut st = istr(3, 1, &mut f3); // never answered by sthloop
+    check_eq!(do_istr(&mut s, &mut st), Err(Stop::Block(Block::IoctlAck)));
+    let old = check_some!(st.id);
+    s.sth_ioctl_cancel(old);
+    check!(s.sth_take_events().wake & WAKE_IOCTL != 0);
+    check_eq!(do_istr(&mut s, &mut st), Err(Stop::Err(Errno::ETIME)));
+    // A second ioctl is sent and waits (cmd 3 again).
+    let mut f4 = FailIo;
+    let mut next = istr(3, 1, &mut f4);
+    check_eq!(
+        do_istr(&mut s, &mut next),
+        Err(Stop::Block(Block::IoctlAck))
+    );
+    check!(next.id != Some(old));
+    // The late answer to the cancelled ioctl arrives: freed, the new one still waits.
+    let late = IocBlk {
+        cmd: 3,
+        id: old,
+        rval: 5,
+        ..IocBlk::default()
+    };
+    let rq = check_some!(s.driver_rq());
+    s.put(rq, check_ok!(Msg::from_bytes(M_IOCACK, &late.encode())));
+    check_eq!(
+        do_istr(&mut s, &mut next),
+        Err(Stop::Block(Block::IoctlAck))
+    );
+    check_eq!(s.queue(s.head_rq()).map(|q| q.qsize()), Some(0));
+    s.sth_ioctl_cancel(check_some!(next.id));
+    Ok(())
+}
+
+/// A caller that timed out while waiting for the slot (no id yet) cancels nothing: the ioctl
+/// in progress goes on and completes.
+fn istr_timeout_waiting_for_slot_cancels_nothing() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let mut f5 = FailIo;
+    let mut first = istr(3, 1, &mut f5);
+    check_eq!(
+        do_istr(&mut s, &mut first),
+        Err(Stop::Block(Block::IoctlAck))
+    );
+    let mut f6 = FailIo;
+    let mut second = istr(1, 1, &mut f6);
+    check_eq!(
+        do_istr(&mut s, &mut second),
+        Err(Stop::Block(Block::IoctlAck))
+    );
+    check!(second.id.is_none());
+    // `second` gives up: it has no id, so there is nothing to cancel; `first` still waits.
+    let id = check_some!(first.id);
+    let ack = IocBlk {
+        cmd: 3,
+        id,
+        rval: 9,
+        ..IocBlk::default()
+    };
+    let rq = check_some!(s.driver_rq());
+    s.put(rq, check_ok!(Msg::from_bytes(M_IOCACK, &ack.encode())));
+    check_eq!(do_istr(&mut s, &mut first), Ok(9));
+    Ok(())
+}
+
+ktest_suite!(STH_WAITS_SUITE, "streams_sth_waits":
+    istr_timeout_values,
+    istr_bad_timeout_sends_nothing,
+    istr_late_ack_after_timeout_is_freed,
+    istr_timeout_waiting_for_slot_cancels_nothing,
+);
