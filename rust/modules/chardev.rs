@@ -22,6 +22,7 @@ use kernel::str::CStr;
 use kernel::sync::Arc;
 
 use crate::errno::Errno;
+use crate::iter::IterBuf;
 use crate::uio::UserBuf;
 use crate::waitq::WaitQueue;
 
@@ -61,6 +62,7 @@ extern "C" {
         err: *mut c_int,
     ) -> *mut c_void;
     fn rstreams_init_waitqueue(wq: *mut c_void);
+    fn rstreams_kiocb_file(iocb: *mut c_void, flags: *mut c_uint) -> *mut c_void;
 }
 
 /// `O_NONBLOCK` in `f_flags`.
@@ -94,6 +96,10 @@ pub(crate) trait FileOps: Sized + Send + Sync + 'static {
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno>;
     /// write(2) from `buf`.
     fn write(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno>;
+    /// readv(2) (`->read_iter`): one read into all segments of `buf`, in order.
+    fn read_iter(&self, buf: IterBuf<'_>, f_flags: u32) -> Result<usize, Errno>;
+    /// writev(2) (`->write_iter`): one write of all segments of `buf`.
+    fn write_iter(&self, buf: IterBuf<'_>, f_flags: u32) -> Result<usize, Errno>;
     /// ioctl(2): `arg` is the raw argument (a user address or an integer, by command); `file`
     /// reaches other files of the caller (I_PIPE names one by its descriptor).
     fn ioctl(&self, cmd: u32, arg: usize, f_flags: u32, file: &CallFile<'_, Self>)
@@ -268,6 +274,8 @@ impl<T: FileOps> MiscDevice<T> {
         fops.release = Some(release_tramp::<T>);
         fops.read = Some(read_tramp::<T>);
         fops.write = Some(write_tramp::<T>);
+        fops.read_iter = Some(read_iter_tramp::<T>);
+        fops.write_iter = Some(write_iter_tramp::<T>);
         fops.unlocked_ioctl = Some(ioctl_tramp::<T>);
         fops.poll = Some(poll_tramp::<T>);
         let mut inner = KBox::new(Inner { fops, dev }, GFP_KERNEL)?;
@@ -396,6 +404,53 @@ unsafe extern "C" fn write_tramp<T: FileOps>(
     let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
     match obj.write(UserBuf::new(buf as usize, len), flags) {
         Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
+        Err(e) => errno_ret(e) as isize,
+    }
+}
+
+// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
+// with a kiocb on a `file` that `open_tramp::<T>` opened and that is not yet released, and the
+// call's iterator.
+unsafe extern "C" fn read_iter_tramp<T: FileOps>(
+    iocb: *mut bindings::kiocb,
+    to: *mut bindings::iov_iter,
+) -> isize {
+    // SAFETY: guaranteed by the contract.
+    unsafe { iter_call::<T>(iocb, to, T::read_iter) }
+}
+
+// SAFETY (contract): as `read_iter_tramp`.
+unsafe extern "C" fn write_iter_tramp<T: FileOps>(
+    iocb: *mut bindings::kiocb,
+    from: *mut bindings::iov_iter,
+) -> isize {
+    // SAFETY: guaranteed by the contract.
+    unsafe { iter_call::<T>(iocb, from, T::write_iter) }
+}
+
+/// A `->read_iter`/`->write_iter` call: run `op`, then advance the iterator by what it did.
+///
+/// # Safety
+/// `iocb` is the kiocb of a call in progress on a file opened by `open_tramp::<T>` and not
+/// yet released; `it` is that call's iterator.
+unsafe fn iter_call<T: FileOps>(
+    iocb: *mut bindings::kiocb,
+    it: *mut bindings::iov_iter,
+    op: fn(&T, IterBuf<'_>, u32) -> Result<usize, Errno>,
+) -> isize {
+    let mut flags: c_uint = 0;
+    // SAFETY: `iocb` is valid for the call (contract).
+    let file = unsafe { rstreams_kiocb_file(iocb.cast(), &mut flags) };
+    // SAFETY: the kiocb's file was opened by `open_tramp::<T>` and is not released during
+    // the call (contract).
+    let obj = unsafe { this::<T>(file.cast()) };
+    // SAFETY: `it` is the iterator of this call, in progress until we return.
+    let buf = unsafe { IterBuf::new(it.cast()) };
+    match op(obj, buf, flags) {
+        Ok(n) => {
+            buf.advance(n);
+            isize::try_from(n).unwrap_or(isize::MAX)
+        }
         Err(e) => errno_ret(e) as isize,
     }
 }

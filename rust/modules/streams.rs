@@ -43,6 +43,7 @@ mod dwork;
 mod echo;
 mod fdpass;
 mod fifo;
+mod iter;
 mod kunit_glue;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
@@ -54,6 +55,7 @@ mod sloop;
 mod strfile;
 mod strioctl;
 mod strproc;
+mod strrw;
 mod suites;
 mod uio;
 mod waitq;

@@ -42,10 +42,9 @@ use crate::chardev::{self, CallFile, FileOps, PollTable, O_NONBLOCK};
 use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::sth::consts::*;
-use crate::msg::{Msg, M_DATA};
-use crate::sth::fast::Taken;
-use crate::sth::{HeadEvents, Stop, UserIo};
+use crate::sth::{HeadEvents, Stop};
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
+use crate::iter::IterBuf;
 use crate::uio::UserBuf;
 use crate::waitq::{ms_to_jiffies, WaitQueue, MAX_SCHEDULE_TIMEOUT};
 
@@ -76,22 +75,6 @@ pub(crate) struct StrDev {
     pub(crate) kind: StrKind,
     /// `fmodsw` for I_PUSH/I_FIND (read-only after module init).
     pub(crate) registry: Arc<Registry>,
-}
-
-/// Largest write whose message is built before the stream lock is taken.
-const PREBUILD_MAX: usize = 65536;
-
-/// An M_DATA message holding the `len` bytes of `buf` (built outside the stream lock).
-fn prebuild(buf: UserBuf, len: usize) -> Result<Msg, Errno> {
-    let mut m = Msg::with_type(M_DATA, len).map_err(|_| Errno::ENOSR)?;
-    let mut io = buf;
-    let dst = m
-        .spare_mut()
-        .and_then(|s| s.get_mut(..len))
-        .ok_or(Errno::ENOSR)?;
-    io.copy_from_user(dst, 0)?;
-    m.adj_wptr(len);
-    Ok(m)
 }
 
 /// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
@@ -207,7 +190,7 @@ pub(crate) struct StrFile {
     pipe_state: AtomicU8,
     /// Writes may build their message before taking the lock (last seen under the lock;
     /// checked again there).
-    prebuilt_hint: AtomicBool,
+    pub(crate) prebuilt_hint: AtomicBool,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
     /// The FIFO node and open mode of a FIFO file (its close is counted there).
@@ -448,94 +431,19 @@ impl FileOps for StrFile {
     }
 
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
-        let nb = f_flags & O_NONBLOCK != 0;
-        let len = buf.len();
-        // Whole messages that fit are taken under the lock and copied out after it (see
-        // `sth/fast.rs`); anything else is read by `strread` under the lock.
-        let mut taken = Taken::new();
-        let mut took = false;
-        let n = self.run(
-            nb,
-            |s| {
-                took = s.sth_take_ok(len);
-                if took {
-                    s.strread_take(len, nb, &mut taken)
-                } else {
-                    let mut io = buf;
-                    s.strread(&mut io, len, nb)
-                }
-            },
-            |_| {},
-        )?;
-        if !took {
-            return Ok(n);
-        }
-        let mut io = buf;
-        let mut off = 0usize;
-        for i in 0..taken.len() {
-            let Some(m) = taken.get(i) else {
-                break;
-            };
-            let mut at = off;
-            let mut fault = false;
-            for b in m.blocks() {
-                if io.copy_to_user(at, b.rd()).is_err() {
-                    fault = true;
-                    break;
-                }
-                at += b.blen();
-            }
-            if fault {
-                // Put back what was not delivered (this message too: its bytes already copied
-                // are not counted, so nothing is read twice).
-                let _ = self.run(
-                    true,
-                    |s| {
-                        s.strread_untake(&mut taken, i);
-                        Ok(())
-                    },
-                    |_| {},
-                );
-                return if off > 0 { Ok(off) } else { Err(Errno::EFAULT) };
-            }
-            off = at;
-        }
-        // `taken` is dropped here, outside the lock: the messages are freed without it.
-        Ok(off)
+        self.read_io(buf, buf.len(), f_flags)
     }
 
     fn write(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
-        let nb = f_flags & O_NONBLOCK != 0;
-        let len = buf.len();
-        if len > 0 && len <= PREBUILD_MAX && self.prebuilt_hint.load(Ordering::Relaxed) {
-            // Allocate and copy before taking the lock (see `sth/fast.rs`); a bad buffer
-            // fails here with EFAULT before anything happened.
-            let mut slot = Some(prebuild(buf, len)?);
-            return self.run(
-                nb,
-                |s| {
-                    if s.sth_prebuilt_ok(len) {
-                        s.strwrite_prebuilt(&mut slot, nb)
-                    } else {
-                        // Options changed (write offset, hold, packet sizes): the usual way.
-                        self.prebuilt_hint.store(false, Ordering::Relaxed);
-                        let mut io = buf;
-                        s.strwrite(&mut io, len, nb)
-                    }
-                },
-                |_| {},
-            );
-        }
-        self.run(
-            nb,
-            |s| {
-                self.prebuilt_hint
-                    .store(s.sth_prebuilt_ok(1), Ordering::Relaxed);
-                let mut io = buf;
-                s.strwrite(&mut io, len, nb)
-            },
-            |_| {},
-        )
+        self.write_io(buf, buf.len(), f_flags)
+    }
+
+    fn read_iter(&self, buf: IterBuf<'_>, f_flags: u32) -> Result<usize, Errno> {
+        self.read_io(buf, buf.len(), f_flags)
+    }
+
+    fn write_iter(&self, buf: IterBuf<'_>, f_flags: u32) -> Result<usize, Errno> {
+        self.write_io(buf, buf.len(), f_flags)
     }
 
     fn ioctl(

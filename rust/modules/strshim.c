@@ -29,6 +29,7 @@
 #include <linux/seq_file.h>
 #include <linux/device.h>
 #include <linux/kdev_t.h>
+#include <linux/uio.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -156,6 +157,49 @@ void rstreams_wake_up_if_sleepers(struct wait_queue_head *wq)
 		wake_up_all(wq);
 }
 EXPORT_SYMBOL_GPL(rstreams_wake_up_if_sleepers);
+
+/*
+ * readv/writev (->read_iter/->write_iter, iter.rs): copies at an offset into the data an
+ * iov_iter describes, made on a private copy of the iterator so that the Stream head may copy
+ * the same bytes again after a retry; the caller's iterator is advanced once, at the end, by
+ * what the call reports done. A short copy (a bad address) is -EFAULT.
+ */
+int rstreams_iter_copy(struct iov_iter *it, size_t off, void *buf, size_t len, int to_iter);
+int rstreams_iter_copy(struct iov_iter *it, size_t off, void *buf, size_t len, int to_iter)
+{
+	struct iov_iter c = *it;
+	size_t n;
+
+	if (off > iov_iter_count(&c) || len > iov_iter_count(&c) - off)
+		return -EFAULT;
+	iov_iter_advance(&c, off);
+	n = to_iter ? copy_to_iter(buf, len, &c) : copy_from_iter(buf, len, &c);
+	return n == len ? 0 : -EFAULT;
+}
+EXPORT_SYMBOL_GPL(rstreams_iter_copy);
+
+size_t rstreams_iter_count(const struct iov_iter *it);
+size_t rstreams_iter_count(const struct iov_iter *it)
+{
+	return iov_iter_count(it);
+}
+EXPORT_SYMBOL_GPL(rstreams_iter_count);
+
+void rstreams_iter_advance(struct iov_iter *it, size_t n);
+void rstreams_iter_advance(struct iov_iter *it, size_t n)
+{
+	iov_iter_advance(it, n);
+}
+EXPORT_SYMBOL_GPL(rstreams_iter_advance);
+
+/* The file of a kiocb, and its flags as O_* (IOCB_NOWAIT counts as O_NONBLOCK). */
+struct file *rstreams_kiocb_file(struct kiocb *k, unsigned int *flags);
+struct file *rstreams_kiocb_file(struct kiocb *k, unsigned int *flags)
+{
+	*flags = READ_ONCE(k->ki_filp->f_flags) | ((k->ki_flags & IOCB_NOWAIT) ? O_NONBLOCK : 0);
+	return k->ki_filp;
+}
+EXPORT_SYMBOL_GPL(rstreams_kiocb_file);
 
 /* A delayed work item calling fn(ctx) on the system workqueue (dwork.rs owns it). */
 struct rstreams_dwork {

@@ -40,3 +40,88 @@ pub(crate) fn t_istr_timeout() -> R {
     ensure!(err == libc::EINVAL, "ic_timout -2: errno {err}");
     Ok(())
 }
+
+fn iov(b: &[u8]) -> libc::iovec {
+    libc::iovec {
+        iov_base: b.as_ptr().cast_mut().cast(),
+        iov_len: b.len(),
+    }
+}
+
+fn writev(s: &Stream, v: &[libc::iovec]) -> io::Result<usize> {
+    // SAFETY: `v` is a valid array of iovecs (whose bases may deliberately be bad: the
+    // kernel must answer EFAULT).
+    let r = unsafe { libc::writev(s.raw(), v.as_ptr(), v.len() as i32) };
+    usize::try_from(r).map_err(|_| io::Error::last_os_error())
+}
+
+fn readv(s: &Stream, v: &mut [libc::iovec]) -> io::Result<usize> {
+    // SAFETY: as `writev`; the segments point to writable buffers (or deliberately bad ones).
+    let r = unsafe { libc::readv(s.raw(), v.as_mut_ptr(), v.len() as i32) };
+    usize::try_from(r).map_err(|_| io::Error::last_os_error())
+}
+
+pub(crate) fn t_writev_one_message() -> R {
+    let s = open()?;
+    let (a, b, c) = (pattern(10, 1), pattern(3000, 2), pattern(7, 3));
+    let n = e(writev(&s, &[iov(&a), iov(&b), iov(&c)]), "writev")?;
+    ensure!(n == 3017, "writev wrote {n} of 3017");
+    let (msgs, first) = nread(&s)?;
+    ensure!(
+        msgs == 1 && first == 3017,
+        "I_NREAD after writev: {msgs} messages, first {first}"
+    );
+    let mut d = vec![0u8; 4096];
+    let g = e(s.getmsg(None, Some(&mut d), 0), "getmsg")?;
+    let want: Vec<u8> = [a, b, c].concat();
+    ensure!(g.data_len == Some(3017), "getmsg data_len {:?}", g.data_len);
+    ensure!(
+        d[..3017] == want[..],
+        "the message is not the concatenation in order"
+    );
+    Ok(())
+}
+
+pub(crate) fn t_readv_fills_in_order() -> R {
+    let s = open()?;
+    let data = pattern(100, 9);
+    ensure!(e(s.write(&data), "write")? == 100, "short write");
+    let (mut x, mut y) = ([0u8; 30], [0u8; 200]);
+    let mut v = [
+        libc::iovec {
+            iov_base: x.as_mut_ptr().cast(),
+            iov_len: x.len(),
+        },
+        libc::iovec {
+            iov_base: y.as_mut_ptr().cast(),
+            iov_len: y.len(),
+        },
+    ];
+    let n = e(readv(&s, &mut v), "readv")?;
+    ensure!(n == 100, "readv read {n} of 100");
+    ensure!(
+        x[..] == data[..30] && y[..70] == data[30..],
+        "readv split the bytes wrongly"
+    );
+    Ok(())
+}
+
+pub(crate) fn t_vectored_efault() -> R {
+    let s = open()?;
+    let good = pattern(8, 4);
+    let bad = libc::iovec {
+        iov_base: 8 as *mut libc::c_void, // unmapped, below mmap_min_addr
+        iov_len: 16,
+    };
+    let err = errno_of(writev(&s, &[iov(&good), bad]), "writev with a bad base")?;
+    ensure!(err == libc::EFAULT, "writev bad base: errno {err}");
+    ensure!(nread(&s)?.0 == 0, "a failed writev sent something");
+    ensure!(e(s.write(&good), "write")? == 8, "short write");
+    let err = errno_of(readv(&s, &mut [bad]), "readv into a bad base")?;
+    ensure!(err == libc::EFAULT, "readv bad base: errno {err}");
+    ensure!(
+        read_n(&s, 8)? == good,
+        "the message was consumed by a failed readv"
+    );
+    Ok(())
+}

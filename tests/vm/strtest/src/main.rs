@@ -704,6 +704,18 @@ fn main() {
             "I_STR ic_timout 1 on a never-answered ioctl: ETIME after 1 s",
             headops::t_istr_timeout,
         ),
+        (
+            "writev of 3 iovecs is one message (getmsg sees the concatenation)",
+            headops::t_writev_one_message,
+        ),
+        (
+            "readv fills 2 iovecs in order",
+            headops::t_readv_fills_in_order,
+        ),
+        (
+            "writev/readv with a bad iov base: EFAULT, nothing sent or lost",
+            headops::t_vectored_efault,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);
