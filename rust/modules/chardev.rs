@@ -22,6 +22,7 @@ use kernel::str::CStr;
 use kernel::sync::Arc;
 
 use crate::errno::Errno;
+use crate::fasync::FasyncCall;
 use crate::iter::IterBuf;
 use crate::uio::UserBuf;
 use crate::waitq::WaitQueue;
@@ -104,6 +105,17 @@ pub(crate) trait FileOps: Sized + Send + Sync + 'static {
     /// reaches other files of the caller (I_PIPE names one by its descriptor).
     fn ioctl(&self, cmd: u32, arg: usize, f_flags: u32, file: &CallFile<'_, Self>)
         -> Result<i32, Errno>;
+    /// ioctl(2) from a 32-bit process (`->compat_ioctl`): `arg` is already widened
+    /// (`compat_ptr`); the implementation decodes the ILP32 layouts it supports.
+    fn compat_ioctl(
+        &self,
+        cmd: u32,
+        arg: usize,
+        f_flags: u32,
+        file: &CallFile<'_, Self>,
+    ) -> Result<i32, Errno>;
+    /// fcntl(F_SETFL, O_ASYNC) / ioctl(FIOASYNC): add or remove the file's SIGIO registration.
+    fn fasync(&self, call: &FasyncCall<'_>) -> Result<(), Errno>;
     /// poll(2): register with `pt` the wait queues whose wakeups change the mask, return it.
     fn poll(&self, pt: &PollTable<'_>) -> u32;
 }
@@ -277,6 +289,8 @@ impl<T: FileOps> MiscDevice<T> {
         fops.read_iter = Some(read_iter_tramp::<T>);
         fops.write_iter = Some(write_iter_tramp::<T>);
         fops.unlocked_ioctl = Some(ioctl_tramp::<T>);
+        fops.compat_ioctl = Some(compat_ioctl_tramp::<T>);
+        fops.fasync = Some(fasync_tramp::<T>);
         fops.poll = Some(poll_tramp::<T>);
         let mut inner = KBox::new(Inner { fops, dev }, GFP_KERNEL)?;
         let ctx: *mut Inner<T> = &mut *inner;
@@ -462,6 +476,35 @@ unsafe extern "C" fn ioctl_tramp<T: FileOps>(
     cmd: c_uint,
     arg: c_ulong,
 ) -> c_long {
+    // SAFETY: guaranteed by the contract.
+    unsafe { ioctl_call::<T>(file, cmd, arg as usize, T::ioctl) }
+}
+
+// SAFETY (contract): as `ioctl_tramp`; called for the ioctls of 32-bit processes.
+unsafe extern "C" fn compat_ioctl_tramp<T: FileOps>(
+    file: *mut bindings::file,
+    cmd: c_uint,
+    arg: c_ulong,
+) -> c_long {
+    // compat_ptr: a 32-bit user address is its zero-extended value on x86_64.
+    let arg = arg as u32 as usize;
+    // SAFETY: guaranteed by the contract.
+    unsafe { ioctl_call::<T>(file, cmd, arg, T::compat_ioctl) }
+}
+
+/// The ioctl handler type of [`FileOps`] (native or compat).
+type IoctlFn<T> = fn(&T, u32, usize, u32, &CallFile<'_, T>) -> Result<i32, Errno>;
+
+/// An `->unlocked_ioctl`/`->compat_ioctl` call on `file`.
+///
+/// # Safety
+/// `file` was opened by `open_tramp::<T>`, is not yet released, and the ioctl is in progress.
+unsafe fn ioctl_call<T: FileOps>(
+    file: *mut bindings::file,
+    cmd: c_uint,
+    arg: usize,
+    op: IoctlFn<T>,
+) -> c_long {
     // SAFETY: as in `read_tramp`.
     let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
     // INVARIANT: `file` was opened by `open_tramp::<T>` and this ioctl is in progress on it.
@@ -469,9 +512,27 @@ unsafe extern "C" fn ioctl_tramp<T: FileOps>(
         file,
         _call: PhantomData,
     };
-    match obj.ioctl(cmd, arg as usize, flags, &call) {
+    match op(obj, cmd, arg, flags, &call) {
         Ok(v) => v as c_long,
         Err(e) => errno_ret(e) as c_long,
+    }
+}
+
+// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
+// with a `file` that `open_tramp::<T>` opened and that is not yet released (the VFS calls
+// `->fasync(-1, file, 0)` before `->release` of a file with O_ASYNC).
+unsafe extern "C" fn fasync_tramp<T: FileOps>(
+    fd: c_int,
+    file: *mut bindings::file,
+    on: c_int,
+) -> c_int {
+    // SAFETY: as in `read_tramp`.
+    let obj = unsafe { this::<T>(file) };
+    // SAFETY: `file` is this `->fasync` call's file.
+    let call = unsafe { FasyncCall::new(fd, file, on != 0) };
+    match obj.fasync(&call) {
+        Ok(()) => 0,
+        Err(e) => errno_ret(e),
     }
 }
 

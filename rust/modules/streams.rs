@@ -41,6 +41,7 @@ pub mod stream;
 mod chardev;
 mod dwork;
 mod echo;
+mod fasync;
 mod fdpass;
 mod fifo;
 mod iter;

@@ -41,10 +41,12 @@ use kernel::sync::{Arc, Mutex, SpinLock};
 use crate::chardev::{self, CallFile, FileOps, PollTable, O_NONBLOCK};
 use crate::dwork::DelayedWork;
 use crate::errno::Errno;
+use crate::fasync::{FasyncCall, FasyncList, POLL_ERR, POLL_HUP, POLL_IN, POLL_OUT, POLL_PRI};
 use crate::sth::consts::*;
 use crate::sth::{HeadEvents, Stop};
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
 use crate::iter::IterBuf;
+use crate::strioctl::Model;
 use crate::uio::UserBuf;
 use crate::waitq::{ms_to_jiffies, WaitQueue, MAX_SCHEDULE_TIMEOUT};
 
@@ -97,6 +99,8 @@ pub(crate) struct StrShared {
     /// Those of end 1 of a pipe.
     #[pin]
     wq1: WaitQueue,
+    /// O_ASYNC registrations (SIGIO) of end 0 and of end 1.
+    fasync: [FasyncList; 2],
 }
 
 impl StrShared {
@@ -107,6 +111,7 @@ impl StrShared {
                 stream <- kernel::new_mutex!(s, "rstreams_stream"),
                 wq0 <- WaitQueue::new(),
                 wq1 <- WaitQueue::new(),
+                fasync: [FasyncList::new(), FasyncList::new()],
             }),
             GFP_KERNEL,
         )
@@ -144,11 +149,19 @@ impl StrShared {
         }
     }
 
+    /// The O_ASYNC registrations of `end`.
+    pub(crate) fn fasync(&self, end: usize) -> &FasyncList {
+        &self.fasync[usize::from(end == 1)]
+    }
+
     /// Act on head events of both ends; `me` is the end the calling process uses.
     pub(crate) fn apply(&self, me: usize, ev: [HeadEvents; 2]) {
         for (end, e) in ev.iter().enumerate() {
             if e.wake != 0 {
                 self.wq(end).wake_sleepers();
+            }
+            if e.sigpoll != 0 {
+                self.kill_fasync(end, e.sigpoll);
             }
         }
         if ev.iter().any(|e| e.hold_timer) {
@@ -158,6 +171,26 @@ impl StrShared {
         }
         if ev.get(me).is_some_and(|e| e.sigpipe) {
             chardev::send_sig_current(SIGPIPE);
+        }
+    }
+}
+
+impl StrShared {
+    /// SIGIO for the O_ASYNC registrations of `end`, for the `S_*` events that happened there:
+    /// input as for SIGPOLL's S_INPUT/S_RDNORM/S_RDBAND (POLL_IN), S_HIPRI (POLL_PRI),
+    /// S_OUTPUT/S_WRBAND (POLL_OUT), S_ERROR (POLL_ERR), S_HANGUP (POLL_HUP).
+    fn kill_fasync(&self, end: usize, sigpoll: u32) {
+        let list = self.fasync(end);
+        for (events, code) in [
+            (S_INPUT | S_RDNORM | S_RDBAND, POLL_IN),
+            (S_HIPRI, POLL_PRI),
+            (S_OUTPUT | S_WRBAND, POLL_OUT),
+            (S_ERROR, POLL_ERR),
+            (S_HANGUP, POLL_HUP),
+        ] {
+            if sigpoll & events != 0 {
+                list.kill(code);
+            }
         }
     }
 }
@@ -188,6 +221,10 @@ pub(crate) struct StrFile {
     retired: SpinLock<Option<Arc<StrShared>>>,
     /// `CONNECTED`, `UNCONNECTED` or `WELDING` (see `weld`).
     pipe_state: AtomicU8,
+    /// Serialises `->fasync` of this file with `weld` moving its O_ASYNC registration to the
+    /// new Stream (a mutex: fasync_helper allocates with GFP_KERNEL).
+    #[pin]
+    fasync_lock: Mutex<()>,
     /// Writes may build their message before taking the lock (last seen under the lock;
     /// checked again there).
     pub(crate) prebuilt_hint: AtomicBool,
@@ -260,6 +297,7 @@ impl StrFile {
                 link <- kernel::new_spinlock!(link, "rstreams_link"),
                 retired <- kernel::new_spinlock!(None, "rstreams_retired"),
                 pipe_state: AtomicU8::new(state),
+                fasync_lock <- kernel::new_mutex!((), "rstreams_fasync"),
                 prebuilt_hint: AtomicBool::new(true),
                 registry,
                 fifo,
@@ -385,13 +423,41 @@ impl StrFile {
                 shared: shared.clone(),
                 end,
             };
+            let _fa = f.fasync_lock.lock();
             let old = core::mem::replace(&mut *f.link.lock(), new);
+            // O_ASYNC set on the unconnected end follows the file (only this file used it).
+            shared.fasync(end).take_from(old.shared.fasync(old.end));
             // Pollers of the unconnected end re-poll (and find the new wait queue).
             old.shared.wq(0).wake_all();
             *f.retired.lock() = Some(old.shared);
             f.pipe_state.store(CONNECTED, Ordering::Release);
         }
         Ok(())
+    }
+}
+
+impl StrFile {
+    /// ioctl(2) from a caller of data model `model`: the ioctls that involve other files here,
+    /// the rest in `strioctl.rs`.
+    fn ioctl_as(
+        &self,
+        cmd: u32,
+        arg: usize,
+        f_flags: u32,
+        file: &CallFile<'_, Self>,
+        model: Model,
+    ) -> Result<i32, Errno> {
+        let nonblock = f_flags & O_NONBLOCK != 0;
+        match cmd {
+            I_PIPE => {
+                let other = file.same_device(arg as u32 as i32)?;
+                self.weld(&other).map(|()| 0)
+            }
+            I_SENDFD => crate::fdpass::sendfd(self, arg as u32 as i32),
+            I_FIFO_PIPE => crate::fdpass::fifo_pipe(self, file, arg),
+            I_RECVFD => crate::fdpass::recvfd(self, arg, nonblock),
+            _ => crate::strioctl::ioctl(self, cmd, arg, nonblock, model),
+        }
     }
 }
 
@@ -453,18 +519,23 @@ impl FileOps for StrFile {
         f_flags: u32,
         file: &CallFile<'_, Self>,
     ) -> Result<i32, Errno> {
-        let nonblock = f_flags & O_NONBLOCK != 0;
-        match cmd {
-            I_PIPE => {
-                let other = file.same_device(arg as u32 as i32)?;
-                return self.weld(&other).map(|()| 0);
-            }
-            I_SENDFD => return crate::fdpass::sendfd(self, arg as u32 as i32),
-            I_FIFO_PIPE => return crate::fdpass::fifo_pipe(self, file, arg),
-            I_RECVFD => return crate::fdpass::recvfd(self, arg, nonblock),
-            _ => {}
-        }
-        crate::strioctl::ioctl(self, cmd, arg, nonblock)
+        self.ioctl_as(cmd, arg, f_flags, file, Model::Lp64)
+    }
+
+    fn compat_ioctl(
+        &self,
+        cmd: u32,
+        arg: usize,
+        f_flags: u32,
+        file: &CallFile<'_, Self>,
+    ) -> Result<i32, Errno> {
+        self.ioctl_as(cmd, arg, f_flags, file, Model::Ilp32)
+    }
+
+    fn fasync(&self, call: &FasyncCall<'_>) -> Result<(), Errno> {
+        let _g = self.fasync_lock.lock();
+        let l = self.link();
+        call.register(l.shared.fasync(l.end))
     }
 
     fn poll(&self, pt: &PollTable<'_>) -> u32 {

@@ -201,6 +201,37 @@ struct file *rstreams_kiocb_file(struct kiocb *k, unsigned int *flags)
 }
 EXPORT_SYMBOL_GPL(rstreams_kiocb_file);
 
+/*
+ * O_ASYNC (fasync.rs): a list of fasync entries per Stream head end. fasync_helper adds or
+ * removes the file's entry; kill_fasync sends SIGIO (or the F_SETSIG signal) to each entry's
+ * owner (F_SETOWN) with si_code `code` (POLL_IN, POLL_OUT, ...). rstreams_fasync_move hands a
+ * list to a new head (I_PIPE welds an unconnected end): the entries stay valid throughout, so
+ * an RCU reader of either head sees a whole list or none.
+ */
+int rstreams_fasync(int fd, struct file *filp, int on, struct fasync_struct **fa);
+int rstreams_fasync(int fd, struct file *filp, int on, struct fasync_struct **fa)
+{
+	return fasync_helper(fd, filp, on, fa);
+}
+EXPORT_SYMBOL_GPL(rstreams_fasync);
+
+void rstreams_kill_fasync(struct fasync_struct **fa, int code);
+void rstreams_kill_fasync(struct fasync_struct **fa, int code)
+{
+	kill_fasync(fa, SIGIO, code);
+}
+EXPORT_SYMBOL_GPL(rstreams_kill_fasync);
+
+void rstreams_fasync_move(struct fasync_struct **from, struct fasync_struct **to);
+void rstreams_fasync_move(struct fasync_struct **from, struct fasync_struct **to)
+{
+	struct fasync_struct *fa = READ_ONCE(*from);
+
+	WRITE_ONCE(*from, NULL);
+	rcu_assign_pointer(*to, fa);
+}
+EXPORT_SYMBOL_GPL(rstreams_fasync_move);
+
 /* A delayed work item calling fn(ctx) on the system workqueue (dwork.rs owns it). */
 struct rstreams_dwork {
 	struct delayed_work dw;

@@ -125,3 +125,86 @@ pub(crate) fn t_vectored_efault() -> R {
     );
     Ok(())
 }
+
+static SIGIOS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static SIGIO_CODE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn on_sigio(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let code = unsafe { (*info).si_code };
+    SIGIO_CODE.store(code, Ordering::SeqCst);
+    SIGIOS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Wait up to 2 s for the SIGIO count to pass `before`.
+fn sigio_after(before: usize) -> bool {
+    let t0 = Instant::now();
+    while SIGIOS.load(Ordering::SeqCst) == before && t0.elapsed() < Duration::from_secs(2) {
+        thread::yield_now();
+    }
+    SIGIOS.load(Ordering::SeqCst) > before
+}
+
+fn fcntl(fd: i32, cmd: i32, arg: libc::c_long) -> Result<i32, String> {
+    // SAFETY: fcntl on an open descriptor with an integer argument.
+    let r = unsafe { libc::fcntl(fd, cmd, arg) };
+    ensure!(r >= 0, "fcntl {cmd}: {}", io::Error::last_os_error());
+    Ok(r)
+}
+
+pub(crate) fn t_fasync_sigio() -> R {
+    const POLL_IN: i32 = 1;
+    let (a, b) = e(Stream::pipe(), "s_pipe")?;
+    // SAFETY: an SA_SIGINFO handler that only touches atomics.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_sigio as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        libc::sigaction(libc::SIGIO, &sa, std::ptr::null_mut());
+    }
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    fcntl(a.raw(), libc::F_SETOWN, me.into())?;
+    let fl = fcntl(a.raw(), libc::F_GETFL, 0)?;
+    fcntl(a.raw(), libc::F_SETFL, (fl | libc::O_ASYNC).into())?;
+    let r = (|| {
+        let before = SIGIOS.load(Ordering::SeqCst);
+        e(a.write(b"out"), "write a")?;
+        thread::sleep(Duration::from_millis(50));
+        ensure!(
+            SIGIOS.load(Ordering::SeqCst) == before,
+            "SIGIO for a's own write"
+        );
+        e(b.write(b"in"), "write b")?;
+        ensure!(sigio_after(before), "no SIGIO on input from the other end");
+        let code = SIGIO_CODE.load(Ordering::SeqCst);
+        ensure!(code == POLL_IN, "si_code {code}, want POLL_IN");
+        ensure!(read_n(&a, 2)? == b"in", "the input");
+        // O_ASYNC off: no more signals.
+        fcntl(a.raw(), libc::F_SETFL, fl.into())?;
+        let before = SIGIOS.load(Ordering::SeqCst);
+        e(b.write(b"again"), "write b")?;
+        thread::sleep(Duration::from_millis(50));
+        ensure!(
+            SIGIOS.load(Ordering::SeqCst) == before,
+            "SIGIO after O_ASYNC was cleared"
+        );
+        // FIOASYNC sets it too (the VFS turns it into ->fasync).
+        let mut on: libc::c_int = 1;
+        ioctl_ptr(
+            &a,
+            libc::FIOASYNC as i32,
+            (&mut on as *mut libc::c_int).cast(),
+        )
+        .map_err(|x| format!("FIOASYNC: {x}"))?;
+        e(b.write(b"third"), "write b")?;
+        ensure!(sigio_after(before), "no SIGIO after FIOASYNC");
+        Ok(())
+    })();
+    // Close with O_ASYNC still set (the VFS removes the registration), then restore SIGIO.
+    drop(a);
+    drop(b);
+    // SAFETY: restore the default action.
+    unsafe { libc::signal(libc::SIGIO, libc::SIG_DFL) };
+    r
+}

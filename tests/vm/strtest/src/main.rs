@@ -716,6 +716,10 @@ fn main() {
             "writev/readv with a bad iov base: EFAULT, nothing sent or lost",
             headops::t_vectored_efault,
         ),
+        (
+            "O_ASYNC + F_SETOWN (and FIOASYNC): SIGIO with POLL_IN on input",
+            headops::t_fasync_sigio,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);
