@@ -91,8 +91,8 @@ pub(crate) trait FileOps: Sized + Send + Sync + 'static {
     type Dev: Send + Sync;
     /// open(2): create the per-open object. `f_flags` are the open flags.
     fn open(dev: &Self::Dev, f_flags: u32) -> Result<Arc<Self>, Errno>;
-    /// The last close of the file.
-    fn release(this: Arc<Self>);
+    /// The last close of the file; `f_flags` are its flags then (O_NONBLOCK: do not wait).
+    fn release(this: Arc<Self>, f_flags: u32);
     /// read(2) into `buf`.
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno>;
     /// write(2) from `buf`.
@@ -386,7 +386,9 @@ unsafe extern "C" fn release_tramp<T: FileOps>(
     // SAFETY: the reference stored by `open_tramp`; release runs once, after every other
     // file operation on `file` returned.
     let obj = unsafe { Arc::from_raw(rstreams_file_private(file.cast()).cast::<T>()) };
-    T::release(obj);
+    // SAFETY: `file` is valid during release.
+    let flags = unsafe { rstreams_file_flags(file.cast()) };
+    T::release(obj, flags);
     0
 }
 

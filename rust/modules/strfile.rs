@@ -43,7 +43,7 @@ use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::fasync::{FasyncCall, FasyncList, POLL_ERR, POLL_HUP, POLL_IN, POLL_OUT, POLL_PRI};
 use crate::sth::consts::*;
-use crate::sth::{HeadEvents, Stop};
+use crate::sth::{Drain, HeadEvents, Stop};
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
 use crate::iter::IterBuf;
 use crate::strioctl::Model;
@@ -200,6 +200,43 @@ impl StrShared {
 pub(crate) struct Link {
     pub(crate) shared: Arc<StrShared>,
     pub(crate) end: usize,
+}
+
+impl Link {
+    /// The close-time drain of the last close (core `sth/close.rs`): before each module is
+    /// popped, and before the driver is closed, wait until its write queue is empty or at most
+    /// the close time (I_SETCLTIME) for that queue; not with `nonblock` (O_NONBLOCK/O_NDELAY),
+    /// after hangup or errors, or with a close time of 0. The time limit restarts whenever
+    /// another queue is waited for, and is not extended by wakeups that do not drain it. A
+    /// signal ends the wait (close cannot fail: the rest goes at once).
+    fn drain_on_close(&self, nonblock: bool) {
+        let mut expired = false;
+        let mut at = None;
+        let mut left = 0;
+        loop {
+            let mut g = self.shared.stream.lock();
+            let d = g.with_end(self.end, |s| s.sth_close_drain(nonblock, expired));
+            let ev = settle(&mut g);
+            let Drain::Wait { level, ms } = d else {
+                drop(g);
+                self.shared.apply(self.end, ev);
+                return;
+            };
+            if at != Some(level) {
+                at = Some(level);
+                left = ms_to_jiffies(ms);
+            }
+            self.shared.apply(self.end, ev);
+            match self.shared.wq(self.end).sleep_timeout(g, left) {
+                Err(_) => return,
+                Ok(0) => expired = true,
+                Ok(rest) => {
+                    left = rest;
+                    expired = false;
+                }
+            }
+        }
+    }
 }
 
 /// `StrFile::pipe_state`: not an unconnected pipe end (a Stream over a driver, or welded).
@@ -482,12 +519,13 @@ impl FileOps for StrFile {
         StrFile::new(link, unconnected, dev.registry.clone(), None)
     }
 
-    fn release(this: Arc<Self>) {
+    fn release(this: Arc<Self>, f_flags: u32) {
         if let Some(f) = &this.fifo {
             crate::fifo::release(&this, f);
             return;
         }
         let l = this.link();
+        l.drain_on_close(f_flags & O_NONBLOCK != 0);
         let mut g = l.shared.stream.lock();
         g.with_end(l.end, Stream::sth_close);
         let ev = settle(&mut g);

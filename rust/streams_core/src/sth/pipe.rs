@@ -94,7 +94,14 @@ impl Stream {
     /// does after every operation, for both ends of a pipe).
     pub fn sth_take_events_of(&mut self, end: usize) -> HeadEvents {
         if end == self.head {
-            return core::mem::take(&mut self.sth.ev);
+            return self.sth_take_events();
+        }
+        if self
+            .parked
+            .as_ref()
+            .is_some_and(|p| p.head == end && p.sth.draining)
+        {
+            self.with_end(end, Stream::sth_drain_note);
         }
         match self.parked.as_mut() {
             Some(p) if p.head == end => core::mem::take(&mut p.sth.ev),

@@ -208,3 +208,58 @@ pub(crate) fn t_fasync_sigio() -> R {
     unsafe { libc::signal(libc::SIGIO, libc::SIG_DFL) };
     r
 }
+
+/// A sloop Stream with nullmod pushed whose driver write queue holds data (the head's read
+/// queue is full, so the loopback cannot send it up), close time `ms`, blocking unless
+/// `nonblock`.
+fn stalled(ms: i32, nonblock: bool) -> Result<Stream, String> {
+    let s = open()?;
+    e(s.push("nullmod"), "I_PUSH nullmod")?;
+    let mut v: libc::c_int = ms;
+    ioctl_ptr(&s, I_SETCLTIME, (&mut v as *mut libc::c_int).cast())
+        .map_err(|x| format!("I_SETCLTIME: {x}"))?;
+    set_nonblock(&s, true)?;
+    let chunk = pattern(1024, 6);
+    let mut total = 0usize;
+    loop {
+        match s.write(&chunk) {
+            Ok(n) => total += n,
+            Err(err) if err.raw_os_error() == Some(libc::EAGAIN) => break,
+            Err(err) => return Err(format!("write: {err}")),
+        }
+        ensure!(total < (4 << 20), "no flow control after {total} bytes");
+    }
+    set_nonblock(&s, nonblock)?;
+    let (_, got) = e(s.ioctl_get_int(I_GETCLTIME), "I_GETCLTIME")?;
+    ensure!(got == ms, "I_GETCLTIME {got}, set {ms}");
+    Ok(s)
+}
+
+pub(crate) fn t_close_drain_cltime() -> R {
+    let s = stalled(300, false)?;
+    let t = Instant::now();
+    drop(s);
+    let dt = t.elapsed();
+    ensure!(
+        dt >= Duration::from_millis(280) && dt < Duration::from_secs(3),
+        "close with a stalled write queue and I_SETCLTIME 300 took {dt:?}"
+    );
+    let s = stalled(300, true)?;
+    let t = Instant::now();
+    drop(s);
+    let dt = t.elapsed();
+    ensure!(
+        dt < Duration::from_millis(150),
+        "O_NONBLOCK close waited {dt:?}"
+    );
+    // Nothing queued on the write side: no wait even with the default close time.
+    let s = open()?;
+    e(s.write(b"unread"), "write")?;
+    let t = Instant::now();
+    drop(s);
+    ensure!(
+        t.elapsed() < Duration::from_millis(150),
+        "close without write-side data waited"
+    );
+    Ok(())
+}

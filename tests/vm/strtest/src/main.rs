@@ -720,6 +720,10 @@ fn main() {
             "O_ASYNC + F_SETOWN (and FIOASYNC): SIGIO with POLL_IN on input",
             headops::t_fasync_sigio,
         ),
+        (
+            "close drain: I_SETCLTIME 300 ms bounds a stalled close, O_NONBLOCK does not wait",
+            headops::t_close_drain_cltime,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);

@@ -1,9 +1,11 @@
 //! Shared (host + KUnit) tests of the waits the platform bounds in time: the I_STR timeout
-//! (`ic_timout`, [`istr_timeout_ms`], cancel and the late answer).
+//! (`ic_timout`, [`istr_timeout_ms`], cancel and the late answer) and the close-time drain
+//! (`close.rs`: I_SETCLTIME, which queues count, pops in between, the wakeup when drained).
 
 use super::drivers::*;
 use super::*;
-use crate::msg::{Msg, M_IOCACK};
+use crate::msg::{Msg, M_HANGUP, M_IOCACK};
+use crate::queue::FLUSHALL;
 
 fn istr<'a>(cmd: i32, timeout: i32, io: &'a mut dyn UserIo) -> StrIoctl<'a> {
     StrIoctl {
@@ -110,9 +112,141 @@ fn istr_timeout_waiting_for_slot_cancels_nothing() -> TestResult {
     Ok(())
 }
 
+fn wait(level: usize) -> Drain {
+    Drain::Wait {
+        level,
+        ms: STRCLTIME_DEFAULT,
+    }
+}
+
+fn close_waits_for_driver_write_queue() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(s.sth_close_drain(false, false), Drain::Done); // nothing queued
+    check_eq!(wr(&mut s, b"abc"), Ok(3));
+    check_eq!(s.sth_close_drain(false, false), wait(1));
+    check_eq!(s.sth_close_drain(false, false), wait(1)); // still there: wait again
+    check_eq!(s.sth_close_drain(false, true), Drain::Done); // the close time ran out
+    s.sth_close();
+    Ok(())
+}
+
+fn close_nonblock_and_zero_cltime_do_not_wait() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(wr(&mut s, b"abc"), Ok(3));
+    check_eq!(s.sth_close_drain(true, false), Drain::Done);
+    check_ok!(s.strioctl(&Registry::new(), I_SETCLTIME, IocArg::Int(300)));
+    check_eq!(
+        s.sth_close_drain(false, false),
+        Drain::Wait { level: 1, ms: 300 }
+    );
+    check_ok!(s.strioctl(&Registry::new(), I_SETCLTIME, IocArg::Int(0)));
+    check_eq!(s.sth_close_drain(false, false), Drain::Done);
+    Ok(())
+}
+
+fn close_pops_drained_modules_and_waits_per_queue() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(s.strioctl(&reg()?, I_PUSH, IocArg::Name("pass")), Ok(0));
+    // The first message passes `pass` into hold (which then is full), the second stays in
+    // pass's write queue.
+    check_eq!(wr(&mut s, &[1u8; 20]), Ok(20));
+    s.runqueues();
+    check_eq!(wr(&mut s, b"second"), Ok(6));
+    s.runqueues();
+    check_eq!(s.sth_close_drain(false, false), wait(2));
+    check_eq!(s.nmodules(), 1);
+    // pass's time ran out: it goes (its message with it); hold gets its own close time.
+    check_eq!(s.sth_close_drain(false, true), wait(1));
+    check_eq!(s.nmodules(), 0);
+    check_eq!(s.sth_close_drain(false, true), Drain::Done);
+    Ok(())
+}
+
+fn close_pops_empty_module_at_once() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(s.strioctl(&reg()?, I_PUSH, IocArg::Name("pass")), Ok(0));
+    check_eq!(wr(&mut s, b"one"), Ok(3));
+    s.runqueues();
+    // pass has nothing: popped without waiting; the driver's queue holds the message.
+    check_eq!(s.sth_close_drain(false, false), wait(1));
+    check_eq!(s.nmodules(), 0);
+    Ok(())
+}
+
+fn close_drain_wakes_when_queue_empties() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(wr(&mut s, b"abc"), Ok(3));
+    check_eq!(s.sth_close_drain(false, false), wait(1));
+    let _ = s.sth_take_events();
+    check!(s.sth_take_events().wake & WAKE_WRITE == 0); // still queued: no wakeup
+    let wq = check_some!(s.driver_wq());
+    s.flush(wq, None, FLUSHALL);
+    check!(s.sth_take_events().wake & WAKE_WRITE != 0);
+    check_eq!(s.sth_close_drain(false, false), Drain::Done);
+    Ok(())
+}
+
+fn close_hangup_or_error_does_not_wait() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(wr(&mut s, b"abc"), Ok(3));
+    check_eq!(s.sth_close_drain(false, false), wait(1));
+    let rq = check_some!(s.driver_rq());
+    s.put(rq, check_ok!(Msg::from_bytes(M_HANGUP, &[])));
+    check!(s.sth_take_events().wake & WAKE_WRITE != 0);
+    check_eq!(s.sth_close_drain(false, false), Drain::Done);
+    Ok(())
+}
+
+/// A pipe end waits only for its own modules (not the other head's read queue), and is woken
+/// when the other end's reads let them drain: through the events the platform collects for
+/// the end that is not swapped in.
+fn close_pipe_end_drains_its_modules() -> TestResult {
+    let mut s = check_ok!(Stream::pipe());
+    let r = reg()?;
+    check_eq!(
+        s.with_end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("pass"))),
+        Ok(0)
+    );
+    let mut sent = 0usize;
+    while sent < 1_000_000 {
+        match s.with_end(0, |s| wr(s, &[7u8; 200])) {
+            Ok(n) => sent += n,
+            Err(_) => break,
+        }
+        s.runqueues();
+    }
+    check!(sent < 1_000_000);
+    check_eq!(s.with_end(0, |s| s.sth_close_drain(false, false)), wait(1));
+    let _ = s.with_end(0, Stream::sth_take_events);
+    let mut got = 0usize;
+    while got < sent {
+        match s.with_end(1, |s| rd(s, BUF)) {
+            Ok(g) if g.n > 0 => got += g.n,
+            _ => check!(s.runqueues() > 0), // nothing readable: something must move
+        }
+    }
+    s.runqueues();
+    let ev = s.with_end(1, |s| s.sth_take_events_of(0));
+    check!(ev.wake & WAKE_WRITE != 0);
+    check_eq!(
+        s.with_end(0, |s| s.sth_close_drain(false, false)),
+        Drain::Done
+    );
+    check_eq!(s.with_end(0, |s| s.nmodules()), 0);
+    s.with_end(0, Stream::sth_close);
+    Ok(())
+}
+
 ktest_suite!(STH_WAITS_SUITE, "streams_sth_waits":
     istr_timeout_values,
     istr_bad_timeout_sends_nothing,
     istr_late_ack_after_timeout_is_freed,
     istr_timeout_waiting_for_slot_cancels_nothing,
+    close_waits_for_driver_write_queue,
+    close_nonblock_and_zero_cltime_do_not_wait,
+    close_pops_drained_modules_and_waits_per_queue,
+    close_pops_empty_module_at_once,
+    close_drain_wakes_when_queue_empties,
+    close_hangup_or_error_does_not_wait,
+    close_pipe_end_drains_its_modules,
 );
