@@ -57,6 +57,7 @@ mod strfile;
 mod strioctl;
 mod strproc;
 mod strrw;
+mod strwait;
 mod suites;
 mod uio;
 mod waitq;

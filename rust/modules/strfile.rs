@@ -11,6 +11,9 @@
 //!                                 └─ after every operation, under the lock: runqueues()
 //! ```
 //!
+//! The waiting loops (`run`, `run_limited`, the close-time drain) are in `strwait.rs`, the
+//! data path (read/readv, write/writev) in `strrw.rs`, ioctl decoding in `strioctl.rs`.
+//!
 //! Locking: one kernel `Mutex` per Stream (the "stream lock" of `docs/concurrency.md`); every
 //! executive call runs under it. All callers are in process context, so a mutex is allowed;
 //! the executive still allocates with GFP_ATOMIC (`sys.rs`), which is correct under a mutex
@@ -43,12 +46,12 @@ use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::fasync::{FasyncCall, FasyncList, POLL_ERR, POLL_HUP, POLL_IN, POLL_OUT, POLL_PRI};
 use crate::sth::consts::*;
-use crate::sth::{Drain, HeadEvents, Stop};
+use crate::sth::HeadEvents;
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
 use crate::iter::IterBuf;
 use crate::strioctl::Model;
 use crate::uio::UserBuf;
-use crate::waitq::{ms_to_jiffies, WaitQueue, MAX_SCHEDULE_TIMEOUT};
+use crate::waitq::WaitQueue;
 
 /// SIGPIPE.
 const SIGPIPE: i32 = 13;
@@ -141,7 +144,7 @@ impl StrShared {
         self.apply(usize::MAX, ev);
     }
 
-    fn wq(&self, end: usize) -> &WaitQueue {
+    pub(crate) fn wq(&self, end: usize) -> &WaitQueue {
         if end == 1 {
             &self.wq1
         } else {
@@ -200,43 +203,6 @@ impl StrShared {
 pub(crate) struct Link {
     pub(crate) shared: Arc<StrShared>,
     pub(crate) end: usize,
-}
-
-impl Link {
-    /// The close-time drain of the last close (core `sth/close.rs`): before each module is
-    /// popped, and before the driver is closed, wait until its write queue is empty or at most
-    /// the close time (I_SETCLTIME) for that queue; not with `nonblock` (O_NONBLOCK/O_NDELAY),
-    /// after hangup or errors, or with a close time of 0. The time limit restarts whenever
-    /// another queue is waited for, and is not extended by wakeups that do not drain it. A
-    /// signal ends the wait (close cannot fail: the rest goes at once).
-    fn drain_on_close(&self, nonblock: bool) {
-        let mut expired = false;
-        let mut at = None;
-        let mut left = 0;
-        loop {
-            let mut g = self.shared.stream.lock();
-            let d = g.with_end(self.end, |s| s.sth_close_drain(nonblock, expired));
-            let ev = settle(&mut g);
-            let Drain::Wait { level, ms } = d else {
-                drop(g);
-                self.shared.apply(self.end, ev);
-                return;
-            };
-            if at != Some(level) {
-                at = Some(level);
-                left = ms_to_jiffies(ms);
-            }
-            self.shared.apply(self.end, ev);
-            match self.shared.wq(self.end).sleep_timeout(g, left) {
-                Err(_) => return,
-                Ok(0) => expired = true,
-                Ok(rest) => {
-                    left = rest;
-                    expired = false;
-                }
-            }
-        }
-    }
 }
 
 /// `StrFile::pipe_state`: not an unconnected pipe end (a Stream over a driver, or welded).
@@ -364,66 +330,6 @@ impl StrFile {
     /// The current link (a counted reference: a weld meanwhile does not free it under us).
     pub(crate) fn link(&self) -> Link {
         self.link.lock().clone()
-    }
-
-    /// Run `op` on this file's Stream head until it completes: sleep (interruptibly) while
-    /// it blocks, or fail with EAGAIN when `nonblock`. `cancel` runs under the lock if a
-    /// signal ends the wait (I_STR forgets its ioctl there).
-    pub(crate) fn run<R>(
-        &self,
-        nonblock: bool,
-        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
-        cancel: impl FnOnce(&mut Stream),
-    ) -> Result<R, Errno> {
-        self.run_limited(nonblock, None, op, cancel)
-    }
-
-    /// [`StrFile::run`] whose waiting, in total, lasts at most `limit_ms` milliseconds
-    /// (`None`: no limit): when the time runs out, `cancel` runs under the lock and the call
-    /// fails with ETIME (I_STR's `ic_timout`). The limit is not restarted by wakeups that do
-    /// not complete the operation.
-    pub(crate) fn run_limited<R>(
-        &self,
-        nonblock: bool,
-        limit_ms: Option<u32>,
-        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
-        cancel: impl FnOnce(&mut Stream),
-    ) -> Result<R, Errno> {
-        let mut left = limit_ms.map_or(MAX_SCHEDULE_TIMEOUT, ms_to_jiffies);
-        let (l, err) = loop {
-            // Re-read every time: a weld while we slept moves this file to a new Stream.
-            let l = self.link();
-            let mut g = l.shared.stream.lock();
-            let r = g.with_end(l.end, &mut op);
-            let ev = settle(&mut g);
-            match r {
-                Err(Stop::Block(_)) if !nonblock => {
-                    // Waking others (and maybe ourselves: harmless, we re-test) before queueing.
-                    l.shared.apply(l.end, ev);
-                    match l.shared.wq(l.end).sleep_timeout(g, left) {
-                        Err(e) => break (l, e),
-                        Ok(0) if limit_ms.is_some() => break (l, Errno::ETIME),
-                        Ok(rest) => left = rest,
-                    }
-                }
-                r => {
-                    drop(g);
-                    l.shared.apply(l.end, ev);
-                    return match r {
-                        Ok(v) => Ok(v),
-                        Err(Stop::Err(e)) => Err(e),
-                        Err(Stop::Block(_)) => Err(Errno::EAGAIN),
-                    };
-                }
-            }
-        };
-        // A signal or the time limit ended the wait: forget what was in progress.
-        let mut g = l.shared.stream.lock();
-        g.with_end(l.end, cancel);
-        let ev = settle(&mut g);
-        drop(g);
-        l.shared.apply(l.end, ev);
-        Err(err)
     }
 
     /// I_PIPE: weld this unconnected pipe end and `other` into the two ends of a new STREAMS

@@ -13,11 +13,12 @@
 //! changes the state under the same lock and calls [`WaitQueue::wake_all`] afterwards, so it
 //! either ran before our test (we saw the new state) or finds us queued and wakes us.
 
-use core::ffi::{c_int, c_long};
+use core::ffi::c_int;
 use core::marker::PhantomPinned;
 use core::ptr;
 
 use kernel::bindings;
+use kernel::ffi::c_long;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
