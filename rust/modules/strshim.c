@@ -170,6 +170,9 @@ int rstreams_iter_copy(struct iov_iter *it, size_t off, void *buf, size_t len, i
 	struct iov_iter c = *it;
 	size_t n;
 
+	/* A readv's iterator is only written, a writev's only read (no WARN on misuse). */
+	if (!!to_iter == it->data_source)
+		return -EFAULT;
 	if (off > iov_iter_count(&c) || len > iov_iter_count(&c) - off)
 		return -EFAULT;
 	iov_iter_advance(&c, off);

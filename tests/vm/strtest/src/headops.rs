@@ -165,6 +165,9 @@ pub(crate) fn t_fasync_sigio() -> R {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
     fcntl(a.raw(), libc::F_SETOWN, me.into())?;
+    // With F_SETSIG the signal carries si_code (POLL_IN …); plain SIGIO has SI_KERNEL.
+    const F_SETSIG: i32 = 10; // Linux fcntl.h (not in the libc crate for every target)
+    fcntl(a.raw(), F_SETSIG, libc::SIGIO.into())?;
     let fl = fcntl(a.raw(), libc::F_GETFL, 0)?;
     fcntl(a.raw(), libc::F_SETFL, (fl | libc::O_ASYNC).into())?;
     let r = (|| {
