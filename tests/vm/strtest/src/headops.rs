@@ -38,6 +38,32 @@ pub(crate) fn t_istr_timeout() -> R {
     ensure!(t.elapsed() < Duration::from_millis(500), "slot not freed");
     let err = errno_of(istr_timed(&s, 1, -2), "ic_timout -2")?;
     ensure!(err == libc::EINVAL, "ic_timout -2: errno {err}");
+    // The limit covers the wait for the Stream's one ioctl slot too: while another thread's
+    // ioctl (limit 2 s) holds it, an I_STR with limit 1 s gives up after 1 s.
+    let s = Arc::new(s);
+    let s2 = s.clone();
+    let t = Instant::now();
+    let h = thread::spawn(move || {
+        let r = istr_timed(&s2, NULS_IOC_SINK, 2);
+        (r.map_err(|x| x.raw_os_error()), t.elapsed())
+    });
+    thread::sleep(Duration::from_millis(100));
+    let err = errno_of(istr_timed(&s, 1, 1), "I_STR waiting for the slot")?;
+    let dt = t.elapsed();
+    ensure!(
+        err == libc::ETIME,
+        "I_STR waiting for the slot: errno {err}"
+    );
+    ensure!(
+        dt >= Duration::from_millis(1000) && dt < Duration::from_millis(1900),
+        "slot wait with ic_timout 1 ended after {dt:?}"
+    );
+    let (r, dt) = h.join().map_err(|_| "thread panicked".to_string())?;
+    ensure!(r == Err(Some(libc::ETIME)), "the slot holder: {r:?}");
+    ensure!(
+        dt >= Duration::from_millis(1900),
+        "the slot holder gave up after {dt:?}"
+    );
     Ok(())
 }
 

@@ -701,7 +701,7 @@ fn main() {
             bufmod::t_bufmod_on_pipe,
         ),
         (
-            "I_STR ic_timout 1 on a never-answered ioctl: ETIME after 1 s",
+            "I_STR ic_timout: ETIME after 1 s, also while waiting for the ioctl slot",
             headops::t_istr_timeout,
         ),
         (
