@@ -49,7 +49,7 @@ use crate::sth::consts::*;
 use crate::sth::HeadEvents;
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
 use crate::iter::IterBuf;
-use crate::strioctl::Model;
+use crate::sth::layout::Model;
 use crate::uio::UserBuf;
 use crate::waitq::WaitQueue;
 

@@ -7,59 +7,18 @@
 //! the caller's whole address space through `UserBuf`, still bounds- and fault-checked).
 //!
 //! 32-bit processes (`->compat_ioctl`) use the same decoders with the ILP32 layouts of the
-//! structures that embed a pointer ([`Model`]: `struct strbuf` 12 bytes, `strpmsg` 32,
-//! `strpeek` 28, `strioctl` 16, `str_list` 8); every other argument has the same layout.
+//! structures that embed a pointer (core `sth/layout.rs`, [`Model`]: `struct strbuf` 12 bytes,
+//! `strpmsg` 32, `strpeek` 28, `strioctl` 16, `str_list` 8); every other argument has the same
+//! layout.
 
 use core::cell::Cell;
 
 use crate::errno::Errno;
 use crate::sth::consts::*;
+use crate::sth::layout::{Layout, Model};
 use crate::sth::{istr_timeout_ms, GetMsg, IocArg, Part, PeekArgs, StrIoctl, TranspIoctl};
 use crate::strfile::StrFile;
 use crate::uio::UserBuf;
-
-/// The caller's data model: where the structures that embed a pointer have their fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Model {
-    /// A 64-bit process (`docs/abi.md` layouts).
-    Lp64,
-    /// A 32-bit process (`->compat_ioctl`): pointers and `long` are 4 bytes.
-    Ilp32,
-}
-
-impl Model {
-    /// Bytes of a pointer or `long`.
-    fn ptr(self) -> usize {
-        match self {
-            Model::Lp64 => 8,
-            Model::Ilp32 => 4,
-        }
-    }
-
-    /// Bytes of a `struct strbuf` (int maxlen, int len, char *buf).
-    fn strbuf(self) -> usize {
-        8 + self.ptr()
-    }
-
-    /// A pointer (or `long`) at `off` of `b`, zero-extended (0 if `b` is too short).
-    fn word(self, b: &[u8], off: usize) -> usize {
-        match self {
-            Model::Lp64 => b
-                .get(off..off + 8)
-                .and_then(|s| s.try_into().ok())
-                .map_or(0, u64::from_ne_bytes) as usize,
-            Model::Ilp32 => b
-                .get(off..off + 4)
-                .and_then(|s| s.try_into().ok())
-                .map_or(0, u32::from_ne_bytes) as usize,
-        }
-    }
-
-    /// `struct strbuf` at `off` of `b`: (maxlen, len, buf).
-    fn read_strbuf(self, b: &[u8], off: usize) -> (i32, i32, usize) {
-        (i32_at(b, off), i32_at(b, off + 4), self.word(b, off + 8))
-    }
-}
 
 fn i32_at(b: &[u8], off: usize) -> i32 {
     b.get(off..off + 4)
@@ -187,10 +146,8 @@ pub(crate) fn ioctl(
             if arg == 0 {
                 return f.run(false, |s| s.strioctl(reg, cmd, IocArg::None), |_| {});
             }
-            // struct str_list { int sl_nmods; struct str_mlist *sl_modlist; }
-            let b = read_struct(arg, 2 * model.ptr())?;
-            let n = i32_at(&b, 0);
-            let list = model.word(&b, model.ptr());
+            let b = read_struct(arg, model.size(Layout::StrList))?;
+            let (n, list) = model.str_list(&b);
             let bytes = usize::try_from(n).unwrap_or(0).saturating_mul(FMNAMESZ + 1);
             let o = UserBuf::new(list, bytes);
             f.run(
@@ -235,12 +192,10 @@ pub(crate) fn ioctl(
 /// -1: no limit); then the ioctl is cancelled (a late answer is freed) and I_STR fails with
 /// ETIME.
 fn istr(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
-    // `ic_dp` is aligned: offset 16 in LP64, 12 in ILP32.
-    let dp_off = 12_usize.next_multiple_of(model.ptr());
-    let u = UserBuf::new(arg, dp_off + model.ptr());
-    let b = read_struct(arg, dp_off + model.ptr())?;
-    let (cmd, timeout, len) = (i32_at(&b, 0), i32_at(&b, 4), i32_at(&b, 8));
-    let dp = model.word(&b, dp_off);
+    let size = model.size(Layout::StrIoctl);
+    let u = UserBuf::new(arg, size);
+    let b = read_struct(arg, size)?;
+    let (cmd, timeout, len, dp) = model.strioctl(&b);
     // The buffer serves the request (ic_len bytes) and the answer (up to ic_len bytes back).
     let data = UserBuf::new(dp, usize::try_from(len).unwrap_or(0));
     let limit = istr_timeout_ms(timeout)?;
@@ -282,17 +237,16 @@ fn part(io: &mut UserBuf, len: i32) -> Option<Part<'_>> {
 /// Write a `GetMsg`'s lengths back into the two `strbuf`s at the start of `u`.
 fn put_lens(u: &UserBuf, g: &GetMsg, model: Model) -> Result<(), Errno> {
     u.write_at(4, &g.ctl_len.to_ne_bytes())?;
-    u.write_at(model.strbuf() + 4, &g.data_len.to_ne_bytes())
+    u.write_at(model.databuf() + 4, &g.data_len.to_ne_bytes())
 }
 
 /// I_GETPMSG: `struct strpmsg { strbuf ctlbuf; strbuf databuf; int band; int flags; }`.
 fn getpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32, Errno> {
-    let sb = model.strbuf();
-    let u = UserBuf::new(arg, 2 * sb + 8);
-    let b = read_struct(arg, 2 * sb + 8)?;
-    let (cmax, _, cbuf) = model.read_strbuf(&b, 0);
-    let (dmax, _, dbuf) = model.read_strbuf(&b, sb);
-    let (band, flags) = (i32_at(&b, 2 * sb), i32_at(&b, 2 * sb + 4));
+    let size = model.size(Layout::StrPmsg);
+    let u = UserBuf::new(arg, size);
+    let b = read_struct(arg, size)?;
+    let (c, d, band, flags) = model.strpmsg(&b);
+    let (cmax, cbuf, dmax, dbuf) = (c.maxlen, c.buf, d.maxlen, d.buf);
     let cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
     let dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
     let g = f.run(
@@ -310,18 +264,16 @@ fn getpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32,
         |_| {},
     )?;
     put_lens(&u, &g, model)?;
-    u.write_at(2 * sb, &i32::from(g.band).to_ne_bytes())?;
-    u.write_at(2 * sb + 4, &g.flags.to_ne_bytes())?;
+    u.write_at(model.pmsg_band(), &i32::from(g.band).to_ne_bytes())?;
+    u.write_at(model.pmsg_flags(), &g.flags.to_ne_bytes())?;
     Ok(g.more)
 }
 
 /// I_PUTPMSG: as I_GETPMSG, `len` instead of `maxlen`; nothing is written back.
 fn putpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32, Errno> {
-    let sb = model.strbuf();
-    let b = read_struct(arg, 2 * sb + 8)?;
-    let (_, clen, cbuf) = model.read_strbuf(&b, 0);
-    let (_, dlen, dbuf) = model.read_strbuf(&b, sb);
-    let (band, flags) = (i32_at(&b, 2 * sb), i32_at(&b, 2 * sb + 4));
+    let b = read_struct(arg, model.size(Layout::StrPmsg))?;
+    let (c, d, band, flags) = model.strpmsg(&b);
+    let (clen, cbuf, dlen, dbuf) = (c.len, c.buf, d.len, d.buf);
     let cio = UserBuf::new(cbuf, usize::try_from(clen).unwrap_or(0));
     let dio = UserBuf::new(dbuf, usize::try_from(dlen).unwrap_or(0));
     f.run(
@@ -343,12 +295,11 @@ fn putpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32,
 
 /// I_PEEK: `struct strpeek { strbuf ctlbuf; strbuf databuf; long flags; }`.
 fn peek(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
-    let sb = model.strbuf();
-    let u = UserBuf::new(arg, 2 * sb + model.ptr());
-    let b = read_struct(arg, 2 * sb + model.ptr())?;
-    let (cmax, _, cbuf) = model.read_strbuf(&b, 0);
-    let (dmax, _, dbuf) = model.read_strbuf(&b, sb);
-    let flags = i32_at(&b, 2 * sb);
+    let size = model.size(Layout::StrPeek);
+    let u = UserBuf::new(arg, size);
+    let b = read_struct(arg, size)?;
+    let (c, d, flags) = model.strpeek(&b);
+    let (cmax, cbuf, dmax, dbuf) = (c.maxlen, c.buf, d.maxlen, d.buf);
     let cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
     let dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
     let reg = &*f.registry;
@@ -376,9 +327,8 @@ fn peek(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
         } else {
             0
         };
-        // `long flags`: 8 bytes, or 4 in ILP32 (little-endian: the low half comes first).
-        let fb = fl.to_ne_bytes();
-        u.write_at(2 * sb, fb.get(..model.ptr()).unwrap_or_default())?;
+        let (fb, n) = model.long_bytes(fl);
+        u.write_at(model.peek_flags(), fb.get(..n).unwrap_or_default())?;
     }
     Ok(r)
 }

@@ -26,6 +26,7 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::wat::STH_WAT_SUITE,
     &crate::sth::tests::fifo::STH_FIFO_SUITE,
     &crate::sth::tests::waits::STH_WAITS_SUITE,
+    &crate::sth::tests::layout::STH_LAYOUT_SUITE,
     &crate::mods::bufmod::tests::BUFMOD_SUITE,
     &crate::mods::bufmod::tests::ioctl::BUFMOD_IOCTL_SUITE,
 ];

@@ -19,7 +19,8 @@
 //! `fast.rs` two-phase read/write (user copies outside the lock); `close.rs` the close-time
 //! drain (I_SETCLTIME); `fdpass.rs` I_SENDFD/I_RECVFD;
 //! `pipe.rs` STREAMS pipes (two heads in one Stream); `fifo.rs` FIFOs (one head feeding
-//! itself); `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
+//! itself); `consts.rs` the user-visible numbers; `layout.rs` the ioctl structures that embed a
+//! pointer, in both data models; `userio.rs` user-copy helpers.
 
 mod close;
 pub mod consts;
@@ -28,6 +29,7 @@ pub mod fast;
 mod fdpass;
 pub mod fifo;
 pub mod ioctl;
+pub mod layout;
 mod msg;
 pub mod pipe;
 mod poll;
