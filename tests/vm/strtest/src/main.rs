@@ -42,6 +42,7 @@ mod bufmod;
 mod drivers;
 mod fattach;
 mod fifo;
+mod headops;
 mod mux;
 mod pipes;
 
@@ -733,6 +734,30 @@ fn main() {
         (
             "fattach/fdetach errors: EINVAL, EBADF, ENOENT, ENOTDIR",
             fattach::t_fattach_errors,
+        ),
+        (
+            "I_STR ic_timout: ETIME after 1 s, also while waiting for the ioctl slot",
+            headops::t_istr_timeout,
+        ),
+        (
+            "writev of 3 iovecs is one message (getmsg sees the concatenation)",
+            headops::t_writev_one_message,
+        ),
+        (
+            "readv fills 2 iovecs in order",
+            headops::t_readv_fills_in_order,
+        ),
+        (
+            "writev/readv with a bad iov base: EFAULT, nothing sent or lost",
+            headops::t_vectored_efault,
+        ),
+        (
+            "O_ASYNC + F_SETOWN (and FIOASYNC): SIGIO with POLL_IN on input",
+            headops::t_fasync_sigio,
+        ),
+        (
+            "close drain: I_SETCLTIME 300 ms bounds a stalled close, O_NONBLOCK does not wait",
+            headops::t_close_drain_cltime,
         ),
     ];
     println!("1..{}", cases.len());
