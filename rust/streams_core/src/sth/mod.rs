@@ -23,6 +23,7 @@
 pub mod consts;
 pub mod events;
 pub mod fast;
+pub mod fdinsert;
 mod fdpass;
 pub mod fifo;
 pub mod ioctl;
@@ -38,6 +39,7 @@ pub mod userio;
 mod write;
 
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
+pub use fdinsert::{FdInsert, FdTarget, NO_QUEUE};
 pub use ioctl::{IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
 pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
