@@ -574,6 +574,7 @@ impl FileOps for StrFile {
                 return crate::mux::unlink(self, arg as u32 as i32, cmd == I_PUNLINK, nonblock)
             }
             I_FIFO_PIPE => return crate::fdpass::fifo_pipe(self, file, arg),
+            I_FDINSERT => return crate::strioctl::fdinsert(self, file, arg, nonblock),
             I_RECVFD => return crate::fdpass::recvfd(self, arg, nonblock),
             _ => {}
         }

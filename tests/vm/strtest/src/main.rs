@@ -41,6 +41,7 @@ macro_rules! ensure {
 mod bufmod;
 mod drivers;
 mod fifo;
+mod loopdrv;
 mod mux;
 mod pipes;
 
@@ -713,6 +714,22 @@ fn main() {
             mux::t_mux_plink_persists,
         ),
         ("mux: I_LINK/I_UNLINK error cases", mux::t_mux_link_errors),
+        (
+            "spx: s_pipe by I_FDINSERT, both ways, hangup",
+            loopdrv::t_spx_s_pipe,
+        ),
+        (
+            "spx: flow control across, EAGAIN, POLLOUT again",
+            loopdrv::t_spx_flow_control,
+        ),
+        (
+            "I_FDINSERT: the message (sloop), tokens",
+            loopdrv::t_fdinsert_message,
+        ),
+        (
+            "I_FDINSERT: errors; loop driver M_ERRORs",
+            loopdrv::t_fdinsert_errors,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);
