@@ -25,6 +25,7 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::fast::STH_FAST_SUITE,
     &crate::sth::tests::wat::STH_WAT_SUITE,
     &crate::sth::tests::fifo::STH_FIFO_SUITE,
+    &crate::sth::tests::fdinsert::STH_FDINSERT_SUITE,
     &crate::mods::bufmod::tests::BUFMOD_SUITE,
     &crate::mods::bufmod::tests::ioctl::BUFMOD_IOCTL_SUITE,
     &crate::mods::mux::tests::MUX_SUITE,

@@ -1,14 +1,13 @@
-//! Shared (host + KUnit) tests of I_FDINSERT (the message it builds, its errors) and of the
-//! `loop` driver it connects: APUE's `s_pipe` in a Stream complex, flow control across,
-//! flush, hangup on close, and what bad connect requests get.
+//! Shared (host + KUnit) tests of the `loop` driver, connected with I_FDINSERT
+//! (`sth/tests/fdinsert.rs` tests the ioctl itself): APUE's `s_pipe` in a Stream complex,
+//! flow control across, flush, hangup on close, and what bad connect requests get.
 
 use super::*;
 use crate::ktest::{Failure, TestResult};
-use crate::queue::tests::FaultGuard;
-use crate::sth::consts::{FLUSHW, I_FDINSERT, I_FLUSH, I_STR, MSG_HIPRI, RS_HIPRI, STRCTLSZ};
-use crate::sth::tests::drivers::{PSZ4, STHLOOP};
+use crate::sth::consts::{FLUSHW, I_FLUSH, I_STR, MSG_HIPRI, RS_HIPRI};
+use crate::sth::tests::fdinsert::Ins;
 use crate::sth::tests::{get, put, rd, wr};
-use crate::sth::{FailIo, FdInsert, FdTarget, IocArg, Part, SliceIo, Stop, StrIoctl, NO_QUEUE};
+use crate::sth::{FdTarget, IocArg, SliceIo, Stop, StrIoctl, NO_QUEUE};
 use crate::stream::{OpenArgs, Registry, Stream};
 use crate::{check, check_eq, check_ok, ktest_suite};
 
@@ -18,62 +17,6 @@ fn open_loop(c: &mut Stream) -> Result<usize, Failure> {
     Ok(check_ok!(c.open_in(&LOOP, &OpenArgs::driver(0))))
 }
 
-/// I_FDINSERT on the Stream swapped in: control part `ctl` (its `len` overridable with
-/// `clen`), the token at `offset`, `flags`, an optional data part; non-blocking.
-struct Ins<'a> {
-    ctl: &'a [u8],
-    clen: Option<i32>,
-    data: Option<&'a [u8]>,
-    flags: i64,
-    offset: i32,
-    target: FdTarget,
-}
-
-impl Ins<'_> {
-    fn to(target: FdTarget) -> Ins<'static> {
-        Ins {
-            ctl: &[0; TOKEN_SIZE],
-            clen: None,
-            data: None,
-            flags: 0,
-            offset: 0,
-            target,
-        }
-    }
-    fn run(&self, s: &mut Stream) -> Result<i32, Stop> {
-        let mut cb = [0u8; 64];
-        let cn = self.ctl.len().min(cb.len());
-        sys_copy(&mut cb, self.ctl);
-        let mut db = [0u8; 64];
-        let dn = self.data.map_or(0, |d| d.len().min(db.len()));
-        sys_copy(&mut db, self.data.unwrap_or_default());
-        let mut cio = SliceIo(cb.get_mut(..cn).unwrap_or_default());
-        let mut dio = SliceIo(db.get_mut(..dn).unwrap_or_default());
-        let mut a = FdInsert {
-            ctl: Part {
-                io: &mut cio,
-                len: self.clen.unwrap_or(cn as i32),
-            },
-            data: self.data.map(|_| Part {
-                io: &mut dio,
-                len: dn as i32,
-            }),
-            flags: self.flags,
-            offset: self.offset,
-            target: self.target,
-            nonblock: true,
-        };
-        s.strioctl(&Registry::new(), I_FDINSERT, IocArg::FdInsert(&mut a))
-    }
-}
-
-fn sys_copy(dst: &mut [u8], src: &[u8]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = *s;
-    }
-}
-
-/// Two loop Streams of a new complex, joined as `s_pipe` does: I_FDINSERT on the first
 /// with the second as `fildes`.
 fn s_pipe() -> Result<(Stream, usize, usize), Failure> {
     let mut c = check_ok!(Stream::complex());
@@ -86,134 +29,6 @@ fn s_pipe() -> Result<(Stream, usize, usize), Failure> {
 /// The token of end `h`'s driver read queue, as I_FDINSERT writes it.
 fn token_of(c: &mut Stream, h: usize) -> u64 {
     c.with_end(h, |s| s.driver_rq().map_or(NO_QUEUE, |q| q.raw()))
-}
-
-fn fdinsert_builds_the_message() -> TestResult {
-    // sthloop sends every message back up: the head gets what I_FDINSERT sent down.
-    let mut s = check_ok!(Stream::sth_new(&STHLOOP));
-    let me = s.head;
-    let tok = check_ok!(s.driver_rq().ok_or(Errno::EINVAL)).raw();
-    let ctl = [0xaau8; 24];
-    let ins = Ins {
-        ctl: &ctl,
-        clen: None,
-        data: Some(b"payload"),
-        flags: 0,
-        offset: 8,
-        target: FdTarget::Here(me),
-    };
-    check_eq!(ins.run(&mut s), Ok(0));
-    let (g, c, d) = check_ok!(get(&mut s, 64, 64, 0, 0));
-    check!(g.flags != MSG_HIPRI);
-    check_eq!(c.bytes().get(..8), Some(&[0xaau8; 8][..]));
-    check_eq!(c.bytes().get(8..16), Some(&tok.to_ne_bytes()[..]));
-    check_eq!(c.bytes().get(16..), Some(&[0xaau8; 8][..]));
-    check_eq!(d.bytes(), b"payload");
-    // RS_HIPRI: M_PCPROTO; a Stream of another arena: a token that names no queue.
-    let ins = Ins {
-        flags: i64::from(RS_HIPRI),
-        ..Ins::to(FdTarget::Elsewhere)
-    };
-    check_eq!(ins.run(&mut s), Ok(0));
-    let (g, c, d) = check_ok!(get(&mut s, 64, 64, 0, MSG_HIPRI));
-    check_eq!(g.flags, MSG_HIPRI);
-    check_eq!(c.bytes(), &NO_QUEUE.to_ne_bytes()[..]);
-    check_eq!(g.data_len, -1);
-    check_eq!(d.n, 0);
-    Ok(())
-}
-
-fn fdinsert_errors() -> TestResult {
-    let mut s = check_ok!(Stream::sth_new(&STHLOOP));
-    let here = FdTarget::Here(s.head);
-    let bad = [
-        // flags neither 0 nor RS_HIPRI
-        Ins {
-            flags: 2,
-            ..Ins::to(here)
-        },
-        // ctlbuf.len not positive
-        Ins {
-            clen: Some(0),
-            ..Ins::to(here)
-        },
-        Ins {
-            clen: Some(-1),
-            ..Ins::to(here)
-        },
-        // offset not pointer-aligned, negative, or the token past the control part
-        Ins {
-            ctl: &[0; 16],
-            offset: 4,
-            ..Ins::to(here)
-        },
-        Ins {
-            ctl: &[0; 16],
-            offset: -8,
-            ..Ins::to(here)
-        },
-        Ins {
-            ctl: &[0; 16],
-            offset: 16,
-            ..Ins::to(here)
-        },
-        Ins {
-            ctl: &[0; 7],
-            ..Ins::to(here)
-        },
-        // fildes names no Stream head of this arena
-        Ins::to(FdTarget::Here(here_plus(&s, 40))),
-    ];
-    for i in bad.iter() {
-        check_eq!(i.run(&mut s), INVAL);
-    }
-    // Control part over STRCTLSZ: ERANGE, as putmsg.
-    let big = Ins {
-        clen: Some(STRCTLSZ as i32 + 8),
-        ..Ins::to(here)
-    };
-    check_eq!(big.run(&mut s), Err(Stop::Err(Errno::ERANGE)));
-    // A data part over the driver's maxpsz: ERANGE.
-    let mut p4 = check_ok!(Stream::sth_new(&PSZ4));
-    let h4 = FdTarget::Here(p4.head);
-    let long = Ins {
-        data: Some(b"too long"),
-        ..Ins::to(h4)
-    };
-    check_eq!(long.run(&mut p4), Err(Stop::Err(Errno::ERANGE)));
-    // A bad control buffer: EFAULT, nothing sent.
-    let mut fail = FailIo;
-    let mut a = FdInsert {
-        ctl: Part {
-            io: &mut fail,
-            len: 8,
-        },
-        data: None,
-        flags: 0,
-        offset: 0,
-        target: here,
-        nonblock: true,
-    };
-    check_eq!(
-        s.strioctl(&Registry::new(), I_FDINSERT, IocArg::FdInsert(&mut a)),
-        Err(Stop::Err(Errno::EFAULT))
-    );
-    check!(rd(&mut s, 64).is_err());
-    // No memory for the copy of the control part: ENOSR, nothing sent.
-    {
-        let _g = FaultGuard::fail_after(0);
-        check_eq!(Ins::to(here).run(&mut s), Err(Stop::Err(Errno::ENOSR)));
-    }
-    check!(rd(&mut s, 64).is_err());
-    // A closed Stream: EBADF.
-    s.sth_close();
-    check_eq!(Ins::to(here).run(&mut s), Err(Stop::Err(Errno::EBADF)));
-    Ok(())
-}
-
-/// A pair index that is no Stream head of `s`.
-fn here_plus(s: &Stream, n: usize) -> usize {
-    s.head + n
 }
 
 fn s_pipe_full_duplex() -> TestResult {
@@ -420,8 +235,6 @@ fn bad_connect_requests() -> TestResult {
 }
 
 ktest_suite!(LOOP_SUITE, "streams_loop":
-    fdinsert_builds_the_message,
-    fdinsert_errors,
     s_pipe_full_duplex,
     flow_control_across,
     flush_crosses_like_a_pipe,
