@@ -205,7 +205,7 @@ pub(crate) fn t_fdinsert_errors() -> R {
     };
     inval(fdinsert_raw(&a, p, 16, None, 0, b.raw(), 4), "offset 4")?;
     inval(
-        fdinsert_raw(&a, p, 16, None, 0, b.raw(), 12),
+        fdinsert_raw(&a, p, 16, None, 0, b.raw(), 16),
         "offset past ctl",
     )?;
     inval(
