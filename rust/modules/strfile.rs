@@ -108,6 +108,10 @@ pub(crate) struct StrShared {
     /// (cancelled, waiting for a running callback) before the Stream it flushes.
     #[pin]
     hold: SpinLock<Option<DelayedWork<StrShared>>>,
+    /// The qtimeout timer (`stream/timeout.rs`), armed for the earliest deadline; set once
+    /// after creation and, like `hold`, dropped before the Stream.
+    #[pin]
+    tick: SpinLock<Option<DelayedWork<StrShared>>>,
     /// The Stream (heads, modules, driver); the stream lock.
     #[pin]
     pub(crate) stream: Mutex<Stream>,
@@ -119,7 +123,7 @@ pub(crate) struct StrShared {
     wq1: WaitQueue,
     /// A Stream complex: the files whose Streams are linked under it, by muxid (`mux.rs`).
     #[pin]
-    pub(crate) lowers: Mutex<KVec<(i32, Arc<StrShared>)>>,
+    pub(crate) lowers: Mutex<KVec<(i32, Option<Arc<StrShared>>)>>,
 }
 
 impl StrShared {
@@ -127,6 +131,7 @@ impl StrShared {
         let sh = Arc::pin_init(
             pin_init!(StrShared {
                 hold <- kernel::new_spinlock!(None, "rstreams_hold"),
+                tick <- kernel::new_spinlock!(None, "rstreams_tick"),
                 stream <- kernel::new_mutex!(s, "rstreams_stream"),
                 wq0 <- WaitQueue::new(),
                 wq1 <- WaitQueue::new(),
@@ -139,6 +144,9 @@ impl StrShared {
         // and drops the work item (cancelling it synchronously) before its other fields.
         let w = unsafe { DelayedWork::new(StrShared::hold_expired, &*sh) }?;
         *sh.hold.lock() = Some(w);
+        // SAFETY: as for `hold`: a field of the pinned `*sh`, dropped before the Stream.
+        let t = unsafe { DelayedWork::new(StrShared::tick_expired, &*sh) }?;
+        *sh.tick.lock() = Some(t);
         Ok(sh)
     }
 
@@ -153,6 +161,15 @@ impl StrShared {
         // reference to this object (the drop of the last one cancels the timer).
         ev.hold_timer = false;
         self.apply(ev);
+    }
+
+    /// The qtimeout timer fired: enable the queues whose time is up and run them.
+    fn tick_expired(&self) {
+        let mut g = self.stream.lock();
+        g.run_timeouts(now_ns());
+        let ev = settle(&mut g, usize::MAX);
+        drop(g);
+        self.apply(ev); // re-arms for the next deadline, if any
     }
 
     /// The wait queue of head `end`: ends alternate between two queues (the two ends of a
@@ -181,7 +198,19 @@ impl StrShared {
         if ev.sigpipe {
             chardev::send_sig_current(SIGPIPE);
         }
+        if let Some(deadline) = ev.next_timeout {
+            let ms = deadline.saturating_sub(now_ns()).div_ceil(1_000_000);
+            let j = kernel::time::msecs_to_jiffies(u32::try_from(ms).unwrap_or(u32::MAX));
+            if let Some(t) = &*self.tick.lock() {
+                t.rearm(u64::try_from(j).unwrap_or(u64::MAX).max(1));
+            }
+        }
     }
+}
+
+/// The monotonic clock qtimeout deadlines are in (as bufmod's timestamps: `ktime_get`).
+fn now_ns() -> u64 {
+    u64::try_from(kernel::time::Ktime::ktime_get().to_ns()).unwrap_or(0)
 }
 
 /// Which Stream a file is the head of, and which end.
@@ -228,6 +257,8 @@ pub(crate) struct Settled {
     hold_timer: bool,
     /// Send SIGPIPE to the calling process.
     sigpipe: bool,
+    /// Arm the qtimeout timer for this deadline (`Stream::next_timeout`).
+    next_timeout: Option<u64>,
 }
 
 /// After an operation, under the lock: run enabled service procedures, then collect what the
@@ -254,6 +285,7 @@ pub(crate) fn settle(s: &mut Stream, me: usize) -> Settled {
         }
         s.runqueues();
     }
+    out.next_timeout = s.next_timeout();
     out
 }
 

@@ -202,6 +202,16 @@ void rstreams_dwork_arm(void *p, unsigned long delay)
 }
 EXPORT_SYMBOL_GPL(rstreams_dwork_arm);
 
+/* Run the work `delay` jiffies from now, moving it if already pending. */
+void rstreams_dwork_rearm(void *p, unsigned long delay);
+void rstreams_dwork_rearm(void *p, unsigned long delay)
+{
+	struct rstreams_dwork *d = p;
+
+	mod_delayed_work(system_wq, &d->dw, delay);
+}
+EXPORT_SYMBOL_GPL(rstreams_dwork_rearm);
+
 /* Cancel (waiting for a running callback), free, and give back the context pointer. */
 void *rstreams_dwork_free(void *p);
 void *rstreams_dwork_free(void *p)

@@ -702,6 +702,10 @@ fn main() {
             bufmod::t_bufmod_on_pipe,
         ),
         (
+            "bufmod: SBIOCSTIME timeout sends a partial chunk by itself (qtimeout timer)",
+            bufmod::t_bufmod_timeout_fires,
+        ),
+        (
             "mux: I_LINK echo, data both ways, lower fd EINVAL, I_UNLINK gives it back",
             mux::t_mux_link_unlink,
         ),
