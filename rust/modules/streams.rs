@@ -87,6 +87,8 @@ struct Streams {
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
     _mux: chardev::MiscDevice<strfile::StrFile>,
+    /// `/dev/streams/clone/loop` and `…/spx`: the loop-around driver (each its own complex).
+    _loop: [chardev::MiscDevice<strfile::StrFile>; 2],
     /// `/dev/streams/clone/sloop`.
     _sloop: chardev::MiscDevice<strfile::StrFile>,
     /// `/dev/streams/clone/echo`.
@@ -155,6 +157,20 @@ impl kernel::Module for Streams {
             &mods::mux::MUX,
             registry.clone(),
         )?;
+        let loop_devs = [
+            register_complex(
+                module,
+                (c_str!("streams-loop"), c_str!("streams/clone/loop")),
+                &mods::loopdrv::LOOP,
+                registry.clone(),
+            )?,
+            register_complex(
+                module,
+                (c_str!("streams-spx"), c_str!("streams/clone/spx")),
+                &mods::loopdrv::SPX,
+                registry.clone(),
+            )?,
+        ];
         let dir = procfs::ProcDir::new(c_str!("streams"), None)?;
         let proc = procfs::ProcFile::new(
             c_str!("modules"),
@@ -169,6 +185,7 @@ impl kernel::Module for Streams {
             _fifos: fifos,
             _pipe: pipe,
             _mux: mux,
+            _loop: loop_devs,
             _sloop: sloop,
             _echo: echo,
             _nuls: nuls,
@@ -184,6 +201,8 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     (strproc::Kind::Driver, &echo::ECHO),
     (strproc::Kind::Driver, &nuls::NULS),
     (strproc::Kind::Driver, &mods::mux::MUX),
+    (strproc::Kind::Driver, &mods::loopdrv::LOOP),
+    (strproc::Kind::Driver, &mods::loopdrv::SPX),
     (strproc::Kind::Module, &sloop::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
     (strproc::Kind::Module, &mods::bufmod::BUFMOD),

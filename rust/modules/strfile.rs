@@ -528,6 +528,7 @@ impl StrFile {
                 crate::mux::unlink(self, arg as u32 as i32, cmd == I_PUNLINK, nonblock)
             }
             I_FIFO_PIPE => crate::fdpass::fifo_pipe(self, file, arg),
+            I_FDINSERT => crate::strioctl::fdinsert(self, file, arg, nonblock, model),
             I_RECVFD => crate::fdpass::recvfd(self, arg, nonblock),
             _ => crate::strioctl::ioctl(self, cmd, arg, nonblock, model),
         }

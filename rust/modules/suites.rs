@@ -27,7 +27,9 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::fifo::STH_FIFO_SUITE,
     &crate::sth::tests::waits::STH_WAITS_SUITE,
     &crate::sth::tests::layout::STH_LAYOUT_SUITE,
+    &crate::sth::tests::fdinsert::STH_FDINSERT_SUITE,
     &crate::mods::bufmod::tests::BUFMOD_SUITE,
     &crate::mods::bufmod::tests::ioctl::BUFMOD_IOCTL_SUITE,
     &crate::mods::mux::tests::MUX_SUITE,
+    &crate::mods::loopdrv::tests::LOOP_SUITE,
 ];

@@ -14,10 +14,10 @@
 //! [`Stream::sth_ioctl_cancel`] and fails with ETIME (a late answer is then freed).
 //!
 //! I_LINK, I_PLINK, I_UNLINK and I_PUNLINK are in `mux.rs` (the platform resolves the file
-//! descriptor into [`IocArg::Link`]). Not implemented here (EINVAL): I_SENDFD, I_RECVFD
-//! (`fdpass.rs`, called by the platform) and I_FDINSERT. Commands outside the
-//! `'S'` group are transparent ioctls (`transp.rs`) when the platform passes
-//! [`IocArg::Transparent`], ENOTTY otherwise.
+//! descriptor into [`IocArg::Link`]), I_FDINSERT in `fdinsert.rs` ([`IocArg::FdInsert`]).
+//! Not implemented here (EINVAL): I_SENDFD, I_RECVFD (`fdpass.rs`, called by the
+//! platform). Commands outside the `'S'` group are transparent ioctls (`transp.rs`) when the
+//! platform passes [`IocArg::Transparent`], ENOTTY otherwise.
 
 use super::consts::*;
 use super::msg::{GetMsg, Part};
@@ -152,6 +152,8 @@ pub enum IocArg<'a, 'b> {
     Link(&'a mut super::LinkReq),
     /// I_UNLINK/I_PUNLINK: the muxid (or MUXID_ALL).
     Unlink(&'a mut super::UnlinkReq),
+    /// I_FDINSERT: `struct strfdinsert` with `fildes` resolved (`fdinsert.rs`).
+    FdInsert(&'a mut super::FdInsert<'b>),
     /// I_LIST with a `struct str_list` of `n` entries of FMNAMESZ + 1 bytes at `out`.
     List {
         /// `sl_nmods`: room in the list.
@@ -347,6 +349,7 @@ impl Stream {
             }
             (I_LINK | I_PLINK, IocArg::Link(r)) => self.sth_link(r),
             (I_UNLINK | I_PUNLINK, IocArg::Unlink(r)) => self.sth_unlink(r),
+            (I_FDINSERT, IocArg::FdInsert(a)) => self.sth_fdinsert(a),
             (I_LIST, IocArg::None) => {
                 Ok(i32::try_from(self.names_down().count().saturating_sub(1)).unwrap_or(i32::MAX))
             }

@@ -26,6 +26,7 @@ mod close;
 pub mod consts;
 pub mod events;
 pub mod fast;
+pub mod fdinsert;
 mod fdpass;
 pub mod fifo;
 pub mod ioctl;
@@ -43,6 +44,7 @@ mod write;
 
 pub use close::Drain;
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
+pub use fdinsert::{FdInsert, FdTarget, NO_QUEUE};
 pub use ioctl::{istr_timeout_ms, IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
 pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};

@@ -125,6 +125,12 @@ impl<'a> QCtx<'a> {
             }
         }
     }
+    /// put(9F): call this queue's put procedure with `mp` (with [`at`](QCtx::at): a driver
+    /// telling a driver of another Stream of its complex, as a loop driver tells its peer).
+    /// If that instance is running, `mp` is queued on the queue instead (see `stream`).
+    pub fn put(&mut self, mp: Msg) {
+        self.s.put(self.q, mp)
+    }
     /// qreply: send `mp` the other way (putnext from `OTHERQ(q)`).
     pub fn qreply(&mut self, mp: Msg) {
         let o = self.q.otherq();

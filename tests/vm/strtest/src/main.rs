@@ -43,6 +43,7 @@ mod drivers;
 mod fattach;
 mod fifo;
 mod headops;
+mod loopdrv;
 mod mux;
 mod pipes;
 
@@ -758,6 +759,22 @@ fn main() {
         (
             "close drain: I_SETCLTIME 300 ms bounds a stalled close, O_NONBLOCK does not wait",
             headops::t_close_drain_cltime,
+        ),
+        (
+            "spx: s_pipe by I_FDINSERT, both ways, hangup",
+            loopdrv::t_spx_s_pipe,
+        ),
+        (
+            "spx: flow control across, EAGAIN, POLLOUT again",
+            loopdrv::t_spx_flow_control,
+        ),
+        (
+            "I_FDINSERT: the message (sloop), tokens",
+            loopdrv::t_fdinsert_message,
+        ),
+        (
+            "I_FDINSERT: errors; loop driver M_ERRORs",
+            loopdrv::t_fdinsert_errors,
         ),
     ];
     println!("1..{}", cases.len());

@@ -6,6 +6,7 @@ pub mod ctl;
 pub mod drivers;
 pub mod edge;
 pub mod fast;
+pub mod fdinsert;
 pub mod fifo;
 pub mod layout;
 pub mod pipe;
