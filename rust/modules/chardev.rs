@@ -2,8 +2,9 @@
 //! A misc character device whose file operations dispatch to a Rust trait ([`FileOps`]).
 //!
 //! Linux 6.12's kernel crate has no miscdevice or file abstraction (they arrive in 6.13+), so
-//! this file is the one place that turns `struct file_operations` callbacks into safe calls:
-//! the driver implements [`FileOps`] for its per-open object and never sees a raw pointer.
+//! this file (with its child `fops.rs`, the trampolines) is the one place that turns
+//! `struct file_operations` callbacks into safe calls: the driver implements [`FileOps`] for
+//! its per-open object and never sees a raw pointer.
 //! When the kernel is upgraded, this file is replaced by `kernel::miscdevice` and the drivers
 //! keep their trait implementations.
 //!
@@ -11,10 +12,11 @@
 //! see it; the `file_operations` table is built here, per [`FileOps`] type, so that its
 //! `owner` is this module (an open file pins `streams.ko`).
 
+use core::any::TypeId;
 use core::ffi::c_void;
 
 use core::marker::PhantomData;
-use kernel::ffi::{c_char, c_int, c_long, c_uint, c_ulong};
+use kernel::ffi::{c_char, c_int, c_uint};
 
 use kernel::bindings;
 use kernel::prelude::*;
@@ -22,6 +24,13 @@ use kernel::str::CStr;
 use kernel::sync::Arc;
 
 use crate::errno::Errno;
+use crate::fasync::FasyncCall;
+use crate::iter::IterBuf;
+
+// The `file_operations` trampolines (`rust/modules/fops.rs`): a child module, so that they
+// reach this file's private items (the shim's accessors, `Inner`, `CallFile`, `PollTable`).
+#[path = "fops.rs"]
+mod fops;
 use crate::uio::UserBuf;
 use crate::waitq::WaitQueue;
 
@@ -54,7 +63,6 @@ extern "C" {
     fn rstreams_fget(fd: c_uint) -> *mut c_void;
     fn rstreams_fput(file: *mut c_void);
     fn rstreams_file_same_ops(a: *mut c_void, b: *mut c_void) -> bool;
-    fn rstreams_file_has_release(f: *mut c_void, release: *const c_void) -> bool;
     fn rstreams_fifo_file(
         like: *mut c_void,
         private: *mut c_void,
@@ -62,6 +70,7 @@ extern "C" {
         err: *mut c_int,
     ) -> *mut c_void;
     fn rstreams_init_waitqueue(wq: *mut c_void);
+    fn rstreams_kiocb_file(iocb: *mut c_void, flags: *mut c_uint) -> *mut c_void;
 }
 
 /// `O_NONBLOCK` in `f_flags`.
@@ -89,16 +98,31 @@ pub(crate) trait FileOps: Sized + Send + Sync + 'static {
     type Dev: Send + Sync;
     /// open(2): create the per-open object. `f_flags` are the open flags.
     fn open(dev: &Self::Dev, f_flags: u32) -> Result<Arc<Self>, Errno>;
-    /// The last close of the file.
-    fn release(this: Arc<Self>);
+    /// The last close of the file; `f_flags` are its flags then (O_NONBLOCK: do not wait).
+    fn release(this: Arc<Self>, f_flags: u32);
     /// read(2) into `buf`.
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno>;
     /// write(2) from `buf`.
     fn write(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno>;
+    /// readv(2) (`->read_iter`): one read into all segments of `buf`, in order.
+    fn read_iter(&self, buf: IterBuf<'_>, f_flags: u32) -> Result<usize, Errno>;
+    /// writev(2) (`->write_iter`): one write of all segments of `buf`.
+    fn write_iter(&self, buf: IterBuf<'_>, f_flags: u32) -> Result<usize, Errno>;
     /// ioctl(2): `arg` is the raw argument (a user address or an integer, by command); `file`
     /// reaches other files of the caller (I_PIPE names one by its descriptor).
     fn ioctl(&self, cmd: u32, arg: usize, f_flags: u32, file: &CallFile<'_, Self>)
         -> Result<i32, Errno>;
+    /// ioctl(2) from a 32-bit process (`->compat_ioctl`): `arg` is already widened
+    /// (`compat_ptr`); the implementation decodes the ILP32 layouts it supports.
+    fn compat_ioctl(
+        &self,
+        cmd: u32,
+        arg: usize,
+        f_flags: u32,
+        file: &CallFile<'_, Self>,
+    ) -> Result<i32, Errno>;
+    /// fcntl(F_SETFL, O_ASYNC) / ioctl(FIOASYNC): add or remove the file's SIGIO registration.
+    fn fasync(&self, call: &FasyncCall<'_>) -> Result<(), Errno>;
     /// poll(2): register with `pt` the wait queues whose wakeups change the mask, return it.
     fn poll(&self, pt: &PollTable<'_>) -> u32;
 }
@@ -122,13 +146,21 @@ impl<T: FileOps> CallFile<'_, T> {
         self.lookup(fd, |other| unsafe { rstreams_file_same_ops(self.file.cast(), other) })
     }
 
-    /// As [`same_device`](Self::same_device), for a file open on any device whose per-open
-    /// type is `T` (all of them share `release_tramp::<T>`): I_LINK of an echo Stream under
-    /// a mux.
+    /// As [`same_device`](Self::same_device), for a file open on any device of this module
+    /// whose per-open type is `T` ([`file_object`]): I_LINK of an echo Stream under a mux.
     pub(crate) fn any_device(&self, fd: i32) -> Result<Arc<T>, Errno> {
-        let rel = release_tramp::<T> as *const c_void;
-        // SAFETY: `other` is valid while fget's reference is held (inside `lookup`).
-        self.lookup(fd, |other| unsafe { rstreams_file_has_release(other, rel) })
+        let fd = c_uint::try_from(fd).map_err(|_| Errno::EBADF)?;
+        // SAFETY: fget may be called in process context with any number; it returns a
+        // counted reference or null.
+        let other = unsafe { rstreams_fget(fd) };
+        if other.is_null() {
+            return Err(Errno::EBADF);
+        }
+        // SAFETY: we hold fget's reference on `other` for the call.
+        let r = unsafe { file_object::<T>(other.cast()) }.ok_or(Errno::EINVAL);
+        // SAFETY: drops the reference fget took, once.
+        unsafe { rstreams_fput(other) };
+        r
     }
 
     fn lookup(&self, fd: i32, is_t: impl FnOnce(*mut c_void) -> bool) -> Result<Arc<T>, Errno> {
@@ -185,6 +217,44 @@ impl<T: FileOps> CallFile<'_, T> {
     }
 }
 
+/// The per-open object of `file` if it is a file of a `MiscDevice<T>` of this module (opened
+/// through it, or made by [`CallFile::new_fifo_file`] with its operations); `None` for any
+/// other file. The returned reference keeps the object alive after the file is closed.
+///
+/// # Safety
+/// `file` is a `struct file` on which the caller holds a reference for the duration of the
+/// call.
+pub(crate) unsafe fn file_object<T: FileOps>(file: *mut bindings::file) -> Option<Arc<T>> {
+    // SAFETY: `file` is valid (caller); `f_op` is set once the file is open and not changed
+    // afterwards.
+    let fops = unsafe { (*file).f_op };
+    // SAFETY: an open file's `f_op` points to a live table (pinned by the file's reference on
+    // the table's owner).
+    if fops.is_null() || unsafe { (*fops).owner } != crate::THIS_MODULE.as_ptr() {
+        return None;
+    }
+    // SAFETY: tables owned by this module start an `InnerHead` (its invariant), which lives as
+    // long as the table.
+    if unsafe { (*fops.cast::<InnerHead>()).kind } != TypeId::of::<T>() {
+        return None;
+    }
+    // SAFETY: the table is `T`'s, so the file was opened by `open_tramp::<T>` (or given `T`'s
+    // object by `new_fifo_file`) and its `private_data` owns an `Arc<T>` until
+    // `release_tramp::<T>`, which the caller's reference holds off. `ManuallyDrop` leaves the
+    // file's reference untouched; we return a clone.
+    let obj = core::mem::ManuallyDrop::new(unsafe {
+        Arc::from_raw(rstreams_file_private(file.cast()).cast::<T>())
+    });
+    Some((*obj).clone())
+}
+
+/// Give `obj` to a file being opened as its per-open object: the returned pointer is what
+/// `open_tramp::<T>` would have stored in `private_data` (one `Arc<T>` reference, taken back
+/// by `release_tramp::<T>`).
+pub(crate) fn into_private<T: FileOps>(obj: Arc<T>) -> *mut c_void {
+    Arc::into_raw(obj).cast_mut().cast()
+}
+
 /// The poll table of one `->poll` call.
 ///
 /// # Invariants
@@ -207,9 +277,23 @@ impl PollTable<'_> {
     }
 }
 
-/// What the C side points at: the `file_operations` table and the device data.
-struct Inner<T: FileOps> {
+/// The start of every [`Inner`], whatever its `T`: the `file_operations` table and which
+/// [`FileOps`] type its trampolines serve.
+///
+/// INVARIANT: every `file_operations` whose `owner` is this module is the `fops` of an
+/// `InnerHead` that starts an `Inner<T>` (built by `MiscDevice::register_with`) with
+/// `kind == TypeId::of::<T>()`; [`file_object`] relies on it.
+#[repr(C)]
+struct InnerHead {
     fops: bindings::file_operations,
+    kind: TypeId,
+}
+
+/// What the C side points at: the `file_operations` table (first: the address of the table is
+/// the address of the `Inner`) and the device data.
+#[repr(C)]
+struct Inner<T: FileOps> {
+    head: InnerHead,
     dev: T::Dev,
 }
 
@@ -277,13 +361,21 @@ impl<T: FileOps> MiscDevice<T> {
         // a module pointer: all-zero is its "no operation" value.
         let mut fops: bindings::file_operations = unsafe { core::mem::zeroed() };
         fops.owner = module.as_ptr();
-        fops.open = Some(open_tramp::<T>);
-        fops.release = Some(release_tramp::<T>);
-        fops.read = Some(read_tramp::<T>);
-        fops.write = Some(write_tramp::<T>);
-        fops.unlocked_ioctl = Some(ioctl_tramp::<T>);
-        fops.poll = Some(poll_tramp::<T>);
-        let mut inner = KBox::new(Inner { fops, dev }, GFP_KERNEL)?;
+        fops.open = Some(fops::open_tramp::<T>);
+        fops.release = Some(fops::release_tramp::<T>);
+        fops.read = Some(fops::read_tramp::<T>);
+        fops.write = Some(fops::write_tramp::<T>);
+        fops.read_iter = Some(fops::read_iter_tramp::<T>);
+        fops.write_iter = Some(fops::write_iter_tramp::<T>);
+        fops.unlocked_ioctl = Some(fops::ioctl_tramp::<T>);
+        fops.compat_ioctl = Some(fops::compat_ioctl_tramp::<T>);
+        fops.fasync = Some(fops::fasync_tramp::<T>);
+        fops.poll = Some(fops::poll_tramp::<T>);
+        let head = InnerHead {
+            fops,
+            kind: TypeId::of::<T>(),
+        };
+        let mut inner = KBox::new(Inner { head, dev }, GFP_KERNEL)?;
         let ctx: *mut Inner<T> = &mut *inner;
         let mut err: c_int = 0;
         // SAFETY: `register` is one of the shim's two register functions. `name`, `nodename` are
@@ -293,7 +385,7 @@ impl<T: FileOps> MiscDevice<T> {
             register(
                 name.as_char_ptr(),
                 nodename.as_char_ptr(),
-                core::ptr::from_ref(&(*ctx).fops).cast(),
+                core::ptr::from_ref(&(*ctx).head.fops).cast(),
                 ctx.cast(),
                 &mut err,
             )
@@ -330,124 +422,6 @@ impl<T: FileOps> Drop for MiscDevice<T> {
         // does), and open files pin the module, so the module is not being unloaded.
         unsafe { rstreams_misc_deregister(self.handle) };
     }
-}
-
-fn errno_ret(e: Errno) -> c_int {
-    -e.0
-}
-
-/// The per-open object of `file` (set by `open_tramp`).
-///
-/// # Safety
-/// `file` is a file opened through `open_tramp::<T>` and not yet released.
-unsafe fn this<'a, T: FileOps>(file: *mut bindings::file) -> &'a T {
-    // SAFETY: `open_tramp` stored `Arc::into_raw`; the reference is released only in
-    // `release_tramp`, after the last system call on the file returned.
-    unsafe { &*rstreams_file_private(file.cast()).cast::<T>() }
-}
-
-unsafe extern "C" fn open_tramp<T: FileOps>(
-    _inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: called by misc_open under misc_mtx, or by the shim's rstreams_chr_open holding a
-    // reference on this module (the fops' owner), with `private_data` = our miscdevice, whose
-    // `ctx` is the `Inner<T>` of a live `MiscDevice<T>` (misc deregistration takes misc_mtx;
-    // the other is dropped only at this module's exit, which that reference holds off).
-    let inner = unsafe { &*rstreams_misc_ctx(file.cast()).cast::<Inner<T>>() };
-    // SAFETY: `file` is valid during open.
-    let flags = unsafe { rstreams_file_flags(file.cast()) };
-    match T::open(&inner.dev, flags) {
-        Ok(obj) => {
-            let p = Arc::into_raw(obj).cast_mut().cast::<c_void>();
-            // SAFETY: `file` is valid; from now on `private_data` owns one reference.
-            unsafe { rstreams_file_set_private(file.cast(), p) };
-            0
-        }
-        Err(e) => errno_ret(e),
-    }
-}
-
-// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
-// with a `file` that `open_tramp::<T>` opened and that is not yet released.
-unsafe extern "C" fn release_tramp<T: FileOps>(
-    _inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: the reference stored by `open_tramp`; release runs once, after every other
-    // file operation on `file` returned.
-    let obj = unsafe { Arc::from_raw(rstreams_file_private(file.cast()).cast::<T>()) };
-    T::release(obj);
-    0
-}
-
-// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
-// with a `file` that `open_tramp::<T>` opened and that is not yet released.
-unsafe extern "C" fn read_tramp<T: FileOps>(
-    file: *mut bindings::file,
-    buf: *mut c_char,
-    len: usize,
-    _ppos: *mut bindings::loff_t,
-) -> isize {
-    // SAFETY: `file` was opened by `open_tramp::<T>` and is not released during a read.
-    let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
-    match obj.read(UserBuf::new(buf as usize, len), flags) {
-        Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
-        Err(e) => errno_ret(e) as isize,
-    }
-}
-
-// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
-// with a `file` that `open_tramp::<T>` opened and that is not yet released.
-unsafe extern "C" fn write_tramp<T: FileOps>(
-    file: *mut bindings::file,
-    buf: *const c_char,
-    len: usize,
-    _ppos: *mut bindings::loff_t,
-) -> isize {
-    // SAFETY: as in `read_tramp`.
-    let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
-    match obj.write(UserBuf::new(buf as usize, len), flags) {
-        Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
-        Err(e) => errno_ret(e) as isize,
-    }
-}
-
-// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
-// with a `file` that `open_tramp::<T>` opened and that is not yet released.
-unsafe extern "C" fn ioctl_tramp<T: FileOps>(
-    file: *mut bindings::file,
-    cmd: c_uint,
-    arg: c_ulong,
-) -> c_long {
-    // SAFETY: as in `read_tramp`.
-    let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
-    // INVARIANT: `file` was opened by `open_tramp::<T>` and this ioctl is in progress on it.
-    let call = CallFile {
-        file,
-        _call: PhantomData,
-    };
-    match obj.ioctl(cmd, arg as usize, flags, &call) {
-        Ok(v) => v as c_long,
-        Err(e) => errno_ret(e) as c_long,
-    }
-}
-
-// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
-// with a `file` that `open_tramp::<T>` opened and that is not yet released.
-unsafe extern "C" fn poll_tramp<T: FileOps>(
-    file: *mut bindings::file,
-    pt: *mut bindings::poll_table_struct,
-) -> bindings::__poll_t {
-    // SAFETY: as in `read_tramp`.
-    let obj = unsafe { this::<T>(file) };
-    // INVARIANT: `file` and `pt` are this `->poll` call's arguments.
-    let table = PollTable {
-        file,
-        pt,
-        _call: PhantomData,
-    };
-    obj.poll(&table)
 }
 
 /// init_waitqueue_head (a macro in C: it gives the wait queue's lock a static lockdep class).

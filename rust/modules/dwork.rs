@@ -23,6 +23,7 @@ extern "C" {
         ctx: *mut c_void,
     ) -> *mut c_void;
     fn rstreams_dwork_arm(d: *mut c_void, delay: c_ulong);
+    fn rstreams_dwork_rearm(d: *mut c_void, delay: c_ulong);
     fn rstreams_dwork_free(d: *mut c_void) -> *mut c_void;
 }
 
@@ -89,6 +90,12 @@ impl<T: Sync> DelayedWork<T> {
     pub(crate) fn arm(&self, delay: u64) {
         // SAFETY: `handle` is live (type invariant).
         unsafe { rstreams_dwork_arm(self.handle, delay as c_ulong) }
+    }
+
+    /// Run the callback `delay` jiffies from now, moving it if it is already pending.
+    pub(crate) fn rearm(&self, delay: u64) {
+        // SAFETY: `handle` is live (type invariant).
+        unsafe { rstreams_dwork_rearm(self.handle, delay as c_ulong) }
     }
 }
 

@@ -15,6 +15,8 @@
 //! EINVAL; closing that file leaves the link in place (as in SVR4) and the Stream is closed
 //! when it is unlinked.
 
+use core::cell::Cell;
+
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -27,18 +29,23 @@ use crate::stream::Stream;
 /// Remember that link `muxid` of `complex` holds the Stream of `lower`'s file.
 fn note(complex: &StrShared, muxid: i32, lower: &Arc<StrShared>) -> Result<(), Errno> {
     let mut t = complex.lowers.lock();
-    if t.iter().any(|(m, _)| *m == muxid) {
+    if t.iter().any(|(m, l)| *m == muxid && l.is_some()) {
         return Ok(());
     }
-    t.push((muxid, lower.clone()), GFP_KERNEL)
-        .map_err(|_| Errno::ENOSR)
+    let entry = (muxid, Some(lower.clone()));
+    if let Some(free) = t.iter_mut().find(|(_, l)| l.is_none()) {
+        *free = entry;
+        return Ok(());
+    }
+    t.push(entry, GFP_KERNEL).map_err(|_| Errno::ENOSR)
 }
 
-/// Forget link `muxid`, returning the StrShared of its file.
+/// Forget link `muxid`, returning the StrShared of its file (its entry is reused later).
 fn forget(complex: &StrShared, muxid: i32) -> Option<Arc<StrShared>> {
     let mut t = complex.lowers.lock();
-    let i = t.iter().position(|(m, _)| *m == muxid)?;
-    t.swap_remove(i).ok().map(|(_, s)| s)
+    let e = t.iter_mut().find(|(m, l)| *m == muxid && l.is_some())?;
+    e.0 = 0;
+    e.1.take()
 }
 
 /// Give Stream `s` back to the file of `lower` (or close it if that file is closed).
@@ -90,23 +97,34 @@ pub(crate) fn link(
     }
     let taken = core::mem::replace(&mut *g, plex);
     drop(g);
-    let mut req = LinkReq::new(taken, persistent);
+    // The request goes to the operation and, on a signal, to the cancel routine: a `Cell`
+    // lends it to whichever runs (never both at once).
+    let req = Cell::new(Some(LinkReq::new(taken, persistent)));
     let cmd = if persistent { I_PLINK } else { I_LINK };
     let reg = &*f.registry;
     let mut noted = Ok(());
     let r = f.run(
         nonblock,
         |s| {
-            let r = s.strioctl(reg, cmd, IocArg::Link(&mut req));
-            let m = r.as_ref().ok().copied().or(req.pending_muxid());
+            let Some(mut q) = req.take() else {
+                return Err(Errno::EINVAL.into());
+            };
+            let r = s.strioctl(reg, cmd, IocArg::Link(&mut q));
+            let m = r.as_ref().ok().copied().or(q.pending_muxid());
+            req.set(Some(q));
             if let Some(m) = m {
                 noted = note(&up.shared, m, &low.shared);
             }
             r
         },
-        |s| s.sth_link_cancel(&mut req),
+        |s| {
+            if let Some(mut q) = req.take() {
+                s.sth_link_cancel(&mut q);
+                req.set(Some(q));
+            }
+        },
     );
-    if let Some(s) = req.lower.take() {
+    if let Some(s) = req.take().and_then(|mut q| q.lower.take()) {
         restore(&low.shared, s);
     }
     match (r, noted) {
@@ -122,12 +140,24 @@ pub(crate) fn link(
 
 /// I_UNLINK (`persistent == false`) or I_PUNLINK of `muxid` (or MUXID_ALL) on `f`'s Stream.
 pub(crate) fn unlink(f: &StrFile, muxid: i32, persistent: bool, nonblock: bool) -> Result<i32, Errno> {
-    let mut req = UnlinkReq::new(muxid, persistent);
+    let req = Cell::new(Some(UnlinkReq::new(muxid, persistent)));
     let cmd = if persistent { I_PUNLINK } else { I_UNLINK };
     let reg = &*f.registry;
     f.run(
         nonblock,
-        |s| s.strioctl(reg, cmd, IocArg::Unlink(&mut req)),
-        |s| s.sth_unlink_cancel(&mut req),
+        |s| {
+            let Some(mut q) = req.take() else {
+                return Err(Errno::EINVAL.into());
+            };
+            let r = s.strioctl(reg, cmd, IocArg::Unlink(&mut q));
+            req.set(Some(q));
+            r
+        },
+        |s| {
+            if let Some(mut q) = req.take() {
+                s.sth_unlink_cancel(&mut q);
+                req.set(Some(q));
+            }
+        },
     )
 }

@@ -5,7 +5,9 @@
 //! never block and nothing is ever read back (a measure of the write path alone). M_FLUSH
 //! follows the SVR4 driver rules (`sloop::driver_flush`): FLUSHW flushes the write queue,
 //! FLUSHR the read queue and goes back up as FLUSHR alone; a FLUSHW-only message is freed.
-//! Every M_IOCTL gets M_IOCNAK (EINVAL); anything else is freed.
+//! Every M_IOCTL gets M_IOCNAK (EINVAL), except the test command [`NULS_IOC_SINK`], which
+//! the sink swallows like data and never answers: the one way for a user program to hold an
+//! ioctl open until its I_STR `ic_timout` expires (ETIME). Anything else is freed.
 
 use crate::box_dyn;
 use crate::errno::Errno;
@@ -17,13 +19,19 @@ use crate::sys::Box;
 
 struct Nuls;
 
+/// I_STR command that `nuls` frees without an answer (`'n' << 8 | 1`), for timeout tests.
+pub(crate) const NULS_IOC_SINK: i32 = (b'n' as i32) << 8 | 1;
+
 impl StreamModule for Nuls {
     fn wput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
         let ty = mp.db_type();
         if ty == M_FLUSH {
             driver_flush(cx, mp, false);
         } else if ty == M_IOCTL {
-            driver_ioctl(cx, mp, |_| false);
+            let sink = crate::sth::IocBlk::decode(mp.rd()).is_some_and(|i| i.cmd == NULS_IOC_SINK);
+            if !sink {
+                driver_ioctl(cx, mp, |_| false);
+            }
         }
         // M_DATA, M_PROTO, M_PCPROTO and the rest: freed here (the sink).
     }

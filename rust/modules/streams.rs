@@ -41,8 +41,11 @@ pub mod stream;
 mod chardev;
 mod dwork;
 mod echo;
+mod fasync;
+mod fattach;
 mod fdpass;
 mod fifo;
+mod iter;
 mod kunit_glue;
 mod mux;
 #[cfg(rstreams_negative_control)]
@@ -55,6 +58,8 @@ mod sloop;
 mod strfile;
 mod strioctl;
 mod strproc;
+mod strrw;
+mod strwait;
 mod suites;
 mod uio;
 mod waitq;
@@ -71,6 +76,8 @@ module! {
 }
 
 struct Streams {
+    /// fattach (`streamsattach` mounts); no attachment exists when the module exits.
+    _attach: fattach::AttachFs,
     /// `/proc/streams/modules`, then `/proc/streams` (dropped first).
     _proc: procfs::ProcFile<strproc::ModulesProc>,
     /// `/dev/streams/fifo/0` … `3`: STREAMS FIFOs (dropped early: no new opens while the
@@ -155,7 +162,9 @@ impl kernel::Module for Streams {
             strproc::ModulesProc { tabs: LISTED },
         )?;
         let fifos = register_fifos(module, &registry)?;
+        let attach = fattach::AttachFs::register(module)?;
         Ok(Streams {
+            _attach: attach,
             _proc: proc,
             _fifos: fifos,
             _pipe: pipe,

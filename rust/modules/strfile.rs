@@ -11,6 +11,9 @@
 //!                                 └─ after every operation, under the lock: runqueues()
 //! ```
 //!
+//! The waiting loops (`run`, `run_limited`, the close-time drain) are in `strwait.rs`, the
+//! data path (read/readv, write/writev) in `strrw.rs`, ioctl decoding in `strioctl.rs`.
+//!
 //! Locking: one kernel `Mutex` per Stream (the "stream lock" of `docs/concurrency.md`); every
 //! executive call runs under it. All callers are in process context, so a mutex is allowed;
 //! the executive still allocates with GFP_ATOMIC (`sys.rs`), which is correct under a mutex
@@ -31,9 +34,12 @@
 //! links of two such files by the two ends of a new pipe (claimed by compare-and-swap on
 //! their `pipe_state`, never by holding two link locks). Every system call therefore reads
 //! the link first (a spinlock and a reference count) and then locks the Stream.
+//!
+//! Close: a head may have several files (opens of an fattach'ed path, `fattach.rs`) and
+//! attachments; `StrShared` counts them per end and the last one's close runs `sth_close`.
 
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -41,11 +47,12 @@ use kernel::sync::{Arc, Mutex, SpinLock};
 use crate::chardev::{self, CallFile, FileOps, PollTable, O_NONBLOCK};
 use crate::dwork::DelayedWork;
 use crate::errno::Errno;
+use crate::fasync::{FasyncCall, FasyncList, POLL_ERR, POLL_HUP, POLL_IN, POLL_OUT, POLL_PRI};
 use crate::sth::consts::*;
-use crate::msg::{Msg, M_DATA};
-use crate::sth::fast::Taken;
-use crate::sth::{HeadEvents, Stop, UserIo};
+use crate::sth::HeadEvents;
 use crate::stream::{OpenArgs, Registry, Sflag, Stream, StreamTab};
+use crate::iter::IterBuf;
+use crate::sth::layout::Model;
 use crate::uio::UserBuf;
 use crate::waitq::WaitQueue;
 
@@ -81,22 +88,6 @@ pub(crate) struct StrDev {
     pub(crate) registry: Arc<Registry>,
 }
 
-/// Largest write whose message is built before the stream lock is taken.
-const PREBUILD_MAX: usize = 65536;
-
-/// An M_DATA message holding the `len` bytes of `buf` (built outside the stream lock).
-fn prebuild(buf: UserBuf, len: usize) -> Result<Msg, Errno> {
-    let mut m = Msg::with_type(M_DATA, len).map_err(|_| Errno::ENOSR)?;
-    let mut io = buf;
-    let dst = m
-        .spare_mut()
-        .and_then(|s| s.get_mut(..len))
-        .ok_or(Errno::ENOSR)?;
-    io.copy_from_user(dst, 0)?;
-    m.adj_wptr(len);
-    Ok(m)
-}
-
 /// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
 const HOLD_JIFFIES: u64 = 1;
 
@@ -108,6 +99,10 @@ pub(crate) struct StrShared {
     /// (cancelled, waiting for a running callback) before the Stream it flushes.
     #[pin]
     hold: SpinLock<Option<DelayedWork<StrShared>>>,
+    /// The qtimeout timer (`stream/timeout.rs`), armed for the earliest deadline; set once
+    /// after creation and, like `hold`, dropped before the Stream.
+    #[pin]
+    tick: SpinLock<Option<DelayedWork<StrShared>>>,
     /// The Stream (heads, modules, driver); the stream lock.
     #[pin]
     pub(crate) stream: Mutex<Stream>,
@@ -119,7 +114,14 @@ pub(crate) struct StrShared {
     wq1: WaitQueue,
     /// A Stream complex: the files whose Streams are linked under it, by muxid (`mux.rs`).
     #[pin]
-    pub(crate) lowers: Mutex<KVec<(i32, Arc<StrShared>)>>,
+    pub(crate) lowers: Mutex<KVec<(i32, Option<Arc<StrShared>>)>>,
+    /// How many hold each head open: its files (not FIFO files: `fifo.rs` counts those) and
+    /// its fattach attachments (`fattach.rs`). The last to go closes the head. Heads of a
+    /// Stream complex beyond the first two are not counted: each has one file and cannot be
+    /// attached, so its release closes it.
+    opens: [AtomicUsize; 2],
+    /// O_ASYNC registrations (SIGIO) of end 0 and of end 1.
+    fasync: [FasyncList; 2],
 }
 
 impl StrShared {
@@ -127,10 +129,13 @@ impl StrShared {
         let sh = Arc::pin_init(
             pin_init!(StrShared {
                 hold <- kernel::new_spinlock!(None, "rstreams_hold"),
+                tick <- kernel::new_spinlock!(None, "rstreams_tick"),
                 stream <- kernel::new_mutex!(s, "rstreams_stream"),
                 wq0 <- WaitQueue::new(),
                 wq1 <- WaitQueue::new(),
                 lowers <- kernel::new_mutex!(KVec::new(), "rstreams_lowers"),
+                opens: [AtomicUsize::new(0), AtomicUsize::new(0)],
+                fasync: [FasyncList::new(), FasyncList::new()],
             }),
             GFP_KERNEL,
         )
@@ -139,6 +144,9 @@ impl StrShared {
         // and drops the work item (cancelling it synchronously) before its other fields.
         let w = unsafe { DelayedWork::new(StrShared::hold_expired, &*sh) }?;
         *sh.hold.lock() = Some(w);
+        // SAFETY: as for `hold`: a field of the pinned `*sh`, dropped before the Stream.
+        let t = unsafe { DelayedWork::new(StrShared::tick_expired, &*sh) }?;
+        *sh.tick.lock() = Some(t);
         Ok(sh)
     }
 
@@ -155,6 +163,52 @@ impl StrShared {
         self.apply(ev);
     }
 
+    /// The qtimeout timer fired: enable the queues whose time is up and run them.
+    fn tick_expired(&self) {
+        let mut g = self.stream.lock();
+        g.run_timeouts(now_ns());
+        let ev = settle(&mut g, usize::MAX);
+        drop(g);
+        self.apply(ev); // re-arms for the next deadline, if any
+    }
+
+    /// One more holder of head `end` open (a file or an attachment), which must be given back
+    /// with [`StrShared::close_head`]. Only a holder of the head (or its creator) adds one, so
+    /// the count never comes back from zero.
+    pub(crate) fn hold_head(&self, end: usize) {
+        if let Some(n) = self.opens.get(end) {
+            n.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// A holder of head `end` is gone; the last one closes the head (SVR4: the close
+    /// procedures run at the last close of a Stream, not at each close of one of its files).
+    /// `me` is the end the calling process uses (`usize::MAX`: none).
+    pub(crate) fn close_head(&self, end: usize, me: usize) {
+        if self.release_head(end) {
+            self.close_now(end, me);
+        }
+    }
+
+    /// A holder of head `end` is gone: whether it was the last (the caller then closes it).
+    pub(crate) fn release_head(&self, end: usize) -> bool {
+        self.opens
+            .get(end)
+            .is_none_or(|n| n.fetch_sub(1, Ordering::AcqRel) == 1)
+    }
+
+    /// Close head `end` now (its last holder is gone).
+    pub(crate) fn close_now(&self, end: usize, me: usize) {
+        let mut g = self.stream.lock();
+        g.with_end(end, Stream::sth_close);
+        let ev = settle(&mut g, me);
+        let cx = g.is_complex();
+        drop(g);
+        // Closing an upper Stream of a multiplexor unlinks what it linked.
+        self.finish(cx, ev);
+        // Dropping the last reference frees the Stream: every queued message goes with it.
+    }
+
     /// The wait queue of head `end`: ends alternate between two queues (the two ends of a
     /// pipe get one each; in a Stream complex several heads share one, and every sleeper
     /// re-tests its own condition anyway).
@@ -166,11 +220,28 @@ impl StrShared {
         }
     }
 
+    /// The O_ASYNC registrations of head `end` (alternating like the wait queues).
+    pub(crate) fn fasync(&self, end: usize) -> &FasyncList {
+        &self.fasync[end & 1]
+    }
+
+    /// After an operation, without the lock: act on what `settle` collected and, on a Stream
+    /// complex (`cx`), give unlinked Streams back to their files (`mux.rs`).
+    pub(crate) fn finish(&self, cx: bool, ev: Settled) {
+        self.apply(ev);
+        if cx {
+            crate::mux::give_back(self);
+        }
+    }
+
     /// Act on what `settle` collected.
     pub(crate) fn apply(&self, ev: Settled) {
         for (i, w) in ev.wake.iter().enumerate() {
             if *w {
                 self.wq(i).wake_sleepers();
+            }
+            if let Some(&e) = ev.sigpoll.get(i).filter(|e| **e != 0) {
+                self.kill_fasync(i, e);
             }
         }
         if ev.hold_timer {
@@ -180,6 +251,38 @@ impl StrShared {
         }
         if ev.sigpipe {
             chardev::send_sig_current(SIGPIPE);
+        }
+        if let Some(deadline) = ev.next_timeout {
+            let ms = deadline.saturating_sub(now_ns()).div_ceil(1_000_000);
+            let j = kernel::time::msecs_to_jiffies(u32::try_from(ms).unwrap_or(u32::MAX));
+            if let Some(t) = &*self.tick.lock() {
+                t.rearm(u64::try_from(j).unwrap_or(u64::MAX).max(1));
+            }
+        }
+    }
+}
+
+/// The monotonic clock qtimeout deadlines are in (as bufmod's timestamps: `ktime_get`).
+fn now_ns() -> u64 {
+    u64::try_from(kernel::time::Ktime::ktime_get().to_ns()).unwrap_or(0)
+}
+
+impl StrShared {
+    /// SIGIO for the O_ASYNC registrations of `end`, for the `S_*` events that happened there:
+    /// input as for SIGPOLL's S_INPUT/S_RDNORM/S_RDBAND (POLL_IN), S_HIPRI (POLL_PRI),
+    /// S_OUTPUT/S_WRBAND (POLL_OUT), S_ERROR (POLL_ERR), S_HANGUP (POLL_HUP).
+    fn kill_fasync(&self, end: usize, sigpoll: u32) {
+        let list = self.fasync(end);
+        for (events, code) in [
+            (S_INPUT | S_RDNORM | S_RDBAND, POLL_IN),
+            (S_HIPRI, POLL_PRI),
+            (S_OUTPUT | S_WRBAND, POLL_OUT),
+            (S_ERROR, POLL_ERR),
+            (S_HANGUP, POLL_HUP),
+        ] {
+            if sigpoll & events != 0 {
+                list.kill(code);
+            }
         }
     }
 }
@@ -210,9 +313,13 @@ pub(crate) struct StrFile {
     retired: SpinLock<Option<Arc<StrShared>>>,
     /// `CONNECTED`, `UNCONNECTED` or `WELDING` (see `weld`).
     pipe_state: AtomicU8,
+    /// Serialises `->fasync` of this file with `weld` moving its O_ASYNC registration to the
+    /// new Stream (a mutex: fasync_helper allocates with GFP_KERNEL).
+    #[pin]
+    fasync_lock: Mutex<()>,
     /// Writes may build their message before taking the lock (last seen under the lock;
     /// checked again there).
-    prebuilt_hint: AtomicBool,
+    pub(crate) prebuilt_hint: AtomicBool,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
     /// The FIFO node and open mode of a FIFO file (its close is counted there).
@@ -228,6 +335,10 @@ pub(crate) struct Settled {
     hold_timer: bool,
     /// Send SIGPIPE to the calling process.
     sigpipe: bool,
+    /// Arm the qtimeout timer for this deadline (`Stream::next_timeout`).
+    next_timeout: Option<u64>,
+    /// `S_*` events of the heads of wait queue 0 / 1, for SIGIO (O_ASYNC).
+    sigpoll: [u32; 2],
 }
 
 /// After an operation, under the lock: run enabled service procedures, then collect what the
@@ -245,6 +356,7 @@ pub(crate) fn settle(s: &mut Stream, me: usize) -> Settled {
             }
             out.hold_timer |= ev.hold_timer;
             out.sigpipe |= end == me && ev.sigpipe;
+            out.sigpoll[end & 1] |= ev.sigpoll;
             if ev.sigpoll != 0 || ev.signals != 0 {
                 send_signals(head, &ev);
             }
@@ -254,6 +366,7 @@ pub(crate) fn settle(s: &mut Stream, me: usize) -> Settled {
         }
         s.runqueues();
     }
+    out.next_timeout = s.next_timeout();
     out
 }
 
@@ -281,18 +394,42 @@ impl StrFile {
         fifo: Option<crate::fifo::FifoOpen>,
     ) -> Result<Arc<StrFile>, Errno> {
         let state = if unconnected { UNCONNECTED } else { CONNECTED };
-        Arc::pin_init(
+        let f = Arc::pin_init(
             pin_init!(StrFile {
                 link <- kernel::new_spinlock!(link, "rstreams_link"),
                 retired <- kernel::new_spinlock!(None, "rstreams_retired"),
                 pipe_state: AtomicU8::new(state),
+                fasync_lock <- kernel::new_mutex!((), "rstreams_fasync"),
                 prebuilt_hint: AtomicBool::new(true),
                 registry,
                 fifo,
             }),
             GFP_KERNEL,
         )
-        .map_err(|_| Errno::ENOSR)
+        .map_err(|_| Errno::ENOSR)?;
+        if f.fifo.is_none() {
+            let l = f.link();
+            l.shared.hold_head(l.end);
+        }
+        Ok(f)
+    }
+
+    /// fattach: the Stream head this file is on, for an attachment. EINVAL for a FIFO file
+    /// (its node already names it) and an unconnected pipe end (I_PIPE would move its files).
+    pub(crate) fn attachable_link(&self) -> Result<Link, Errno> {
+        if self.fifo.is_some() || self.pipe_state.load(Ordering::Acquire) != CONNECTED {
+            return Err(Errno::EINVAL);
+        }
+        // A connected file's link never changes again.
+        let l = self.link();
+        // A Stream of a complex (a multiplexor's) is not attachable: its heads are not counted
+        // in `opens`; nor is a Stream linked under a multiplexor (its placeholder).
+        let g = l.shared.stream.lock();
+        if g.is_complex() || g.plex_state().is_some() {
+            return Err(Errno::EINVAL);
+        }
+        drop(g);
+        Ok(l)
     }
 
     /// The two ends of a new STREAMS pipe, as per-open objects for files made by the caller
@@ -315,55 +452,6 @@ impl StrFile {
     /// The current link (a counted reference: a weld meanwhile does not free it under us).
     pub(crate) fn link(&self) -> Link {
         self.link.lock().clone()
-    }
-
-    /// Run `op` on this file's Stream head until it completes: sleep (interruptibly) while
-    /// it blocks, or fail with EAGAIN when `nonblock`. `cancel` runs under the lock if a
-    /// signal ends the wait (I_STR forgets its ioctl there).
-    pub(crate) fn run<R>(
-        &self,
-        nonblock: bool,
-        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
-        cancel: impl FnOnce(&mut Stream),
-    ) -> Result<R, Errno> {
-        loop {
-            // Re-read every time: a weld while we slept moves this file to a new Stream.
-            let l = self.link();
-            let mut g = l.shared.stream.lock();
-            let r = g.with_end(l.end, &mut op);
-            let ev = settle(&mut g, l.end);
-            match r {
-                Err(Stop::Block(_)) if !nonblock => {
-                    // Waking others (and maybe ourselves: harmless, we re-test) before queueing.
-                    l.shared.apply(ev);
-                    if let Err(e) = l.shared.wq(l.end).sleep(g) {
-                        let mut g = l.shared.stream.lock();
-                        g.with_end(l.end, cancel);
-                        let ev = settle(&mut g, l.end);
-                        let cx = g.is_complex();
-                        drop(g);
-                        l.shared.apply(ev);
-                        if cx {
-                            crate::mux::give_back(&l.shared);
-                        }
-                        return Err(e);
-                    }
-                }
-                r => {
-                    let cx = g.is_complex();
-                    drop(g);
-                    l.shared.apply(ev);
-                    if cx {
-                        crate::mux::give_back(&l.shared);
-                    }
-                    return match r {
-                        Ok(v) => Ok(v),
-                        Err(Stop::Err(e)) => Err(e),
-                        Err(Stop::Block(_)) => Err(Errno::EAGAIN),
-                    };
-                }
-            }
-        }
     }
 
     /// I_PIPE: weld this unconnected pipe end and `other` into the two ends of a new STREAMS
@@ -400,13 +488,49 @@ impl StrFile {
                 shared: shared.clone(),
                 end,
             };
+            new.shared.hold_head(new.end);
+            let _fa = f.fasync_lock.lock();
             let old = core::mem::replace(&mut *f.link.lock(), new);
+            // O_ASYNC set on the unconnected end follows the file (only this file used it).
+            shared.fasync(end).take_from(old.shared.fasync(old.end));
             // Pollers of the unconnected end re-poll (and find the new wait queue).
             old.shared.wq(0).wake_all();
             *f.retired.lock() = Some(old.shared);
             f.pipe_state.store(CONNECTED, Ordering::Release);
         }
         Ok(())
+    }
+}
+
+impl StrFile {
+    /// ioctl(2) from a caller of data model `model`: the ioctls that involve other files here,
+    /// the rest in `strioctl.rs`.
+    fn ioctl_as(
+        &self,
+        cmd: u32,
+        arg: usize,
+        f_flags: u32,
+        file: &CallFile<'_, Self>,
+        model: Model,
+    ) -> Result<i32, Errno> {
+        let nonblock = f_flags & O_NONBLOCK != 0;
+        match cmd {
+            I_PIPE => {
+                let other = file.same_device(arg as u32 as i32)?;
+                self.weld(&other).map(|()| 0)
+            }
+            I_SENDFD => crate::fdpass::sendfd(self, arg as u32 as i32),
+            I_LINK | I_PLINK => {
+                let lower = file.any_device(arg as u32 as i32)?;
+                crate::mux::link(self, &lower, cmd == I_PLINK, nonblock)
+            }
+            I_UNLINK | I_PUNLINK => {
+                crate::mux::unlink(self, arg as u32 as i32, cmd == I_PUNLINK, nonblock)
+            }
+            I_FIFO_PIPE => crate::fdpass::fifo_pipe(self, file, arg),
+            I_RECVFD => crate::fdpass::recvfd(self, arg, nonblock),
+            _ => crate::strioctl::ioctl(self, cmd, arg, nonblock, model),
+        }
     }
 }
 
@@ -443,113 +567,32 @@ impl FileOps for StrFile {
         StrFile::new(link, unconnected, dev.registry.clone(), None)
     }
 
-    fn release(this: Arc<Self>) {
+    fn release(this: Arc<Self>, f_flags: u32) {
         if let Some(f) = &this.fifo {
             crate::fifo::release(&this, f);
             return;
         }
         let l = this.link();
-        let mut g = l.shared.stream.lock();
-        g.with_end(l.end, Stream::sth_close);
-        let ev = settle(&mut g, l.end);
-        let cx = g.is_complex();
-        drop(g);
-        l.shared.apply(ev);
-        if cx {
-            crate::mux::give_back(&l.shared);
+        if l.shared.release_head(l.end) {
+            l.drain_on_close(f_flags & O_NONBLOCK != 0);
+            l.shared.close_now(l.end, l.end);
         }
-        // Dropping the last reference frees the Stream: every queued message goes with it.
     }
 
     fn read(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
-        let nb = f_flags & O_NONBLOCK != 0;
-        let len = buf.len();
-        // Whole messages that fit are taken under the lock and copied out after it (see
-        // `sth/fast.rs`); anything else is read by `strread` under the lock.
-        let mut taken = Taken::new();
-        let mut took = false;
-        let n = self.run(
-            nb,
-            |s| {
-                took = s.sth_take_ok(len);
-                if took {
-                    s.strread_take(len, nb, &mut taken)
-                } else {
-                    let mut io = buf;
-                    s.strread(&mut io, len, nb)
-                }
-            },
-            |_| {},
-        )?;
-        if !took {
-            return Ok(n);
-        }
-        let mut io = buf;
-        let mut off = 0usize;
-        for i in 0..taken.len() {
-            let Some(m) = taken.get(i) else {
-                break;
-            };
-            let mut at = off;
-            let mut fault = false;
-            for b in m.blocks() {
-                if io.copy_to_user(at, b.rd()).is_err() {
-                    fault = true;
-                    break;
-                }
-                at += b.blen();
-            }
-            if fault {
-                // Put back what was not delivered (this message too: its bytes already copied
-                // are not counted, so nothing is read twice).
-                let _ = self.run(
-                    true,
-                    |s| {
-                        s.strread_untake(&mut taken, i);
-                        Ok(())
-                    },
-                    |_| {},
-                );
-                return if off > 0 { Ok(off) } else { Err(Errno::EFAULT) };
-            }
-            off = at;
-        }
-        // `taken` is dropped here, outside the lock: the messages are freed without it.
-        Ok(off)
+        self.read_io(buf, buf.len(), f_flags)
     }
 
     fn write(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
-        let nb = f_flags & O_NONBLOCK != 0;
-        let len = buf.len();
-        if len > 0 && len <= PREBUILD_MAX && self.prebuilt_hint.load(Ordering::Relaxed) {
-            // Allocate and copy before taking the lock (see `sth/fast.rs`); a bad buffer
-            // fails here with EFAULT before anything happened.
-            let mut slot = Some(prebuild(buf, len)?);
-            return self.run(
-                nb,
-                |s| {
-                    if s.sth_prebuilt_ok(len) {
-                        s.strwrite_prebuilt(&mut slot, nb)
-                    } else {
-                        // Options changed (write offset, hold, packet sizes): the usual way.
-                        self.prebuilt_hint.store(false, Ordering::Relaxed);
-                        let mut io = buf;
-                        s.strwrite(&mut io, len, nb)
-                    }
-                },
-                |_| {},
-            );
-        }
-        self.run(
-            nb,
-            |s| {
-                self.prebuilt_hint
-                    .store(s.sth_prebuilt_ok(1), Ordering::Relaxed);
-                let mut io = buf;
-                s.strwrite(&mut io, len, nb)
-            },
-            |_| {},
-        )
+        self.write_io(buf, buf.len(), f_flags)
+    }
+
+    fn read_iter(&self, buf: IterBuf<'_>, f_flags: u32) -> Result<usize, Errno> {
+        self.read_io(buf, buf.len(), f_flags)
+    }
+
+    fn write_iter(&self, buf: IterBuf<'_>, f_flags: u32) -> Result<usize, Errno> {
+        self.write_io(buf, buf.len(), f_flags)
     }
 
     fn ioctl(
@@ -559,25 +602,23 @@ impl FileOps for StrFile {
         f_flags: u32,
         file: &CallFile<'_, Self>,
     ) -> Result<i32, Errno> {
-        let nonblock = f_flags & O_NONBLOCK != 0;
-        match cmd {
-            I_PIPE => {
-                let other = file.same_device(arg as u32 as i32)?;
-                return self.weld(&other).map(|()| 0);
-            }
-            I_SENDFD => return crate::fdpass::sendfd(self, arg as u32 as i32),
-            I_LINK | I_PLINK => {
-                let lower = file.any_device(arg as u32 as i32)?;
-                return crate::mux::link(self, &lower, cmd == I_PLINK, nonblock);
-            }
-            I_UNLINK | I_PUNLINK => {
-                return crate::mux::unlink(self, arg as u32 as i32, cmd == I_PUNLINK, nonblock)
-            }
-            I_FIFO_PIPE => return crate::fdpass::fifo_pipe(self, file, arg),
-            I_RECVFD => return crate::fdpass::recvfd(self, arg, nonblock),
-            _ => {}
-        }
-        crate::strioctl::ioctl(self, cmd, arg, nonblock)
+        self.ioctl_as(cmd, arg, f_flags, file, Model::Lp64)
+    }
+
+    fn compat_ioctl(
+        &self,
+        cmd: u32,
+        arg: usize,
+        f_flags: u32,
+        file: &CallFile<'_, Self>,
+    ) -> Result<i32, Errno> {
+        self.ioctl_as(cmd, arg, f_flags, file, Model::Ilp32)
+    }
+
+    fn fasync(&self, call: &FasyncCall<'_>) -> Result<(), Errno> {
+        let _g = self.fasync_lock.lock();
+        let l = self.link();
+        call.register(l.shared.fasync(l.end))
     }
 
     fn poll(&self, pt: &PollTable<'_>) -> u32 {

@@ -5,33 +5,34 @@
 //! back. I_GETPMSG/I_PUTPMSG (the putmsg/getmsg emulation of LfS) are handled here too.
 //! Commands outside the `'S'` group go down as transparent ioctls (M_COPYIN/M_COPYOUT reach
 //! the caller's whole address space through `UserBuf`, still bounds- and fault-checked).
+//!
+//! 32-bit processes (`->compat_ioctl`) use the same decoders with the ILP32 layouts of the
+//! structures that embed a pointer (core `sth/layout.rs`, [`Model`]: `struct strbuf` 12 bytes,
+//! `strpmsg` 32, `strpeek` 28, `strioctl` 16, `str_list` 8); every other argument has the same
+//! layout.
 
 use core::cell::Cell;
 
 use crate::errno::Errno;
 use crate::sth::consts::*;
-use crate::sth::{GetMsg, IocArg, Part, PeekArgs, StrIoctl, TranspIoctl};
+use crate::sth::layout::{Layout, Model};
+use crate::sth::{istr_timeout_ms, GetMsg, IocArg, Part, PeekArgs, StrIoctl, TranspIoctl};
 use crate::strfile::StrFile;
 use crate::uio::UserBuf;
-
-/// `struct strbuf` at `off` of `b`: (maxlen, len, buf).
-fn strbuf(b: &[u8], off: usize) -> (i32, i32, usize) {
-    let i = |o: usize| {
-        b.get(off + o..off + o + 4)
-            .and_then(|s| s.try_into().ok())
-            .map_or(0, i32::from_ne_bytes)
-    };
-    let p = b
-        .get(off + 8..off + 16)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u64::from_ne_bytes);
-    (i(0), i(4), p as usize)
-}
 
 fn i32_at(b: &[u8], off: usize) -> i32 {
     b.get(off..off + 4)
         .and_then(|s| s.try_into().ok())
         .map_or(0, i32::from_ne_bytes)
+}
+
+/// The `size` bytes of the argument structure at user address `arg` (at most 48).
+fn read_struct(arg: usize, size: usize) -> Result<[u8; 48], Errno> {
+    let mut b = [0u8; 48];
+    let dst = b.get_mut(..size).ok_or(Errno::EINVAL)?;
+    let mut u = UserBuf::new(arg, size);
+    crate::sth::UserIo::copy_from_user(&mut u, dst, 0)?;
+    Ok(b)
 }
 
 /// A NUL-terminated module name of at most FMNAMESZ bytes at user address `addr`, copied into
@@ -51,8 +52,14 @@ fn user_name(addr: usize, out: &mut [u8; FMNAMESZ + 1]) -> Result<usize, Errno> 
     Err(Errno::EINVAL)
 }
 
-/// ioctl(2) entry point for [`StrFile`].
-pub(crate) fn ioctl(f: &StrFile, cmd: u32, arg: usize, nonblock: bool) -> Result<i32, Errno> {
+/// ioctl(2) entry point for [`StrFile`], for a caller of data model `model`.
+pub(crate) fn ioctl(
+    f: &StrFile,
+    cmd: u32,
+    arg: usize,
+    nonblock: bool,
+    model: Model,
+) -> Result<i32, Errno> {
     let reg = &*f.registry;
     // Integer arguments are C `int`s: the upper half of the register is not meaningful.
     let int = i64::from(arg as u32 as i32);
@@ -74,8 +81,8 @@ pub(crate) fn ioctl(f: &StrFile, cmd: u32, arg: usize, nonblock: bool) -> Result
         )
     };
     match cmd {
-        I_GETPMSG => getpmsg(f, arg, nonblock),
-        I_PUTPMSG => putpmsg(f, arg, nonblock),
+        I_GETPMSG => getpmsg(f, arg, nonblock, model),
+        I_PUTPMSG => putpmsg(f, arg, nonblock, model),
         I_PUSH | I_FIND => {
             let mut name = [0u8; FMNAMESZ + 1];
             let n = user_name(arg, &mut name)?;
@@ -139,12 +146,8 @@ pub(crate) fn ioctl(f: &StrFile, cmd: u32, arg: usize, nonblock: bool) -> Result
             if arg == 0 {
                 return f.run(false, |s| s.strioctl(reg, cmd, IocArg::None), |_| {});
             }
-            let b = UserBuf::new(arg, 16).read_array::<16>(0)?;
-            let n = i32_at(&b, 0);
-            let list = b
-                .get(8..16)
-                .and_then(|s| s.try_into().ok())
-                .map_or(0, u64::from_ne_bytes) as usize;
+            let b = read_struct(arg, model.size(Layout::StrList))?;
+            let (n, list) = model.str_list(&b);
             let bytes = usize::try_from(n).unwrap_or(0).saturating_mul(FMNAMESZ + 1);
             let o = UserBuf::new(list, bytes);
             f.run(
@@ -156,8 +159,8 @@ pub(crate) fn ioctl(f: &StrFile, cmd: u32, arg: usize, nonblock: bool) -> Result
                 |_| {},
             )
         }
-        I_PEEK => peek(f, arg),
-        I_STR => istr(f, arg),
+        I_PEEK => peek(f, arg, model),
+        I_STR => istr(f, arg, model),
         c if c & 0xff00 != SID => {
             let t_id: Cell<Option<u32>> = Cell::new(None);
             f.run(
@@ -185,21 +188,23 @@ pub(crate) fn ioctl(f: &StrFile, cmd: u32, arg: usize, nonblock: bool) -> Result
 }
 
 /// I_STR: `struct strioctl { int ic_cmd; int ic_timout; int ic_len; char *ic_dp; }`.
-fn istr(f: &StrFile, arg: usize) -> Result<i32, Errno> {
-    let u = UserBuf::new(arg, 24);
-    let b = u.read_array::<24>(0)?;
-    let (cmd, timeout, len) = (i32_at(&b, 0), i32_at(&b, 4), i32_at(&b, 8));
-    let dp = b
-        .get(16..24)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u64::from_ne_bytes) as usize;
+/// The wait for the ioctl slot and the answer lasts at most `ic_timout` seconds (0: STRTIMOUT,
+/// -1: no limit); then the ioctl is cancelled (a late answer is freed) and I_STR fails with
+/// ETIME.
+fn istr(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
+    let size = model.size(Layout::StrIoctl);
+    let u = UserBuf::new(arg, size);
+    let b = read_struct(arg, size)?;
+    let (cmd, timeout, len, dp) = model.strioctl(&b);
     // The buffer serves the request (ic_len bytes) and the answer (up to ic_len bytes back).
     let data = UserBuf::new(dp, usize::try_from(len).unwrap_or(0));
+    let limit = istr_timeout_ms(timeout)?;
     let reg = &*f.registry;
     let id: Cell<Option<u32>> = Cell::new(None);
     let mut out_len = len;
-    let r = f.run(
+    let r = f.run_limited(
         false,
+        limit,
         |s| {
             let mut io = data;
             let mut si = StrIoctl {
@@ -229,19 +234,19 @@ fn part(io: &mut UserBuf, len: i32) -> Option<Part<'_>> {
     (len >= 0).then_some(Part { io, len })
 }
 
-/// Write a `GetMsg`'s lengths back into the two `strbuf`s at offsets 0 and 16.
-fn put_lens(u: &UserBuf, g: &GetMsg) -> Result<(), Errno> {
+/// Write a `GetMsg`'s lengths back into the two `strbuf`s at the start of `u`.
+fn put_lens(u: &UserBuf, g: &GetMsg, model: Model) -> Result<(), Errno> {
     u.write_at(4, &g.ctl_len.to_ne_bytes())?;
-    u.write_at(20, &g.data_len.to_ne_bytes())
+    u.write_at(model.databuf() + 4, &g.data_len.to_ne_bytes())
 }
 
 /// I_GETPMSG: `struct strpmsg { strbuf ctlbuf; strbuf databuf; int band; int flags; }`.
-fn getpmsg(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Errno> {
-    let u = UserBuf::new(arg, 40);
-    let b = u.read_array::<40>(0)?;
-    let (cmax, _, cbuf) = strbuf(&b, 0);
-    let (dmax, _, dbuf) = strbuf(&b, 16);
-    let (band, flags) = (i32_at(&b, 32), i32_at(&b, 36));
+fn getpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32, Errno> {
+    let size = model.size(Layout::StrPmsg);
+    let u = UserBuf::new(arg, size);
+    let b = read_struct(arg, size)?;
+    let (c, d, band, flags) = model.strpmsg(&b);
+    let (cmax, cbuf, dmax, dbuf) = (c.maxlen, c.buf, d.maxlen, d.buf);
     let cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
     let dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
     let g = f.run(
@@ -258,18 +263,17 @@ fn getpmsg(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Errno> {
         },
         |_| {},
     )?;
-    put_lens(&u, &g)?;
-    u.write_at(32, &i32::from(g.band).to_ne_bytes())?;
-    u.write_at(36, &g.flags.to_ne_bytes())?;
+    put_lens(&u, &g, model)?;
+    u.write_at(model.pmsg_band(), &i32::from(g.band).to_ne_bytes())?;
+    u.write_at(model.pmsg_flags(), &g.flags.to_ne_bytes())?;
     Ok(g.more)
 }
 
 /// I_PUTPMSG: as I_GETPMSG, `len` instead of `maxlen`; nothing is written back.
-fn putpmsg(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Errno> {
-    let b = UserBuf::new(arg, 40).read_array::<40>(0)?;
-    let (_, clen, cbuf) = strbuf(&b, 0);
-    let (_, dlen, dbuf) = strbuf(&b, 16);
-    let (band, flags) = (i32_at(&b, 32), i32_at(&b, 36));
+fn putpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32, Errno> {
+    let b = read_struct(arg, model.size(Layout::StrPmsg))?;
+    let (c, d, band, flags) = model.strpmsg(&b);
+    let (clen, cbuf, dlen, dbuf) = (c.len, c.buf, d.len, d.buf);
     let cio = UserBuf::new(cbuf, usize::try_from(clen).unwrap_or(0));
     let dio = UserBuf::new(dbuf, usize::try_from(dlen).unwrap_or(0));
     f.run(
@@ -290,12 +294,12 @@ fn putpmsg(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Errno> {
 }
 
 /// I_PEEK: `struct strpeek { strbuf ctlbuf; strbuf databuf; long flags; }`.
-fn peek(f: &StrFile, arg: usize) -> Result<i32, Errno> {
-    let u = UserBuf::new(arg, 40);
-    let b = u.read_array::<40>(0)?;
-    let (cmax, _, cbuf) = strbuf(&b, 0);
-    let (dmax, _, dbuf) = strbuf(&b, 16);
-    let flags = i32_at(&b, 32);
+fn peek(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
+    let size = model.size(Layout::StrPeek);
+    let u = UserBuf::new(arg, size);
+    let b = read_struct(arg, size)?;
+    let (c, d, flags) = model.strpeek(&b);
+    let (cmax, cbuf, dmax, dbuf) = (c.maxlen, c.buf, d.maxlen, d.buf);
     let cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
     let dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
     let reg = &*f.registry;
@@ -317,13 +321,15 @@ fn peek(f: &StrFile, arg: usize) -> Result<i32, Errno> {
         |_| {},
     )?;
     if let Some(g) = got {
-        put_lens(&u, &g)?;
+        put_lens(&u, &g, model)?;
         let fl: i64 = if g.flags == MSG_HIPRI {
             i64::from(RS_HIPRI)
         } else {
             0
         };
-        u.write_at(32, &fl.to_ne_bytes())?;
+        let (fb, n) = model.long_bytes(fl);
+        u.write_at(model.peek_flags(), fb.get(..n).unwrap_or_default())?;
     }
     Ok(r)
 }
+

@@ -29,6 +29,7 @@
 #include <linux/seq_file.h>
 #include <linux/device.h>
 #include <linux/kdev_t.h>
+#include <linux/uio.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -147,14 +148,6 @@ bool rstreams_file_same_ops(struct file *a, struct file *b)
 }
 EXPORT_SYMBOL_GPL(rstreams_file_same_ops);
 
-/* Whether f's release operation is `release` (all files of one Rust per-open type share it). */
-bool rstreams_file_has_release(struct file *f, const void *release);
-bool rstreams_file_has_release(struct file *f, const void *release)
-{
-	return f->f_op && (const void *)f->f_op->release == release;
-}
-EXPORT_SYMBOL_GPL(rstreams_file_has_release);
-
 /* Wake the wait queue only if someone waits on it (the barrier pairs with the sleeper's
  * set_current_state in prepare_to_wait_event; see wq_has_sleeper). */
 void rstreams_wake_up_if_sleepers(struct wait_queue_head *wq);
@@ -164,6 +157,83 @@ void rstreams_wake_up_if_sleepers(struct wait_queue_head *wq)
 		wake_up_all(wq);
 }
 EXPORT_SYMBOL_GPL(rstreams_wake_up_if_sleepers);
+
+/*
+ * readv/writev (->read_iter/->write_iter, iter.rs): copies at an offset into the data an
+ * iov_iter describes, made on a private copy of the iterator so that the Stream head may copy
+ * the same bytes again after a retry; the caller's iterator is advanced once, at the end, by
+ * what the call reports done. A short copy (a bad address) is -EFAULT.
+ */
+int rstreams_iter_copy(struct iov_iter *it, size_t off, void *buf, size_t len, int to_iter);
+int rstreams_iter_copy(struct iov_iter *it, size_t off, void *buf, size_t len, int to_iter)
+{
+	struct iov_iter c = *it;
+	size_t n;
+
+	/* A readv's iterator is only written, a writev's only read (no WARN on misuse). */
+	if (!!to_iter == it->data_source)
+		return -EFAULT;
+	if (off > iov_iter_count(&c) || len > iov_iter_count(&c) - off)
+		return -EFAULT;
+	iov_iter_advance(&c, off);
+	n = to_iter ? copy_to_iter(buf, len, &c) : copy_from_iter(buf, len, &c);
+	return n == len ? 0 : -EFAULT;
+}
+EXPORT_SYMBOL_GPL(rstreams_iter_copy);
+
+size_t rstreams_iter_count(const struct iov_iter *it);
+size_t rstreams_iter_count(const struct iov_iter *it)
+{
+	return iov_iter_count(it);
+}
+EXPORT_SYMBOL_GPL(rstreams_iter_count);
+
+void rstreams_iter_advance(struct iov_iter *it, size_t n);
+void rstreams_iter_advance(struct iov_iter *it, size_t n)
+{
+	iov_iter_advance(it, n);
+}
+EXPORT_SYMBOL_GPL(rstreams_iter_advance);
+
+/* The file of a kiocb, and its flags as O_* (IOCB_NOWAIT counts as O_NONBLOCK). */
+struct file *rstreams_kiocb_file(struct kiocb *k, unsigned int *flags);
+struct file *rstreams_kiocb_file(struct kiocb *k, unsigned int *flags)
+{
+	*flags = READ_ONCE(k->ki_filp->f_flags) | ((k->ki_flags & IOCB_NOWAIT) ? O_NONBLOCK : 0);
+	return k->ki_filp;
+}
+EXPORT_SYMBOL_GPL(rstreams_kiocb_file);
+
+/*
+ * O_ASYNC (fasync.rs): a list of fasync entries per Stream head end. fasync_helper adds or
+ * removes the file's entry; kill_fasync sends SIGIO (or the F_SETSIG signal) to each entry's
+ * owner (F_SETOWN) with si_code `code` (POLL_IN, POLL_OUT, ...). rstreams_fasync_move hands a
+ * list to a new head (I_PIPE welds an unconnected end): the entries stay valid throughout, so
+ * an RCU reader of either head sees a whole list or none.
+ */
+int rstreams_fasync(int fd, struct file *filp, int on, struct fasync_struct **fa);
+int rstreams_fasync(int fd, struct file *filp, int on, struct fasync_struct **fa)
+{
+	return fasync_helper(fd, filp, on, fa);
+}
+EXPORT_SYMBOL_GPL(rstreams_fasync);
+
+void rstreams_kill_fasync(struct fasync_struct **fa, int code);
+void rstreams_kill_fasync(struct fasync_struct **fa, int code)
+{
+	kill_fasync(fa, SIGIO, code);
+}
+EXPORT_SYMBOL_GPL(rstreams_kill_fasync);
+
+void rstreams_fasync_move(struct fasync_struct **from, struct fasync_struct **to);
+void rstreams_fasync_move(struct fasync_struct **from, struct fasync_struct **to)
+{
+	struct fasync_struct *fa = READ_ONCE(*from);
+
+	WRITE_ONCE(*from, NULL);
+	rcu_assign_pointer(*to, fa);
+}
+EXPORT_SYMBOL_GPL(rstreams_fasync_move);
 
 /* A delayed work item calling fn(ctx) on the system workqueue (dwork.rs owns it). */
 struct rstreams_dwork {
@@ -201,6 +271,16 @@ void rstreams_dwork_arm(void *p, unsigned long delay)
 	schedule_delayed_work(&d->dw, delay);
 }
 EXPORT_SYMBOL_GPL(rstreams_dwork_arm);
+
+/* Run the work `delay` jiffies from now, moving it if already pending. */
+void rstreams_dwork_rearm(void *p, unsigned long delay);
+void rstreams_dwork_rearm(void *p, unsigned long delay)
+{
+	struct rstreams_dwork *d = p;
+
+	mod_delayed_work(system_wq, &d->dw, delay);
+}
+EXPORT_SYMBOL_GPL(rstreams_dwork_rearm);
 
 /* Cancel (waiting for a running callback), free, and give back the context pointer. */
 void *rstreams_dwork_free(void *p);

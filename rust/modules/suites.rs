@@ -25,6 +25,8 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::fast::STH_FAST_SUITE,
     &crate::sth::tests::wat::STH_WAT_SUITE,
     &crate::sth::tests::fifo::STH_FIFO_SUITE,
+    &crate::sth::tests::waits::STH_WAITS_SUITE,
+    &crate::sth::tests::layout::STH_LAYOUT_SUITE,
     &crate::mods::bufmod::tests::BUFMOD_SUITE,
     &crate::mods::bufmod::tests::ioctl::BUFMOD_IOCTL_SUITE,
     &crate::mods::mux::tests::MUX_SUITE,

@@ -4,7 +4,9 @@
 //! `kernel::sync::CondVar` sleeps exclusively and keeps its `wait_queue_head` private, so
 //! poll(2) cannot register on it. This wrapper exposes both uses of one wait queue:
 //! [`WaitQueue::sleep`] (interruptible, non-exclusive: every sleeper re-tests its own
-//! condition) and [`WaitQueue::as_raw`] for `poll_wait` (`chardev::PollTable`).
+//! condition), [`WaitQueue::sleep_timeout`] (the same with a time limit, as
+//! `wait_event_interruptible_timeout`: I_STR's `ic_timout`, the close-time drain) and
+//! [`WaitQueue::as_raw`] for `poll_wait` (`chardev::PollTable`).
 //!
 //! No lost wakeups: `sleep` takes the lock guard under which the caller found it must wait,
 //! queues the task (TASK_INTERRUPTIBLE) *before* dropping the guard, then schedules. A waker
@@ -16,6 +18,7 @@ use core::marker::PhantomPinned;
 use core::ptr;
 
 use kernel::bindings;
+use kernel::ffi::c_long;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
@@ -28,6 +31,16 @@ extern "C" {
 /// `ERESTARTSYS`: interrupted by a signal; the system call is restarted (SA_RESTART) or fails
 /// with EINTR, as the kernel's signal code decides.
 pub(crate) const ERESTARTSYS: Errno = Errno(bindings::ERESTARTSYS as i32);
+
+/// "No time limit" for [`WaitQueue::sleep_timeout`] (`MAX_SCHEDULE_TIMEOUT`, `LONG_MAX`).
+pub(crate) const MAX_SCHEDULE_TIMEOUT: c_long = c_long::MAX;
+
+/// Jiffies for `ms` milliseconds, rounded up (`msecs_to_jiffies`), at most
+/// [`MAX_SCHEDULE_TIMEOUT`] - 1 so that a long limit never means "no limit".
+pub(crate) fn ms_to_jiffies(ms: u32) -> c_long {
+    let j = kernel::time::msecs_to_jiffies(ms);
+    c_long::try_from(j).unwrap_or(MAX_SCHEDULE_TIMEOUT - 1)
+}
 
 /// A wait queue head.
 ///
@@ -80,6 +93,14 @@ impl WaitQueue {
     /// only after the task is queued. Returns ERESTARTSYS if a signal is pending; the caller
     /// re-takes the lock and re-tests its condition either way.
     pub(crate) fn sleep<G>(&self, guard: G) -> Result<(), Errno> {
+        self.sleep_timeout(guard, MAX_SCHEDULE_TIMEOUT).map(|_| ())
+    }
+
+    /// As [`WaitQueue::sleep`], for at most `timeout` jiffies ([`MAX_SCHEDULE_TIMEOUT`]: no
+    /// limit). Returns the jiffies left when woken, 0 if the time ran out (`schedule_timeout`),
+    /// or ERESTARTSYS if a signal is pending. A caller that sleeps again after a wakeup passes
+    /// what was left, so spurious wakeups do not extend its limit.
+    pub(crate) fn sleep_timeout<G>(&self, guard: G, timeout: c_long) -> Result<c_long, Errno> {
         let entry = Opaque::<bindings::wait_queue_entry>::uninit();
         // SAFETY: `entry` is valid stack memory that outlives its use here (it is removed from
         // the queue by `finish_wait`, or never added when a signal is pending).
@@ -97,11 +118,11 @@ impl WaitQueue {
             // prepare_to_wait_event did not queue us and left the task running.
             return Err(ERESTARTSYS);
         }
-        // SAFETY: plain reschedule in process context with no spinlock held (the guard is a
-        // mutex and has been dropped).
-        unsafe { bindings::schedule() };
+        // SAFETY: reschedule in process context with no spinlock held (the guard is a mutex
+        // and has been dropped); any timeout value is accepted (negative ones return at once).
+        let left = unsafe { bindings::schedule_timeout(timeout) };
         // SAFETY: `entry` was queued on `wq` by prepare_to_wait_event.
         unsafe { bindings::finish_wait(self.wq.get(), entry.get()) };
-        Ok(())
+        Ok(left.max(0))
     }
 }

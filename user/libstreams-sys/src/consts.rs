@@ -73,9 +73,9 @@ pub const I_PIPE: c_int = SID | 44;
 /// rstreams: on a `/dev/streams/clone/pipe` descriptor, make a STREAMS pipe whose two ends
 /// are FIFO-typed files (`struct { int fds[2]; int flags; }`).
 pub const I_FIFO_PIPE: c_int = (b'R' as c_int) << 8 | 1;
-/// fattach emulation (LfS number; not implemented by rstreams).
+/// fattach emulation (LfS number; unused: rstreams' fattach mounts `streamsattach`).
 pub const I_FATTACH: c_int = SID | 52;
-/// fdetach emulation (LfS number; not implemented by rstreams).
+/// fdetach emulation (LfS number; unused: rstreams' fdetach unmounts).
 pub const I_FDETACH: c_int = SID | 53;
 /// Set the Stream head read queue's high water mark (int by value; HP-UX number, in LfS).
 pub const I_SET_HIWAT: c_int = SID | 91;

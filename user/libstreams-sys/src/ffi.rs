@@ -199,31 +199,102 @@ pub extern "C" fn isastream(fd: c_int) -> c_int {
     0
 }
 
-/// fattach(3): not supported yet. EBADF for a closed `fd`, EINVAL when `fd` is not a Stream
-/// or `path` is null, otherwise ENOSYS (the kernel has no I_FATTACH yet).
+/// The filesystem type of `strattach.ko` that fattach mounts over a path (`docs/abi.md`).
+const ATTACH_FSTYPE_C: &core::ffi::CStr = c"streamsattach";
+/// The mount's source (shown in /proc/mounts).
+const ATTACH_SOURCE_C: &core::ffi::CStr = c"streams";
+/// statfs(2) `f_type` of a path with a Stream attached.
+pub const STREAMS_ATTACH_MAGIC: i64 = 0x5354_4154;
+
+/// fattach(3): attach the Stream open as `fd` to `path`, an existing file (not a directory):
+/// until [`fdetach`], opening `path` gives a new descriptor of the same Stream head (a FIFO
+/// for a STREAMS pipe end, a character device for a Stream over a driver), with `path`'s
+/// permission bits, owner and group. The attachment holds the Stream head open.
+///
+/// It mounts the `streamsattach` filesystem over `path` with `fd=N` (so the caller needs
+/// CAP_SYS_ADMIN: EPERM otherwise). Errors: EBADF (`fd` not open), EINVAL (`fd` not a Stream,
+/// a STREAMS FIFO, an unconnected pipe end, or `path` null), EBUSY (`path` is a mount point,
+/// e.g. already attached), ENOTDIR (`path` is a directory), and those of statx(2)/mount(2)
+/// (ENOENT, EACCES, ENAMETOOLONG, ELOOP, EPERM).
 ///
 /// # Safety
-/// `path` is null or a NUL-terminated string (it is not read).
+/// `path` is null or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn fattach(fd: c_int, path: *const c_char) -> c_int {
     match isastream(fd) {
-        -1 => -1,
-        0 => fail(libc::EINVAL),
-        _ if path.is_null() => fail(libc::EINVAL),
-        _ => fail(libc::ENOSYS),
+        -1 => return -1,
+        0 => return fail(libc::EINVAL),
+        _ if path.is_null() => return fail(libc::EINVAL),
+        _ => {}
     }
+    // SAFETY: `libc::statx` is plain old data: all-zero is a valid value.
+    let mut st: libc::statx = unsafe { core::mem::zeroed() };
+    let mask = libc::STATX_TYPE | libc::STATX_MODE | libc::STATX_UID | libc::STATX_GID;
+    // SAFETY: `path` is NUL-terminated (contract), `st` is a live statx buffer.
+    if unsafe { libc::statx(libc::AT_FDCWD, path, 0, mask, &mut st) } < 0 {
+        return -1;
+    }
+    // A directory first: many are mount roots too (/tmp), and that is not why they fail.
+    if u32::from(st.stx_mode) & libc::S_IFMT == libc::S_IFDIR {
+        return fail(libc::ENOTDIR);
+    }
+    let root = libc::STATX_ATTR_MOUNT_ROOT as u64;
+    if st.stx_attributes_mask & root != 0 && st.stx_attributes & root != 0 {
+        return fail(libc::EBUSY);
+    }
+    let opts = format!(
+        "fd={fd},mode={:o},uid={},gid={}\0",
+        st.stx_mode & 0o777,
+        st.stx_uid,
+        st.stx_gid
+    );
+    // SAFETY: every string is NUL-terminated and outlives the call.
+    let r = unsafe {
+        libc::mount(
+            ATTACH_SOURCE_C.as_ptr(),
+            path,
+            ATTACH_FSTYPE_C.as_ptr(),
+            0,
+            opts.as_ptr().cast(),
+        )
+    };
+    if r < 0 {
+        return -1;
+    }
+    0
 }
 
-/// fdetach(3): not supported yet: EINVAL for a null `path`, otherwise ENOSYS.
+/// fdetach(3): detach the Stream attached to `path` by [`fattach`]: opening `path` gives the
+/// underlying file again. Descriptors opened through `path` keep working; the attachment's
+/// hold on the Stream head goes when the last of them is closed (a lazy unmount).
+/// Errors: EINVAL (`path` null or nothing attached to it), EPERM (no CAP_SYS_ADMIN), and
+/// those of statfs(2) (ENOENT, EACCES, ENOTDIR, ENAMETOOLONG, ELOOP).
 ///
 /// # Safety
-/// `path` is null or a NUL-terminated string (it is not read).
+/// `path` is null or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn fdetach(path: *const c_char) -> c_int {
     if path.is_null() {
         return fail(libc::EINVAL);
     }
-    fail(libc::ENOSYS)
+    // SAFETY: `libc::statfs` is plain old data: all-zero is a valid value.
+    let mut sf: libc::statfs = unsafe { core::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated (contract), `sf` is a live statfs buffer.
+    if unsafe { libc::statfs(path, &mut sf) } < 0 {
+        return -1;
+    }
+    // Only our mounts: fdetach must never unmount anything else found at `path`.
+    // `f_type` is i64 in glibc, unsigned long in musl.
+    #[allow(clippy::unnecessary_cast)]
+    let f_type = sf.f_type as i64;
+    if f_type != STREAMS_ATTACH_MAGIC {
+        return fail(libc::EINVAL);
+    }
+    // SAFETY: `path` is NUL-terminated (contract).
+    if unsafe { libc::umount2(path, libc::MNT_DETACH) } < 0 {
+        return -1;
+    }
+    0
 }
 
 /// Open the two ends of a STREAMS pipe: `I_FIFO_PIPE` on the clone device (FIFO-typed ends),

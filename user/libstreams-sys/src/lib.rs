@@ -15,7 +15,7 @@ mod stream;
 pub mod types;
 
 pub use consts::*;
-pub use stream::{GetMsg, Stream};
+pub use stream::{fdetach, GetMsg, Stream};
 pub use types::*;
 
 /// The clone device whose every open is one end of a new (unconnected) STREAMS pipe.

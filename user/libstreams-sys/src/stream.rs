@@ -214,6 +214,14 @@ impl Stream {
         usize::try_from(r).map_err(|_| io::Error::last_os_error())
     }
 
+    /// fattach(3): attach this Stream to `path` (an existing file): opens of `path` reach this
+    /// Stream head until [`fdetach`]. Needs CAP_SYS_ADMIN (it is a mount).
+    pub fn fattach(&self, path: impl AsRef<Path>) -> io::Result<()> {
+        let p = c_path(path.as_ref())?;
+        // SAFETY: `p` is a NUL-terminated string that outlives the call.
+        cvt(unsafe { ffi::fattach(self.raw(), p.as_ptr()) }).map(drop)
+    }
+
     /// The descriptor, still owned by the Stream.
     pub fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
@@ -229,4 +237,16 @@ impl AsFd for Stream {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
+}
+
+fn c_path(p: &Path) -> io::Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// fdetach(3): detach the Stream attached to `path` (EINVAL if none is).
+pub fn fdetach(path: impl AsRef<Path>) -> io::Result<()> {
+    let p = c_path(path.as_ref())?;
+    // SAFETY: `p` is a NUL-terminated string that outlives the call.
+    cvt(unsafe { ffi::fdetach(p.as_ptr()) }).map(drop)
 }

@@ -217,7 +217,10 @@ static void behaviour(void)
 	errno = 0; r = (int)read(p[0], d, sizeof d); beh("pipe_untouched", r, errno == EAGAIN);
 	errno = 0; r = fattach(p[0], "/tmp/x"); beh("fattach_pipe", r, errno == EINVAL);
 	errno = 0; r = fattach(1000, "/tmp/x"); beh("fattach_badfd", r, errno == EBADF);
-	errno = 0; r = fdetach("/tmp/x"); beh("fdetach", r, errno == ENOSYS);
+	/* fdetach never unmounts what fattach did not attach (here: the working directory). */
+	errno = 0; r = fdetach("."); beh("fdetach_not_attached", r, errno == EINVAL);
+	errno = 0; r = fdetach(NULL); beh("fdetach_null", r, errno == EINVAL);
+	errno = 0; r = fdetach("/nonexistent/rstreams"); beh("fdetach_enoent", r, errno == ENOENT);
 	if (access("/dev/streams/clone/pipe", F_OK) != 0) {
 		int q[2] = { -1, -1 };
 		errno = 0; r = s_pipe(q); beh("s_pipe_nodev", r, errno == ENOENT && q[0] == -1);
@@ -421,7 +424,9 @@ fn check_behaviour(lines: &[String]) {
     expect("pipe_untouched", -1);
     expect("fattach_pipe", -1);
     expect("fattach_badfd", -1);
-    expect("fdetach", -1);
+    expect("fdetach_not_attached", -1);
+    expect("fdetach_null", -1);
+    expect("fdetach_enoent", -1);
     if !Path::new(s::PIPE_DEVICE).exists() {
         expect("s_pipe_nodev", -1);
         expect("s_pipe2_badflags", -1);

@@ -441,6 +441,12 @@ fn reader(o: &Opts, s: &Stream) -> Result<String, String> {
     }
     let secs = start.elapsed().as_secs_f64();
     stop_timer();
+    // The reader's intervals start when it does, after the writer's: if the writer finished
+    // before the reader's first interval ended, report that partial interval, so a run always
+    // has a reader line.
+    if seen == 0 && reads > 0 && o.verbose > 0 {
+        write_fd(1, &iv.line(fd, "read", o.time));
+    }
     Ok(format!("R {reads} {bytes} {secs}\n"))
 }
 

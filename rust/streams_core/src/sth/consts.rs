@@ -99,6 +99,10 @@ pub const NSTRPUSH: usize = 64;
 pub const STRCTLSZ: usize = 4096;
 /// Default close delay in milliseconds (I_GETCLTIME).
 pub const STRCLTIME_DEFAULT: u32 = 15_000;
+/// Default I_STR timeout in seconds, used when `ic_timout` is 0 (SVR4/LfS `STRTIMOUT`).
+pub const STRTIMOUT: u32 = 15;
+/// `ic_timout` value for "wait for the answer without a time limit" (`INFTIM`).
+pub const INFTIM: i32 = -1;
 
 /// Flush the read side.
 pub const FLUSHR: u8 = 0x01;

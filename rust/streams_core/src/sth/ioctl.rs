@@ -9,8 +9,9 @@
 //! the slot and in the caller's [`StrIoctl`], and returns [`Block::IoctlAck`]; the head's read
 //! put procedure stores the answer; the platform calls again with the same `StrIoctl` and the
 //! ioctl completes (a loopback answer arriving during the first call completes it at once).
-//! A second ioctl waits for the slot. On timeout the platform calls
-//! [`Stream::sth_ioctl_cancel`].
+//! A second ioctl waits for the slot. The platform bounds the whole wait (for the slot and
+//! for the answer) by [`istr_timeout_ms`] of `ic_timout`; when it expires it calls
+//! [`Stream::sth_ioctl_cancel`] and fails with ETIME (a late answer is then freed).
 //!
 //! I_LINK, I_PLINK, I_UNLINK and I_PUNLINK are in `mux.rs` (the platform resolves the file
 //! descriptor into [`IocArg::Link`]). Not implemented here (EINVAL): I_SENDFD, I_RECVFD
@@ -86,7 +87,9 @@ impl IocBlk {
 pub struct StrIoctl<'a> {
     /// `ic_cmd`: the command for the module or driver.
     pub cmd: i32,
-    /// `ic_timout` (the platform times out and calls [`Stream::sth_ioctl_cancel`]).
+    /// `ic_timout` in seconds: 0 the default ([`STRTIMOUT`]), [`INFTIM`] (-1) no limit; below
+    /// -1 is EINVAL. The platform times out ([`istr_timeout_ms`]) and calls
+    /// [`Stream::sth_ioctl_cancel`].
     pub timeout: i32,
     /// `ic_len`: bytes sent; on return, bytes answered.
     pub len: i32,
@@ -156,6 +159,20 @@ pub enum IocArg<'a, 'b> {
         /// `sl_modlist`.
         out: &'a mut dyn UserIo,
     },
+}
+
+/// How long an I_STR with `ic_timout` = `timeout` may wait, in milliseconds (`None`: no
+/// limit). 0 means the default [`STRTIMOUT`] seconds; [`INFTIM`] waits forever; any other
+/// negative value is EINVAL (as in SVR4, checked before anything is sent).
+pub fn istr_timeout_ms(timeout: i32) -> Result<Option<u32>, Errno> {
+    match timeout {
+        INFTIM => Ok(None),
+        0 => Ok(Some(STRTIMOUT * 1000)),
+        t => {
+            let secs = u32::try_from(t).map_err(|_| Errno::EINVAL)?;
+            Ok(Some(secs.saturating_mul(1000)))
+        }
+    }
 }
 
 fn put_i32(out: &mut dyn UserIo, v: i32) -> Result<i32, Stop> {
@@ -482,6 +499,7 @@ impl Stream {
             return self.sth_istr_done(s);
         }
         self.sth_ioc_ok()?;
+        istr_timeout_ms(s.timeout)?;
         let len = usize::try_from(s.len).map_err(|_| Errno::EINVAL)?;
         let id = self.sth_ioc_id();
         let ioc = IocBlk {

@@ -16,16 +16,20 @@
 //! variants; `ioctl.rs` the I_* dispatcher; `events.rs` the head's read put procedure
 //! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent
 //! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
-//! `fast.rs` two-phase read/write (user copies outside the lock); `fdpass.rs` I_SENDFD/I_RECVFD;
+//! `fast.rs` two-phase read/write (user copies outside the lock); `close.rs` the close-time
+//! drain (I_SETCLTIME); `fdpass.rs` I_SENDFD/I_RECVFD;
 //! `pipe.rs` STREAMS pipes (two heads in one Stream); `fifo.rs` FIFOs (one head feeding
-//! itself); `consts.rs` the user-visible numbers; `userio.rs` user-copy helpers.
+//! itself); `consts.rs` the user-visible numbers; `layout.rs` the ioctl structures that embed a
+//! pointer, in both data models; `userio.rs` user-copy helpers.
 
+mod close;
 pub mod consts;
 pub mod events;
 pub mod fast;
 mod fdpass;
 pub mod fifo;
 pub mod ioctl;
+pub mod layout;
 mod msg;
 pub mod mux;
 pub mod pipe;
@@ -37,8 +41,9 @@ pub mod transp;
 pub mod userio;
 mod write;
 
+pub use close::Drain;
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
-pub use ioctl::{IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
+pub use ioctl::{istr_timeout_ms, IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
 pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
 pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
@@ -146,6 +151,8 @@ pub struct StrHead {
     pub(crate) ispipe: bool,
     pub(crate) closed: bool,
     pub(crate) cltime: u32,
+    /// The last close waits for a write queue to drain (`close.rs`).
+    pub(crate) draining: bool,
     /// SNDHOLD: small writes coalesced here until full, flushed, or a read/putmsg/ioctl.
     pub(crate) hold: Option<Msg>,
     pub(crate) sigs: [Option<SigReg>; NSIGREG],
@@ -171,6 +178,7 @@ impl StrHead {
             ispipe: false,
             closed: false,
             cltime: STRCLTIME_DEFAULT,
+            draining: false,
             hold: None,
             sigs: [None; NSIGREG],
             ioc: IocSlot::Free,
@@ -254,6 +262,7 @@ impl Stream {
 
     /// Collect (and clear) what the platform must do: wakeups, signals, the hold timer.
     pub fn sth_take_events(&mut self) -> HeadEvents {
+        self.sth_drain_note();
         core::mem::take(&mut self.sth.ev)
     }
 

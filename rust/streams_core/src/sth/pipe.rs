@@ -95,7 +95,10 @@ impl Stream {
     /// does after every operation, for both ends of a pipe).
     pub fn sth_take_events_of(&mut self, end: usize) -> HeadEvents {
         if end == self.head {
-            return core::mem::take(&mut self.sth.ev);
+            return self.sth_take_events();
+        }
+        if self.parked.iter().any(|p| p.head == end && p.sth.draining) {
+            self.with_end(end, Stream::sth_drain_note);
         }
         match self.parked.iter_mut().find(|p| p.head == end) {
             Some(p) => core::mem::take(&mut p.sth.ev),
@@ -151,7 +154,19 @@ impl Stream {
     /// Collect (and clear) the events of every Stream head of this arena: `f(end, head,
     /// events)` for each (what the platform does after every operation).
     pub fn sth_take_events_all(&mut self, mut f: impl FnMut(usize, &StrHead, HeadEvents)) {
+        for i in 0..self.parked.len() {
+            let draining = self
+                .parked
+                .get(i)
+                .is_some_and(|p| p.sth.draining && p.head != crate::stream::VACANT);
+            if draining {
+                self.swap_parked(i);
+                self.sth_drain_note();
+                self.swap_parked(i);
+            }
+        }
         if self.multi.is_none() || self.pair(self.head).is_some() {
+            self.sth_drain_note();
             let ev = core::mem::take(&mut self.sth.ev);
             f(self.head, &self.sth, ev);
         }

@@ -23,6 +23,7 @@
 
 mod complex;
 mod ctx;
+mod timeout;
 mod transfer;
 pub(crate) use complex::VACANT;
 pub(crate) use transfer::Moved;
@@ -126,6 +127,8 @@ pub(crate) struct Side {
     pub(crate) deferred: usize,
     /// `module_stat` of this queue (`stats.rs`).
     pub(crate) stats: ModuleStat,
+    /// qtimeout: enable this queue when the platform clock reaches this (`timeout.rs`).
+    pub(crate) timeout: Option<u64>,
 }
 
 /// A queue pair and its module instance.
@@ -154,6 +157,7 @@ impl Pair {
             srv: false,
             deferred: 0,
             stats: ModuleStat::default(),
+            timeout: None,
         };
         Pair {
             sides: [side(true), side(false)],
@@ -172,6 +176,9 @@ pub struct Stream {
     runlist: Ring<QueueId>,
     dropped: usize,
     pub(crate) closed: bool,
+    /// Some queue may have a qtimeout pending (`timeout.rs`; cleared by a scan that finds
+    /// none, so Streams that never use one never scan).
+    pub(crate) timeouts: bool,
     /// The Stream head's state (see `sth`); inactive for the placeholder head of
     /// [`Stream::open`], which queues whatever arrives.
     /// Boxed, so that swapping the ends of a pipe (`with_end`) swaps two pointers.
@@ -219,6 +226,7 @@ impl Stream {
             runlist: Ring::new(),
             dropped: 0,
             closed: false,
+            timeouts: false,
             sth: sys::new_box(crate::sth::StrHead::new(sth))?,
             head: 0,
             parked: Vec::new(),

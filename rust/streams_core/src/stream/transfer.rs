@@ -96,6 +96,7 @@ impl Stream {
                 let _ = self.runlist.push_back(QueueId::of(p, !q.is_read())); // reserved
             }
         }
+        self.timeouts |= other.timeouts;
         // The husk has no pairs: dropping it must not run close routines.
         other.closed = true;
         Ok(Moved { husk: other, map })
@@ -136,6 +137,7 @@ impl Stream {
             },
         );
         husk.closed = false;
+        husk.timeouts = true; // it may have taken some with it (the next scan tells)
         husk
     }
 }

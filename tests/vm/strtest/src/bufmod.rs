@@ -138,3 +138,32 @@ pub(crate) fn t_bufmod_on_pipe() -> R {
     e(b.pop(), "I_POP bufmod")?;
     Ok(())
 }
+
+/// SBIOCSTIME with a timeout: a partial chunk goes up by itself when its time is up (the
+/// qtimeout timer), without another record or a flush; a blocked reader wakes for it.
+pub(crate) fn t_bufmod_timeout_fires() -> R {
+    let (a, b) = e(Stream::pipe(), "s_pipe")?;
+    e(b.push("bufmod"), "I_PUSH bufmod")?;
+    set_uint(&b, SBIOCSCHUNK, 4096)?;
+    // struct timeval { tv_sec = 0, tv_usec = 200000 }.
+    let mut tv = [0u8; 16];
+    tv[8..16].copy_from_slice(&200_000i64.to_ne_bytes());
+    e(istr(&b, SBIOCSTIME, &mut tv), "SBIOCSTIME 200 ms")?;
+    let t0 = std::time::Instant::now();
+    e(a.write(b"alpha"), "write")?;
+    e(a.write(b"beta"), "write")?;
+    let mut buf = [0u8; 256];
+    // A blocking read: the chunk arrives only through the timer.
+    let n = e(b.read(&mut buf), "read the timed-out chunk")?;
+    let took = t0.elapsed();
+    let recs = records(&buf[..n])?;
+    ensure!(
+        recs.len() == 2 && recs[0].1 == b"alpha" && recs[1].1 == b"beta",
+        "chunk {recs:?}"
+    );
+    ensure!(
+        took >= std::time::Duration::from_millis(150) && took < std::time::Duration::from_secs(5),
+        "chunk came after {took:?}, expected about 200 ms"
+    );
+    Ok(())
+}

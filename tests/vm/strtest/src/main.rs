@@ -7,7 +7,7 @@
 //! push/pop, I_* ioctls, signals during sleep, close with data queued, many open/close cycles;
 //! and STREAMS pipes (`pipes.rs`: full duplex, hangup, I_SENDFD/I_RECVFD, SIGPOLL).
 //! `drivers.rs` covers the `echo` and `nuls` test drivers, I_SET_HIWAT/I_SET_LOWAT and
-//! `/proc/streams/modules`.
+//! `/proc/streams/modules`; `fattach.rs` fattach/fdetach of pipe ends and driver Streams.
 //! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
 //! `N passed, N failed` line; the exit status is non-zero if any case failed.
 
@@ -40,7 +40,9 @@ macro_rules! ensure {
 // After `ensure!`: macros are in scope only below their definition.
 mod bufmod;
 mod drivers;
+mod fattach;
 mod fifo;
+mod headops;
 mod mux;
 mod pipes;
 
@@ -701,6 +703,10 @@ fn main() {
             bufmod::t_bufmod_on_pipe,
         ),
         (
+            "bufmod: SBIOCSTIME timeout sends a partial chunk by itself (qtimeout timer)",
+            bufmod::t_bufmod_timeout_fires,
+        ),
+        (
             "mux: I_LINK echo, data both ways, lower fd EINVAL, I_UNLINK gives it back",
             mux::t_mux_link_unlink,
         ),
@@ -713,6 +719,46 @@ fn main() {
             mux::t_mux_plink_persists,
         ),
         ("mux: I_LINK/I_UNLINK error cases", mux::t_mux_link_errors),
+        (
+            "fattach: pipe end on a path, opens from here and a child, EBUSY, fdetach",
+            fattach::t_fattach_pipe_end,
+        ),
+        (
+            "fattach: echo Stream on a path is the same Stream (S_IFCHR, rdev)",
+            fattach::t_fattach_driver_stream,
+        ),
+        (
+            "fattach: the attachment holds the Stream and streams.ko (rmmod refused)",
+            fattach::t_fattach_holds_stream_and_module,
+        ),
+        (
+            "fattach/fdetach errors: EINVAL, EBADF, ENOENT, ENOTDIR",
+            fattach::t_fattach_errors,
+        ),
+        (
+            "I_STR ic_timout: ETIME after 1 s, also while waiting for the ioctl slot",
+            headops::t_istr_timeout,
+        ),
+        (
+            "writev of 3 iovecs is one message (getmsg sees the concatenation)",
+            headops::t_writev_one_message,
+        ),
+        (
+            "readv fills 2 iovecs in order",
+            headops::t_readv_fills_in_order,
+        ),
+        (
+            "writev/readv with a bad iov base: EFAULT, nothing sent or lost",
+            headops::t_vectored_efault,
+        ),
+        (
+            "O_ASYNC + F_SETOWN (and FIOASYNC): SIGIO with POLL_IN on input",
+            headops::t_fasync_sigio,
+        ),
+        (
+            "close drain: I_SETCLTIME 300 ms bounds a stalled close, O_NONBLOCK does not wait",
+            headops::t_close_drain_cltime,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);

@@ -9,15 +9,16 @@
 //! through; the SBIOC* ioctls arrive as I_STR (M_IOCTL) and are answered with M_IOCACK or
 //! M_IOCNAK (`ioctl.rs`).
 //!
-//! When a chunk goes up (the core has no timers, so there is no timeout callback):
+//! When a chunk goes up:
 //! - when the next record would not fit (Solaris), and as soon as the chunk is exactly full;
 //! - a record larger than `chunksize` goes up alone, after the chunk before it;
 //! - with `chunksize` 0 or a zero timeout (SBIOCSTIME 0, which also sets `chunksize` to 0,
 //!   as in Solaris) every record goes up at once; SB_DEFER_CHUNK sends the first record of a
 //!   timeout window at once;
-//! - the timeout (SBIOCSTIME) is checked lazily: a record arriving after the chunk is older
-//!   than the timeout first sends the old chunk up. A chunk does not go up by itself when no
-//!   more data arrives; these also send it: M_FLUSH without FLUSHR on either side (so
+//! - the timeout (SBIOCSTIME): a record arriving after the chunk is older than the timeout
+//!   first sends the old chunk up, and a qtimeout (`stream/timeout.rs`) at the chunk's
+//!   deadline enables the read service procedure, which sends it up when no record came;
+//! - these also send it: M_FLUSH without FLUSHR on either side (so
 //!   `ioctl(fd, I_FLUSH, FLUSHW)` pushes pending records to the reader), M_READ from the
 //!   head, any write-side message under SB_SEND_ON_WRITE, a non-data message from below
 //!   (order is kept), a changed setting, and close (I_POP).
@@ -357,6 +358,9 @@ impl Bufmod {
         }
         if self.cur_len >= chunk {
             self.close_chunk(rq);
+        } else if let (Some(t), true) = (self.timeout, self.cur.is_some()) {
+            // The chunk goes up when its time is up even if no record follows (`rsrv`).
+            rq.qtimeout_at(self.cur_start.saturating_add(t));
         }
     }
 
@@ -452,6 +456,15 @@ impl StreamModule for Bufmod {
     }
 
     fn rsrv(&mut self, cx: &mut QCtx<'_>) {
+        // Enabled by the qtimeout of the chunk being filled: send it up if its time is up.
+        if let (Some(t), true) = (self.timeout, self.cur.is_some()) {
+            let now = (self.clock)();
+            if now.saturating_sub(self.cur_start) >= t {
+                self.close_chunk(cx);
+            } else {
+                cx.qtimeout_at(self.cur_start.saturating_add(t));
+            }
+        }
         while let Some(mp) = cx.getq() {
             if mp.is_hipri() || cx.bcanputnext(mp.band()) {
                 cx.putnext(mp);

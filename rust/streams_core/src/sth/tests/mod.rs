@@ -7,8 +7,10 @@ pub mod drivers;
 pub mod edge;
 pub mod fast;
 pub mod fifo;
+pub mod layout;
 pub mod pipe;
 pub mod transp;
+pub mod waits;
 pub mod wat;
 
 use super::consts::*;

@@ -21,7 +21,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 pub mod ioctl;
 
 /// Per-case test clocks (cases run in parallel on the host: one clock each).
-static CLOCKS: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static CLOCKS: [AtomicU64; 3] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 
 fn clk<const K: usize>() -> u64 {
     CLOCKS.get(K).map_or(0, |c| c.load(Ordering::Relaxed))
@@ -47,6 +47,10 @@ static BUFMOD_CLK0: StreamTab = StreamTab {
 static BUFMOD_CLK1: StreamTab = StreamTab {
     info: BUFMOD_INFO,
     open: open_clk::<1>,
+};
+static BUFMOD_CLK2: StreamTab = StreamTab {
+    info: BUFMOD_INFO,
+    open: open_clk::<2>,
 };
 
 /// `hold` driver with `tab` pushed; the M_SETOPTS bufmod sends at open is consumed.
@@ -446,6 +450,36 @@ fn timeout_checked_lazily_with_timestamps() -> TestResult {
     Ok(())
 }
 
+fn timeout_sends_chunk_with_no_more_records() -> TestResult {
+    set_clk::<2>(10 * NSEC_PER_SEC);
+    let mut s = open_tab(&BUFMOD_CLK2)?;
+    check_eq!(s.next_timeout(), None);
+    check_eq!(ioctl(&mut s, SBIOCSTIME, &timeval(1, 0))?.ty, M_IOCACK);
+    data(&mut s, b"a")?;
+    data(&mut s, b"b")?;
+    check!(s.read().is_none());
+    // The platform arms its timer for the chunk's deadline…
+    check_eq!(s.next_timeout(), Some(11 * NSEC_PER_SEC));
+    check_eq!(s.run_timeouts(10 * NSEC_PER_SEC + 500_000_000), 0);
+    s.runqueues();
+    check!(s.read().is_none());
+    // …and when it fires, the read service procedure sends the chunk up by itself.
+    set_clk::<2>(11 * NSEC_PER_SEC);
+    check_eq!(s.run_timeouts(11 * NSEC_PER_SEC), 1);
+    s.runqueues();
+    check_eq!(chunk(&mut s)?.n, 64);
+    check!(s.read().is_none());
+    check_eq!(s.next_timeout(), None);
+    // A timer that fires early (the service procedure runs before the deadline) re-arms.
+    data(&mut s, b"c")?;
+    check_eq!(s.next_timeout(), Some(12 * NSEC_PER_SEC));
+    s.qctx(check_some!(s.top_wq()).otherq()).qenable();
+    s.runqueues();
+    check!(s.read().is_none());
+    check_eq!(s.next_timeout(), Some(12 * NSEC_PER_SEC));
+    Ok(())
+}
+
 fn defer_chunk_sends_first_of_window() -> TestResult {
     set_clk::<1>(0);
     let mut s = open_tab(&BUFMOD_CLK1)?;
@@ -525,6 +559,7 @@ ktest_suite!(BUFMOD_SUITE, "streams_bufmod":
     drops_counted_under_flow_control,
     no_drops_queues_and_backenables,
     timeout_checked_lazily_with_timestamps,
+    timeout_sends_chunk_with_no_more_records,
     defer_chunk_sends_first_of_window,
     pop_and_mread_send_partial_chunk,
     no_memory_drops_and_counts,

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+//! fattach(3)/fdetach(3): a Stream head named by a path.
+//!
+//! libstreams' `fattach(fd, path)` mounts the `streamsattach` filesystem of `strattach.ko`
+//! (`strattach.c`) over `path` with the option `fd=N`; its `get_tree` hands the file to
+//! [`attach_tramp`], which makes an [`Attachment`]: a counted hold on the file's Stream head
+//! (the same `Link` the file has). Every open of the path then comes to [`open_tramp`], which
+//! gives a new [`StrFile`] on that head, as every open of a FIFO node attaches to the node's
+//! Stream (`fifo.rs`); the shim turns the file into one of the device's files, so it is an
+//! ordinary rstreams file from then on. `fdetach` unmounts (lazily): once the last file opened
+//! through the path is closed, the superblock goes and [`detach_tramp`] drops the attachment.
+//!
+//! A head stays open while any file or attachment holds it (`StrShared::hold_head`), so a
+//! server may fattach one end of a STREAMS pipe and close its descriptor of that end: clients
+//! opening the path reach it, and the end is closed (the other end hung up) only after
+//! `fdetach` and the last client's close.
+//!
+//! [`AttachFs`] registers the three callbacks with the shim for as long as `streams.ko` is
+//! loaded; each attachment holds a reference on `streams.ko`, so the module is not unloaded
+//! under an attachment (rmmod fails with EWOULDBLOCK while anything is attached).
+
+use core::ffi::c_void;
+
+use kernel::bindings;
+use kernel::ffi::{c_int, c_uint};
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+use crate::chardev;
+use crate::errno::Errno;
+use crate::stream::Registry;
+use crate::strfile::{Link, StrFile};
+
+// Pointers to bindgen structs cross as `c_void`, as in `chardev.rs` (`improper_ctypes`).
+/// attach(file, &fifo, &err) → handle or null (see `strattach.c`).
+type AttachFn = unsafe extern "C" fn(*mut c_void, *mut c_int, *mut c_int) -> *mut c_void;
+/// open(handle, f_flags, &err) → the new file's `private_data` or null.
+type OpenFn = unsafe extern "C" fn(*mut c_void, c_uint, *mut c_int) -> *mut c_void;
+/// detach(handle).
+type DetachFn = unsafe extern "C" fn(*mut c_void);
+
+extern "C" {
+    fn rstreams_attach_register(
+        owner: *mut c_void,
+        attach: AttachFn,
+        open: OpenFn,
+        detach: DetachFn,
+    ) -> c_int;
+    fn rstreams_attach_unregister();
+}
+
+/// One Stream head attached to a path: held open until the attachment is dropped.
+struct Attachment {
+    link: Link,
+    /// `fmodsw` for the files opened through the path (that of the attached file).
+    registry: Arc<Registry>,
+}
+
+impl Attachment {
+    /// Attach the head of `f` (EINVAL for a FIFO file or an unconnected pipe end).
+    fn new(f: &StrFile) -> Result<KBox<Attachment>, Errno> {
+        let link = f.attachable_link()?;
+        let a = KBox::new(
+            Attachment {
+                link: link.clone(),
+                registry: f.registry.clone(),
+            },
+            GFP_KERNEL,
+        )
+        .map_err(|_| Errno::ENOSR)?;
+        link.shared.hold_head(link.end);
+        Ok(a)
+    }
+
+    /// Whether the head is an end of a STREAMS pipe (the path is then a FIFO).
+    fn is_pipe(&self) -> bool {
+        self.link.shared.stream.lock().is_pipe()
+    }
+
+    /// A new file on the attached head (open of the path).
+    fn open(&self) -> Result<Arc<StrFile>, Errno> {
+        StrFile::new(self.link.clone(), false, self.registry.clone(), None)
+    }
+}
+
+impl Drop for Attachment {
+    fn drop(&mut self) {
+        // Nobody's process to send a signal to: this is an unmount.
+        self.link.shared.close_head(self.link.end, usize::MAX);
+    }
+}
+
+/// `get_tree` of a mount with `fd=N`: attach the file open as N.
+///
+/// # Safety
+/// `file` is a `struct file` on which the caller holds a reference; `fifo` and `err` are
+/// writable.
+unsafe extern "C" fn attach_tramp(
+    file: *mut c_void,
+    fifo: *mut c_int,
+    err: *mut c_int,
+) -> *mut c_void {
+    // SAFETY: the caller holds a reference on `file` across this call.
+    let r = match unsafe { chardev::file_object::<StrFile>(file.cast::<bindings::file>()) } {
+        Some(f) => Attachment::new(&f),
+        None => Err(Errno::EINVAL),
+    };
+    match r {
+        Ok(a) => {
+            // SAFETY: `fifo` is writable (caller).
+            unsafe { *fifo = c_int::from(a.is_pipe()) };
+            KBox::into_raw(a).cast()
+        }
+        Err(e) => {
+            // SAFETY: `err` is writable (caller).
+            unsafe { *err = -e.0 };
+            core::ptr::null_mut()
+        }
+    }
+}
+
+/// open(2) of an attached path: the `private_data` of a new file on the head.
+///
+/// # Safety
+/// `handle` came from `attach_tramp` and has not been given to `detach_tramp`; `err` is
+/// writable. The caller installs the result as the `private_data` of a file whose operations
+/// are those of the attached file (so `release_tramp::<StrFile>` takes it back).
+unsafe extern "C" fn open_tramp(
+    handle: *mut c_void,
+    _f_flags: c_uint,
+    err: *mut c_int,
+) -> *mut c_void {
+    // SAFETY: a live attachment (caller), only read here.
+    let a = unsafe { &*handle.cast::<Attachment>() };
+    match a.open() {
+        Ok(f) => chardev::into_private(f),
+        Err(e) => {
+            // SAFETY: `err` is writable (caller).
+            unsafe { *err = -e.0 };
+            core::ptr::null_mut()
+        }
+    }
+}
+
+/// The superblock of an attachment is going (fdetach and the last close): drop it.
+///
+/// # Safety
+/// `handle` came from `attach_tramp` and is given here once, after every open through it.
+unsafe extern "C" fn detach_tramp(handle: *mut c_void) {
+    // SAFETY: `handle` is `KBox::into_raw` of an `Attachment`, given back once (caller).
+    drop(unsafe { KBox::from_raw(handle.cast::<Attachment>()) });
+}
+
+/// streams.ko's side of `streamsattach`, registered while the module is loaded.
+pub(crate) struct AttachFs(());
+
+impl AttachFs {
+    /// Register the callbacks (EBUSY if another module did).
+    pub(crate) fn register(module: &'static ThisModule) -> Result<AttachFs> {
+        // SAFETY: three functions of this module, which outlive the registration (dropped at
+        // module exit, when no attachment holds the module any more).
+        let r = unsafe {
+            rstreams_attach_register(
+                module.as_ptr().cast(),
+                attach_tramp,
+                open_tramp,
+                detach_tramp,
+            )
+        };
+        if r < 0 {
+            return Err(Error::from_errno(r));
+        }
+        Ok(AttachFs(()))
+    }
+}
+
+impl Drop for AttachFs {
+    fn drop(&mut self) {
+        // SAFETY: no attachment exists (each holds this module, which is being unloaded), and
+        // after this no mount calls into the module.
+        unsafe { rstreams_attach_unregister() }
+    }
+}

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+//! [`IterBuf`]: the Stream head's [`UserIo`] over the `struct iov_iter` of a `->read_iter` or
+//! `->write_iter` call (readv(2)/writev(2), and whatever else the VFS routes there).
+//!
+//! The head addresses user memory by offset and may copy the same bytes twice (a write that
+//! blocked is tried again), so every copy is made on a private copy of the iterator
+//! (`rstreams_iter_copy` in the shim): advanced to the offset, then `copy_from_iter` /
+//! `copy_to_iter`. The caller's iterator is advanced once, by what the call reports done
+//! (`chardev.rs`). All segments of a writev therefore form one write, as in SVR4: one message
+//! (split only by the topmost module's `maxpsz`, as for write(2)); a readv fills its segments
+//! in order from one read. A bad segment address is EFAULT; nothing is consumed from the
+//! Stream by a failed copy.
+
+use core::ffi::{c_int, c_void};
+use core::marker::PhantomData;
+
+use crate::errno::Errno;
+use crate::sth::UserIo;
+
+extern "C" {
+    fn rstreams_iter_copy(
+        it: *mut c_void,
+        off: usize,
+        buf: *mut c_void,
+        len: usize,
+        to_iter: c_int,
+    ) -> c_int;
+    fn rstreams_iter_count(it: *const c_void) -> usize;
+    fn rstreams_iter_advance(it: *mut c_void, n: usize);
+}
+
+/// The iterator of one `->read_iter`/`->write_iter` call.
+///
+/// # Invariants
+/// `it` is the `struct iov_iter` of a `->read_iter`/`->write_iter` call in progress for the
+/// lifetime `'a`, used by one thread; it is only read (copied) until [`IterBuf::advance`].
+#[derive(Clone, Copy)]
+pub(crate) struct IterBuf<'a> {
+    it: *mut c_void,
+    len: usize,
+    _call: PhantomData<&'a mut ()>,
+}
+
+impl IterBuf<'_> {
+    /// The iterator `it` of the call in progress.
+    ///
+    /// # Safety
+    /// `it` is the `struct iov_iter` argument of a `->read_iter`/`->write_iter` call that is
+    /// in progress for the returned value's lifetime.
+    pub(crate) unsafe fn new(it: *mut c_void) -> Self {
+        // SAFETY: `it` is valid (the caller's contract).
+        let len = unsafe { rstreams_iter_count(it) };
+        // INVARIANT: guaranteed by the caller.
+        IterBuf {
+            it,
+            len,
+            _call: PhantomData,
+        }
+    }
+
+    /// Bytes the iterator describes (the total of all segments).
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Advance the caller's iterator by `n` bytes (what the call did), at the end of the call.
+    pub(crate) fn advance(self, n: usize) {
+        // SAFETY: `it` is valid (type invariant) and describes at least `len` bytes.
+        unsafe { rstreams_iter_advance(self.it, n.min(self.len)) }
+    }
+
+    fn copy(&self, off: usize, buf: *mut c_void, len: usize, to_iter: bool) -> Result<(), Errno> {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: `it` is valid (type invariant); `buf` is valid for `len` bytes (a slice of
+        // the caller); the shim checks `off + len` against the iterator and copies on a copy
+        // of it, faulting user addresses to -EFAULT.
+        let r = unsafe { rstreams_iter_copy(self.it, off, buf, len, c_int::from(to_iter)) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(Errno::EFAULT)
+        }
+    }
+}
+
+impl UserIo for IterBuf<'_> {
+    fn copy_from_user(&mut self, dst: &mut [u8], off: usize) -> Result<(), Errno> {
+        self.copy(off, dst.as_mut_ptr().cast(), dst.len(), false)
+    }
+
+    fn copy_to_user(&mut self, off: usize, src: &[u8]) -> Result<(), Errno> {
+        // The shim only reads `buf` when copying to the iterator.
+        self.copy(off, src.as_ptr().cast_mut().cast(), src.len(), true)
+    }
+}
