@@ -66,6 +66,9 @@ test)
 	step modprobe modprobe streams
 	# STREAMS devices end to end from user space (tests/vm/strtest), with the module loaded once.
 	[ -x /usr/bin/strtest ] && step strtest strtest
+	# The same system calls from C (tests/vm/ctest: <stropts.h> + libstreams.a). xtask always
+	# builds it, so no -x test: a missing program fails the step.
+	step strc strc
 	# Pipe conformance, Linux pipes and STREAMS pipes (tests/vm/pipetest).
 	[ -x /usr/bin/pipetest ] && step pipetest pipetest
 	# Shell-level suites, with the module still loaded: loading it again would run every KUnit

@@ -124,7 +124,57 @@ pub(crate) fn build_user() -> Result<Vec<PathBuf>> {
             }
         }
     }
+    bins.push(build_strc(&root, &tdir, triple)?);
     bins.sort();
     st.done_with(&format!("{} program(s)", bins.len()));
     Ok(bins)
+}
+
+/// The C integration test `strc` (`tests/vm/ctest/*.c`): compiled with the host C compiler
+/// against `<stropts.h>` and linked statically with `libstreams.a` (the staticlib of
+/// `user/libstreams-sys`, built here for the guest), as an SVR4 program would be. Warnings are
+/// errors; the linker's notes about glibc's NSS functions in static programs are dropped.
+fn build_strc(root: &Path, tdir: &Path, triple: &str) -> Result<PathBuf> {
+    util::run(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(root)
+            .env("CARGO_TARGET_DIR", tdir)
+            .env("RUSTFLAGS", "-C target-feature=+crt-static")
+            .args([
+                "rustc",
+                "--quiet",
+                "--release",
+                "-p",
+                "libstreams-sys",
+                "--lib",
+            ])
+            .args(["--crate-type", "staticlib", "--target", triple]),
+    )?;
+    let lib = tdir.join(triple).join("release/libstreams.a");
+    let src = root.join("tests/vm/ctest");
+    let mut sources: Vec<PathBuf> = util::walk(&src)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    sources.sort();
+    let out = tdir.join("strc");
+    let mut cc = Command::new("cc");
+    cc.args(["-static", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(root.join("user/libstreams-sys/include"))
+        .arg("-o")
+        .arg(&out)
+        .args(&sources)
+        .arg(&lib)
+        .args(["-lpthread", "-ldl", "-lm"]);
+    let res = cc
+        .output()
+        .map_err(|e| format!("cannot run cc (apt-get install gcc): {e}"))?;
+    if !res.status.success() {
+        return Err(format!(
+            "cc failed for tests/vm/ctest ({}):\n{}",
+            res.status,
+            String::from_utf8_lossy(&res.stderr)
+        ));
+    }
+    Ok(out)
 }

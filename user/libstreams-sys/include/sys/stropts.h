@@ -13,6 +13,8 @@
 #define _RSTREAMS_SYS_STROPTS_H 1
 
 #include <sys/types.h>
+/* XSI STREAMS: <stropts.h> declares ioctl() (glibc's, with an unsigned long request). */
+#include <sys/ioctl.h>
 
 #ifdef __cplusplus
 extern "C" {
