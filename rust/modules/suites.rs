@@ -30,4 +30,5 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::mods::bufmod::tests::BUFMOD_SUITE,
     &crate::mods::bufmod::tests::ioctl::BUFMOD_IOCTL_SUITE,
     &crate::mods::mux::tests::MUX_SUITE,
+    &crate::mods::connld::tests::CONNLD_SUITE,
 ];

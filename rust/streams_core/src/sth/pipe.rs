@@ -97,11 +97,7 @@ impl Stream {
         if end == self.head {
             return self.sth_take_events();
         }
-        if self
-            .parked
-            .iter()
-            .any(|p| p.head == end && p.sth.draining)
-        {
+        if self.parked.iter().any(|p| p.head == end && p.sth.draining) {
             self.with_end(end, Stream::sth_drain_note);
         }
         match self.parked.iter_mut().find(|p| p.head == end) {
