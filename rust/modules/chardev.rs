@@ -130,10 +130,27 @@ pub(crate) trait FileOps: Sized + Send + Sync + 'static {
 /// The file a system call is made on, for operations that involve another open file.
 ///
 /// # Invariants
-/// `file` is a file opened through `open_tramp::<T>` whose system call is in progress.
+/// `file` is a file opened through `open_tramp::<T>` whose system call is in progress, or a
+/// file being opened whose `file_operations` are already `T`'s ([`CallFile::opening`]).
 pub(crate) struct CallFile<'a, T: FileOps> {
     file: *mut bindings::file,
     _call: PhantomData<(&'a (), fn() -> T)>,
+}
+
+impl<T: FileOps> CallFile<'_, T> {
+    /// The file an open in progress is making, once its operations are `T`'s (an open of an
+    /// fattach'ed path, `strattach.c`, after `replace_fops`), before its `private_data` is set.
+    ///
+    /// # Safety
+    /// `file` is a `struct file` being opened, valid for the returned value's lifetime, whose
+    /// `f_op` is the table of a `MiscDevice<T>` of this module.
+    pub(crate) unsafe fn opening(file: *mut bindings::file) -> Self {
+        // INVARIANT: guaranteed by the caller.
+        CallFile {
+            file,
+            _call: PhantomData,
+        }
+    }
 }
 
 impl<T: FileOps> CallFile<'_, T> {

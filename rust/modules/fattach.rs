@@ -7,7 +7,8 @@
 //! (the same `Link` the file has). Every open of the path then comes to [`open_tramp`], which
 //! gives a new [`StrFile`] on that head, as every open of a FIFO node attaches to the node's
 //! Stream (`fifo.rs`); the shim turns the file into one of the device's files, so it is an
-//! ordinary rstreams file from then on. `fdetach` unmounts (lazily): once the last file opened
+//! ordinary rstreams file from then on. With `connld` pushed on the head, the open gets one
+//! end of a new STREAMS pipe instead, whose other end goes to the server (`connld.rs`). `fdetach` unmounts (lazily): once the last file opened
 //! through the path is closed, the superblock goes and [`detach_tramp`] drops the attachment.
 //!
 //! A head stays open while any file or attachment holds it (`StrShared::hold_head`), so a
@@ -26,7 +27,7 @@ use kernel::ffi::{c_int, c_uint};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-use crate::chardev;
+use crate::chardev::{self, CallFile};
 use crate::errno::Errno;
 use crate::stream::Registry;
 use crate::strfile::{Link, StrFile};
@@ -34,8 +35,8 @@ use crate::strfile::{Link, StrFile};
 // Pointers to bindgen structs cross as `c_void`, as in `chardev.rs` (`improper_ctypes`).
 /// attach(file, &fifo, &err) → handle or null (see `strattach.c`).
 type AttachFn = unsafe extern "C" fn(*mut c_void, *mut c_int, *mut c_int) -> *mut c_void;
-/// open(handle, f_flags, &err) → the new file's `private_data` or null.
-type OpenFn = unsafe extern "C" fn(*mut c_void, c_uint, *mut c_int) -> *mut c_void;
+/// open(handle, file, f_flags, &err) → the new file's `private_data` or null.
+type OpenFn = unsafe extern "C" fn(*mut c_void, *mut c_void, c_uint, *mut c_int) -> *mut c_void;
 /// detach(handle).
 type DetachFn = unsafe extern "C" fn(*mut c_void);
 
@@ -77,8 +78,13 @@ impl Attachment {
         self.link.shared.stream.lock().is_pipe()
     }
 
-    /// A new file on the attached head (open of the path).
-    fn open(&self) -> Result<Arc<StrFile>, Errno> {
+    /// The per-open object of `call`, a file being opened through the path: a new file on
+    /// the attached head, or with connld pushed there, one end of a new pipe (`connld.rs`).
+    fn open(&self, call: &CallFile<'_, StrFile>, f_flags: u32) -> Result<Arc<StrFile>, Errno> {
+        let nonblock = f_flags & chardev::O_NONBLOCK != 0;
+        if let Some(f) = crate::connld::open(&self.link, &self.registry, call, nonblock)? {
+            return Ok(f);
+        }
         StrFile::new(self.link.clone(), false, self.registry.clone(), None)
     }
 }
@@ -119,20 +125,26 @@ unsafe extern "C" fn attach_tramp(
     }
 }
 
-/// open(2) of an attached path: the `private_data` of a new file on the head.
+/// open(2) of an attached path: the `private_data` of `file` (see [`Attachment::open`]).
 ///
 /// # Safety
 /// `handle` came from `attach_tramp` and has not been given to `detach_tramp`; `err` is
-/// writable. The caller installs the result as the `private_data` of a file whose operations
-/// are those of the attached file (so `release_tramp::<StrFile>` takes it back).
+/// writable. `file` is being opened and its operations are already those of the attached file
+/// (`replace_fops`); the caller installs the result as its `private_data` (so
+/// `release_tramp::<StrFile>` takes it back).
 unsafe extern "C" fn open_tramp(
     handle: *mut c_void,
-    _f_flags: c_uint,
+    file: *mut c_void,
+    f_flags: c_uint,
     err: *mut c_int,
 ) -> *mut c_void {
     // SAFETY: a live attachment (caller), only read here.
     let a = unsafe { &*handle.cast::<Attachment>() };
-    match a.open() {
+    // SAFETY: `file` is being opened with the attached file's operations (caller), which are
+    // `StrFile`'s (`attach_tramp` only attaches files `file_object::<StrFile>` recognises);
+    // the call borrows it only for this open.
+    let call = unsafe { CallFile::<StrFile>::opening(file.cast()) };
+    match a.open(&call, f_flags) {
         Ok(f) => chardev::into_private(f),
         Err(e) => {
             // SAFETY: `err` is writable (caller).

@@ -124,7 +124,7 @@ impl Drop for UnusedFd {
 
 /// Free routine of M_PASSFP blocks: drop the file reference the block owns.
 fn passfp_free(_buf: &'static mut [u8], arg: usize) {
-    // SAFETY: only `sendfd` builds blocks with this free routine, with `arg` from
+    // SAFETY: only `passfp_msg` builds blocks with this free routine, with `arg` from
     // `FileRef::into_raw`; the routine runs once per block (esballoc contract).
     drop(unsafe { FileRef::from_raw(arg) });
 }
@@ -139,7 +139,22 @@ fn current_ids() -> (u32, u32) {
 
 /// I_SENDFD `fd`: pass the file open as `fd` to the other end of the pipe.
 pub(crate) fn sendfd(f: &StrFile, fd: i32) -> Result<i32, Errno> {
-    let file = FileRef::fget(fd)?;
+    let mut mp = Some(passfp_msg(FileRef::fget(fd)?)?);
+    f.run(
+        true,
+        |s| match mp.take() {
+            Some(m) => s.strsendfd(m).map(|()| 0),
+            None => Err(Errno::EAGAIN.into()),
+        },
+        |_| {},
+    )
+}
+
+/// An M_PASSFP message carrying `file` and the calling process's effective uid and gid
+/// (what I_RECVFD reports): I_SENDFD, and connld's open (`connld.rs`). Freeing the message,
+/// whatever becomes of it, drops the file reference. ENOSR without memory (the file is
+/// released).
+pub(crate) fn passfp_msg(file: FileRef) -> Result<Msg, Errno> {
     let ext = ExtBuf {
         buf: &mut [],
         free: passfp_free,
@@ -162,15 +177,7 @@ pub(crate) fn sendfd(f: &StrFile, fd: i32) -> Result<i32, Errno> {
     let n = ids.spare_mut().map_or(0, |b| copy_bytes(b, &idb));
     ids.adj_wptr(n);
     mp.linkb(ids);
-    let mut mp = Some(mp);
-    f.run(
-        true,
-        |s| match mp.take() {
-            Some(m) => s.strsendfd(m).map(|()| 0),
-            None => Err(Errno::EAGAIN.into()),
-        },
-        |_| {},
-    )
+    Ok(mp)
 }
 
 /// I_RECVFD: receive a passed file as a new descriptor, filling `struct strrecvfd { int fd;
@@ -182,7 +189,7 @@ pub(crate) fn recvfd(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Err
     let fd = UnusedFd::reserve(0)?;
     let mp = f.run(nonblock, |s| s.strrecvfd(nonblock), |_| {})?;
     let addr = mp.ext_arg().ok_or(Errno::EBADMSG)?;
-    // SAFETY: `mp` is an M_PASSFP block built by `sendfd` (the only producer of M_PASSFP
+    // SAFETY: `mp` is an M_PASSFP block built by `passfp_msg` (the only producer of M_PASSFP
     // with an external buffer; user space cannot make one), so `addr` is a file pointer on
     // which `mp` owns a reference, alive while `mp` is. get_file takes a second one for the
     // new descriptor; dropping `mp` releases the message's.

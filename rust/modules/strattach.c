@@ -10,9 +10,10 @@
  *                                     │ handle
  *   superblock ─ s_fs_info: strattach { handle, device fops, owner ref }
  *        └─ root inode: S_IFIFO (pipe end) or S_IFCHR (Stream over a driver), the only inode;
- *           i_fop = strattach_fops, whose open asks streams.ko for a new file on the SAME
- *           Stream head (open(handle)) and then becomes a file of that device (replace_fops),
- *           as chrdev_open does.
+ *           i_fop = strattach_fops, whose open becomes a file of that device (replace_fops,
+ *           as chrdev_open does) and asks streams.ko for its per-open object (open(handle,
+ *           file)): a new file on the SAME Stream head, or with connld pushed on it, one end
+ *           of a new STREAMS pipe whose other end goes to the server (connld.rs).
  *   umount (fdetach: MNT_DETACH) ─▶ kill_sb after the last file opened through the mount is
  *           closed ─▶ detach(handle) (streams.ko drops its hold: the head closes if nothing
  *           else has it open) and the module reference is dropped.
@@ -36,7 +37,8 @@
 #define STRATTACH_MAGIC 0x53544154 /* "STAT": statfs f_type of an attached path */
 
 typedef void *(*strattach_attach_fn)(struct file *file, int *fifo, int *err);
-typedef void *(*strattach_open_fn)(void *handle, unsigned int f_flags, int *err);
+typedef void *(*strattach_open_fn)(void *handle, struct file *file, unsigned int f_flags,
+				   int *err);
 typedef void (*strattach_detach_fn)(void *handle);
 
 struct strattach_ops {
@@ -134,7 +136,10 @@ fail:
 	return ERR_PTR(err);
 }
 
-/* open(2) of the attached path: a new file on the attached Stream head. */
+/*
+ * open(2) of the attached path: a new file on the attached Stream head, or with connld pushed
+ * there, one end of a new pipe (the file's inode stays the attached one).
+ */
 static int strattach_open(struct inode *inode, struct file *file)
 {
 	struct strattach *a = inode->i_sb->s_fs_info;
@@ -144,13 +149,15 @@ static int strattach_open(struct inode *inode, struct file *file)
 
 	if (!fops)
 		return -ENODEV;
-	priv = a->ops.open(a->handle, file->f_flags, &err);
-	if (!priv) {
-		fops_put(fops);
-		return err;
-	}
-	file->private_data = priv;
+	/*
+	 * The file becomes one of the device's files first, as in chrdev_open: streams.ko may
+	 * make more files like it (connld), and if the open fails the VFS puts these fops.
+	 */
 	replace_fops(file, fops);
+	priv = a->ops.open(a->handle, file, file->f_flags, &err);
+	if (!priv)
+		return err;
+	file->private_data = priv;
 	return 0;
 }
 

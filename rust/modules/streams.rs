@@ -39,6 +39,7 @@ pub mod stream;
 
 // --- Kernel glue. ---
 mod chardev;
+mod connld;
 mod dwork;
 mod echo;
 mod fasync;
@@ -206,9 +207,10 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     (strproc::Kind::Module, &sloop::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
     (strproc::Kind::Module, &mods::bufmod::BUFMOD),
+    (strproc::Kind::Module, &mods::connld::CONNLD),
 ];
 
-/// The module registry (`fmodsw`: nullmod), shared by every device.
+/// The module registry (`fmodsw`: nullmod, bufmod, pipemod, connld), shared by every device.
 fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
     let mut reg = stream::Registry::new();
     reg.register_module(&sloop::NULLMOD)
@@ -216,6 +218,8 @@ fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
     reg.register_module(&mods::bufmod::BUFMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
     reg.register_module(&pipemod::PIPEMOD)
+        .map_err(|e| Error::from_errno(-e.0))?;
+    reg.register_module(&mods::connld::CONNLD)
         .map_err(|e| Error::from_errno(-e.0))?;
     Ok(kernel::sync::Arc::new(reg, GFP_KERNEL)?)
 }

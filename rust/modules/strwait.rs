@@ -37,55 +37,82 @@ impl StrFile {
         &self,
         nonblock: bool,
         limit_ms: Option<u32>,
-        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno> {
-        let mut left = limit_ms.map_or(MAX_SCHEDULE_TIMEOUT, ms_to_jiffies);
-        let mut expired = false;
-        let (l, err) = loop {
-            // Re-read every time: a weld while we slept moves this file to a new Stream.
-            let l = self.link();
-            let mut g = l.shared.stream.lock();
-            let r = g.with_end(l.end, &mut op);
-            let ev = settle(&mut g, l.end);
-            match r {
-                Err(Stop::Block(_)) if expired => {
-                    // One last try after the time ran out (the answer may have come with it).
-                    let cx = g.is_complex();
-                    drop(g);
-                    l.shared.finish(cx, ev);
-                    break (l, Errno::ETIME);
-                }
-                Err(Stop::Block(_)) if !nonblock => {
-                    // Waking others (and maybe ourselves: harmless, we re-test) before queueing.
-                    l.shared.apply(ev);
-                    match l.shared.wq(l.end).sleep_timeout(g, left) {
-                        Err(e) => break (l, e),
-                        Ok(0) if limit_ms.is_some() => expired = true,
-                        Ok(rest) => left = rest,
-                    }
-                }
-                r => {
-                    let cx = g.is_complex();
-                    drop(g);
-                    l.shared.finish(cx, ev);
-                    return match r {
-                        Ok(v) => Ok(v),
-                        Err(Stop::Err(e)) => Err(e),
-                        Err(Stop::Block(_)) => Err(Errno::EAGAIN),
-                    };
+        // Re-read every time: a weld while we slept moves this file to a new Stream.
+        wait_on(|| self.link(), false, nonblock, limit_ms, op, cancel)
+    }
+}
+
+impl Link {
+    /// [`StrFile::run`] for a caller that is not one of this head's files (an open of an
+    /// attached path with connld pushed, `connld.rs`): the head's SIGPIPE is not for it, and
+    /// a signal that ends the wait leaves nothing to cancel.
+    pub(crate) fn run_quiet<R>(
+        &self,
+        nonblock: bool,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+    ) -> Result<R, Errno> {
+        wait_on(|| self.clone(), true, nonblock, None, op, |_| {})
+    }
+}
+
+/// The waiting loop of `run_limited` and `run_quiet` on the head `link()` gives (read again
+/// after every sleep); `quiet`: the caller is none of the head's processes (no SIGPIPE).
+fn wait_on<R>(
+    link: impl Fn() -> Link,
+    quiet: bool,
+    nonblock: bool,
+    limit_ms: Option<u32>,
+    mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+    cancel: impl FnOnce(&mut Stream),
+) -> Result<R, Errno> {
+    let me = |l: &Link| if quiet { usize::MAX } else { l.end };
+    let mut left = limit_ms.map_or(MAX_SCHEDULE_TIMEOUT, ms_to_jiffies);
+    let mut expired = false;
+    let (l, err) = loop {
+        let l = link();
+        let mut g = l.shared.stream.lock();
+        let r = g.with_end(l.end, &mut op);
+        let ev = settle(&mut g, me(&l));
+        match r {
+            Err(Stop::Block(_)) if expired => {
+                // One last try after the time ran out (the answer may have come with it).
+                let cx = g.is_complex();
+                drop(g);
+                l.shared.finish(cx, ev);
+                break (l, Errno::ETIME);
+            }
+            Err(Stop::Block(_)) if !nonblock => {
+                // Waking others (and maybe ourselves: harmless, we re-test) before queueing.
+                l.shared.apply(ev);
+                match l.shared.wq(l.end).sleep_timeout(g, left) {
+                    Err(e) => break (l, e),
+                    Ok(0) if limit_ms.is_some() => expired = true,
+                    Ok(rest) => left = rest,
                 }
             }
-        };
-        // A signal or the time limit ended the wait: forget what was in progress.
-        let mut g = l.shared.stream.lock();
-        g.with_end(l.end, cancel);
-        let ev = settle(&mut g, l.end);
-        let cx = g.is_complex();
-        drop(g);
-        l.shared.finish(cx, ev);
-        Err(err)
-    }
+            r => {
+                let cx = g.is_complex();
+                drop(g);
+                l.shared.finish(cx, ev);
+                return match r {
+                    Ok(v) => Ok(v),
+                    Err(Stop::Err(e)) => Err(e),
+                    Err(Stop::Block(_)) => Err(Errno::EAGAIN),
+                };
+            }
+        }
+    };
+    // A signal or the time limit ended the wait: forget what was in progress.
+    let mut g = l.shared.stream.lock();
+    g.with_end(l.end, cancel);
+    let ev = settle(&mut g, me(&l));
+    let cx = g.is_complex();
+    drop(g);
+    l.shared.finish(cx, ev);
+    Err(err)
 }
 
 impl Link {

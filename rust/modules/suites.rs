@@ -32,4 +32,5 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::mods::bufmod::tests::ioctl::BUFMOD_IOCTL_SUITE,
     &crate::mods::mux::tests::MUX_SUITE,
     &crate::mods::loopdrv::tests::LOOP_SUITE,
+    &crate::mods::connld::tests::CONNLD_SUITE,
 ];

@@ -18,10 +18,10 @@ use streams::{fdetach, Stream, I_LOOK};
 use crate::{e, errno_of, set_nonblock, R};
 
 /// A file in /tmp, removed on drop.
-struct TmpFile(PathBuf);
+pub(crate) struct TmpFile(pub(crate) PathBuf);
 
 impl TmpFile {
-    fn new(name: &str, mode: u32, content: &[u8]) -> Result<TmpFile, String> {
+    pub(crate) fn new(name: &str, mode: u32, content: &[u8]) -> Result<TmpFile, String> {
         use std::os::unix::fs::PermissionsExt;
         let p = PathBuf::from(format!("/tmp/strtest-{name}"));
         let _ = std::fs::remove_file(&p);
@@ -41,7 +41,7 @@ impl Drop for TmpFile {
 }
 
 /// An attachment, detached on drop if the case did not.
-struct Attached<'a>(&'a Path);
+pub(crate) struct Attached<'a>(pub(crate) &'a Path);
 
 impl Drop for Attached<'_> {
     fn drop(&mut self) {
@@ -49,11 +49,11 @@ impl Drop for Attached<'_> {
     }
 }
 
-fn cpath(p: &Path) -> Result<CString, String> {
+pub(crate) fn cpath(p: &Path) -> Result<CString, String> {
     CString::new(p.as_os_str().as_bytes()).map_err(|x| x.to_string())
 }
 
-fn open_path(p: &Path, flags: i32) -> io::Result<Stream> {
+pub(crate) fn open_path(p: &Path, flags: i32) -> io::Result<Stream> {
     let c = CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::other("nul"))?;
     // SAFETY: `c` is a NUL-terminated string alive across the call.
     let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC) };
@@ -76,7 +76,7 @@ fn stat_path(p: &Path) -> Result<libc::stat, String> {
     Ok(st)
 }
 
-fn fstat(s: &Stream) -> Result<libc::stat, String> {
+pub(crate) fn fstat(s: &Stream) -> Result<libc::stat, String> {
     // SAFETY: an all-zero stat is a valid out-buffer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `st` is written by fstat.
@@ -88,7 +88,7 @@ fn fstat(s: &Stream) -> Result<libc::stat, String> {
 }
 
 /// Write `msg` on `from` and read it whole at `to`.
-fn pass(from: &Stream, to: &Stream, msg: &[u8]) -> R {
+pub(crate) fn pass(from: &Stream, to: &Stream, msg: &[u8]) -> R {
     e(from.write(msg), "write")?;
     let mut b = vec![0u8; msg.len() + 16];
     let n = e(to.read(&mut b), "read")?;

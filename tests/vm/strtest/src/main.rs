@@ -7,7 +7,8 @@
 //! push/pop, I_* ioctls, signals during sleep, close with data queued, many open/close cycles;
 //! and STREAMS pipes (`pipes.rs`: full duplex, hangup, I_SENDFD/I_RECVFD, SIGPOLL).
 //! `drivers.rs` covers the `echo` and `nuls` test drivers, I_SET_HIWAT/I_SET_LOWAT and
-//! `/proc/streams/modules`; `fattach.rs` fattach/fdetach of pipe ends and driver Streams.
+//! `/proc/streams/modules`; `fattach.rs` fattach/fdetach of pipe ends and driver Streams;
+//! `connld.rs` connld(7) on an attached pipe end (a new pipe per open).
 //! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
 //! `N passed, N failed` line; the exit status is non-zero if any case failed.
 
@@ -39,6 +40,7 @@ macro_rules! ensure {
 
 // After `ensure!`: macros are in scope only below their definition.
 mod bufmod;
+mod connld;
 mod drivers;
 mod fattach;
 mod fifo;
@@ -735,6 +737,14 @@ fn main() {
         (
             "fattach/fdetach errors: EINVAL, EBADF, ENOENT, ENOTDIR",
             fattach::t_fattach_errors,
+        ),
+        (
+            "connld: each open of the path is a new pipe, the server gets the other end",
+            connld::t_connld_unique_pipes,
+        ),
+        (
+            "connld: EAGAIN / waiting open when full, I_POP restores, ENXIO, pipes only",
+            connld::t_connld_flow_and_errors,
         ),
         (
             "I_STR ic_timout: ETIME after 1 s, also while waiting for the ioctl slot",

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0
+//! connld(7) opens: an open of an fattach'ed path whose Stream head has `connld` pushed makes
+//! a new STREAMS pipe, gives one end to the opener and passes the other to the server (the
+//! module and the head side are the core's `mods/connld`).
+//!
+//! ```text
+//!  server: s_pipe(p); I_PUSH "connld" on p[0]; fattach(p[0], path)
+//!  client: open(path) ─▶ strattach_open ─▶ open_tramp ─▶ connld::open
+//!            new pipe (StrShared) ─ end 1 ─▶ new FIFO file (rstreams pseudo fs) ─▶ M_PASSFP
+//!                                                 └─ connld_pass on p[0] ─▶ p[1]'s read queue
+//!                     └────────── end 0 ─▶ the opener's file (private_data; inode: the path's)
+//!  server: ioctl(p[1], I_RECVFD) ─▶ its end of the client's pipe
+//! ```
+//!
+//! The M_PASSFP message is the one I_SENDFD builds (`fdpass::passfp_msg`), so the server's
+//! `strrecvfd` reports the client's effective uid and gid. When the server has too many
+//! connections not yet received (its end's read queue is full), a blocking open waits
+//! (interruptibly) and an O_NONBLOCK open fails with EAGAIN; with the server's end closed the
+//! open fails with ENXIO. On any failure the new pipe is closed again: nothing reaches the
+//! server, or what did is freed with its queue.
+
+use kernel::sync::Arc;
+
+use crate::chardev::{CallFile, FileOps, O_NONBLOCK};
+use crate::errno::Errno;
+use crate::fdpass::passfp_msg;
+use crate::stream::{Registry, Stream};
+use crate::strfile::{Link, StrFile, StrShared};
+
+/// An open of a path attached to the head `attached`: with connld pushed there, the opener's
+/// end of a new pipe whose other end has been passed to the server; `None` without connld
+/// (an ordinary open of the attached head). `call` is the file being opened (already a file
+/// of the attached device), whose operations the server's new file gets too.
+pub(crate) fn open(
+    attached: &Link,
+    registry: &Arc<Registry>,
+    call: &CallFile<'_, StrFile>,
+    nonblock: bool,
+) -> Result<Option<Arc<StrFile>>, Errno> {
+    let connld = {
+        let mut g = attached.shared.stream.lock();
+        g.with_end(attached.end, |s| s.sth_connld())
+    };
+    if !connld {
+        return Ok(None);
+    }
+    let shared = StrShared::new(Stream::pipe()?)?;
+    let end = |end| Link {
+        shared: shared.clone(),
+        end,
+    };
+    let server = StrFile::new(end(1), false, registry.clone(), None)?;
+    // Dropping the message (on any failure below) closes the server's file, and its end.
+    let mut mp = Some(passfp_msg(call.new_fifo_file(server, false)?)?);
+    let client = StrFile::new(end(0), false, registry.clone(), None)?;
+    match attached.run_quiet(nonblock, |s| s.connld_pass(&mut mp, nonblock)) {
+        Ok(true) => Ok(Some(client)),
+        r => {
+            // Not sent (connld popped meanwhile: an ordinary open after all). The client's
+            // end was never a file: close it here, without waiting.
+            <StrFile as FileOps>::release(client, O_NONBLOCK);
+            r.map(|_| None)
+        }
+    }
+}
