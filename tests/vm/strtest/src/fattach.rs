@@ -216,7 +216,7 @@ pub(crate) fn t_fattach_driver_stream() -> R {
 }
 
 /// delete_module(2) with O_NONBLOCK (what `rmmod` does).
-fn delete_module(name: &std::ffi::CStr) -> io::Result<()> {
+pub(crate) fn delete_module(name: &std::ffi::CStr) -> io::Result<()> {
     // SAFETY: a NUL-terminated name and a flag.
     let r = unsafe { libc::syscall(libc::SYS_delete_module, name.as_ptr(), libc::O_NONBLOCK) };
     if r != 0 {

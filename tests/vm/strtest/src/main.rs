@@ -723,6 +723,10 @@ fn main() {
         ),
         ("mux: I_LINK/I_UNLINK error cases", mux::t_mux_link_errors),
         (
+            "rmmod streams refused while Streams are open (mux + linked echo, echo)",
+            mux::t_rmmod_refused_while_open,
+        ),
+        (
             "fattach: pipe end on a path, opens from here and a child, EBUSY, fdetach",
             fattach::t_fattach_pipe_end,
         ),

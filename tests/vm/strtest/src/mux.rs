@@ -177,3 +177,34 @@ pub(crate) fn t_mux_link_errors() -> R {
     roundtrip(&other, b"still mine")?;
     Ok(())
 }
+
+/// streams.ko refuses to unload while any Stream is open (here: a mux Stream with an echo
+/// Stream linked under it, and a plain echo Stream), and nothing breaks afterwards.
+pub(crate) fn t_rmmod_refused_while_open() -> R {
+    let u = open_dev(MUX)?;
+    let l = open_dev(ECHO)?;
+    let m = e(u.ioctl_int(I_LINK, l.raw()), "I_LINK")?;
+    let r = errno_of(
+        crate::fattach::delete_module(c"streams"),
+        "rmmod streams with Streams open",
+    )?;
+    ensure!(
+        r == libc::EWOULDBLOCK || r == libc::EBUSY,
+        "rmmod with open Streams: errno {r}"
+    );
+    roundtrip(&u, b"still loaded")?;
+    ensure!(e(u.ioctl_int(I_UNLINK, m), "I_UNLINK")? == 0, "I_UNLINK");
+    drop(u);
+    let e2 = open_dev(ECHO)?;
+    drop(l);
+    let r = errno_of(
+        crate::fattach::delete_module(c"streams"),
+        "rmmod streams with one echo Stream open",
+    )?;
+    ensure!(
+        r == libc::EWOULDBLOCK || r == libc::EBUSY,
+        "rmmod with an open Stream: errno {r}"
+    );
+    roundtrip(&e2, b"echo still works")?;
+    Ok(())
+}
