@@ -33,11 +33,14 @@ use crate::stream::Registry;
 use crate::strfile::{Link, StrFile};
 
 // Pointers to bindgen structs cross as `c_void`, as in `chardev.rs` (`improper_ctypes`).
+// SAFETY (contract): `strattach.c` calls these three only with the pointers it documents: a
+// file it holds a reference on, writable `int`s, and handles that `attach` returned and
+// `detach` has not yet been given.
 /// attach(file, &fifo, &err) → handle or null (see `strattach.c`).
 type AttachFn = unsafe extern "C" fn(*mut c_void, *mut c_int, *mut c_int) -> *mut c_void;
 /// open(handle, file, f_flags, &err) → the new file's `private_data` or null.
 type OpenFn = unsafe extern "C" fn(*mut c_void, *mut c_void, c_uint, *mut c_int) -> *mut c_void;
-/// detach(handle).
+/// detach(handle). (SAFETY (contract): as above.)
 type DetachFn = unsafe extern "C" fn(*mut c_void);
 
 extern "C" {

@@ -26,15 +26,7 @@ fn istr(s: &Stream, cmd: i32, data: &mut [u8]) -> io::Result<i32> {
 /// Write `chunk` non-blocking until EAGAIN; the bytes accepted.
 fn fill(s: &Stream, chunk: &[u8]) -> Result<usize, String> {
     set_nonblock(s, true)?;
-    let mut total = 0usize;
-    loop {
-        match s.write(chunk) {
-            Ok(n) => total += n,
-            Err(err) if err.raw_os_error() == Some(libc::EAGAIN) => break,
-            Err(err) => return Err(format!("write: {err}")),
-        }
-        ensure!(total < (4 << 20), "no flow control after {total} bytes");
-    }
+    let total = write_until_eagain(s, chunk, 4 << 20)?;
     set_nonblock(s, false)?;
     Ok(total)
 }

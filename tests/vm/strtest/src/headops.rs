@@ -249,15 +249,7 @@ fn stalled(ms: i32, nonblock: bool) -> Result<Stream, String> {
         .map_err(|x| format!("I_SETCLTIME: {x}"))?;
     set_nonblock(&s, true)?;
     let chunk = pattern(1024, 6);
-    let mut total = 0usize;
-    loop {
-        match s.write(&chunk) {
-            Ok(n) => total += n,
-            Err(err) if err.raw_os_error() == Some(libc::EAGAIN) => break,
-            Err(err) => return Err(format!("write: {err}")),
-        }
-        ensure!(total < (4 << 20), "no flow control after {total} bytes");
-    }
+    write_until_eagain(&s, &chunk, 4 << 20)?;
     set_nonblock(&s, nonblock)?;
     let (_, got) = e(s.ioctl_get_int(I_GETCLTIME), "I_GETCLTIME")?;
     ensure!(got == ms, "I_GETCLTIME {got}, set {ms}");

@@ -122,15 +122,7 @@ pub(crate) fn t_spx_flow_control() -> R {
     let (a, b) = s_pipe(SPX)?;
     set_nonblock(&a, true)?;
     let chunk = pattern(1000, 1);
-    let mut total = 0usize;
-    loop {
-        match a.write(&chunk) {
-            Ok(n) => total += n,
-            Err(err) if err.raw_os_error() == Some(libc::EAGAIN) => break,
-            Err(err) => return Err(format!("write: {err}")),
-        }
-        ensure!(total < (4 << 20), "no flow control after {total} bytes");
-    }
+    let total = write_until_eagain(&a, &chunk, 4 << 20)?;
     ensure!(total > 8192, "flow controlled after only {total} bytes");
     ensure!(
         poll1(&a, libc::POLLOUT, 0)? & libc::POLLOUT == 0,

@@ -76,6 +76,20 @@ fn open_flags(flags: i32) -> Result<Stream, String> {
     Ok(Stream::from_fd(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
+/// Write `chunk` (on a non-blocking Stream) until EAGAIN; the bytes accepted. Fails if more
+/// than `limit` bytes go in (no flow control) or on another error.
+fn write_until_eagain(s: &Stream, chunk: &[u8], limit: usize) -> Result<usize, String> {
+    let mut total = 0usize;
+    loop {
+        match s.write(chunk) {
+            Ok(n) => total += n,
+            Err(err) if err.raw_os_error() == Some(libc::EAGAIN) => return Ok(total),
+            Err(err) => return Err(format!("write: {err}")),
+        }
+        ensure!(total < limit, "no flow control after {total} bytes");
+    }
+}
+
 fn set_nonblock(s: &Stream, on: bool) -> R {
     // SAFETY: fcntl on an open descriptor.
     let fl = unsafe { libc::fcntl(s.raw(), libc::F_GETFL) };
@@ -345,15 +359,7 @@ fn t_flow_control() -> R {
     let s = Arc::new(open()?);
     set_nonblock(&s, true)?;
     let chunk = pattern(4096, 7);
-    let mut total = 0usize;
-    loop {
-        match s.write(&chunk) {
-            Ok(n) => total += n,
-            Err(err) if err.raw_os_error() == Some(libc::EAGAIN) => break,
-            Err(err) => return Err(format!("write: {err}")),
-        }
-        ensure!(total < (1 << 20), "no flow control after {total} bytes");
-    }
+    let total = write_until_eagain(&s, &chunk, 1 << 20)?;
     ensure!(total > 0, "first write already flow controlled");
     let r = poll1(&s, libc::POLLOUT, 0)?;
     ensure!(
