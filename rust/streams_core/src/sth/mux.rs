@@ -184,22 +184,16 @@ impl UnlinkReq {
     }
 }
 
-/// Whether `s` may be linked under a multiplexor: a plain Stream over a driver, open.
-fn linkable(s: &Stream) -> bool {
-    s.is_linkable()
-}
-
 impl Stream {
     /// Whether this Stream may be linked under a multiplexor (I_LINK's lower Stream): a
     /// plain Stream over a driver, open, not a pipe, FIFO or Stream complex.
     pub fn is_linkable(&self) -> bool {
-        let s = self;
-        s.multi.is_none()
-            && s.parked.is_empty()
-            && s.sth.active
-            && !s.sth.closed
-            && !s.closed
-            && s.driver_wq().is_some()
+        self.multi.is_none()
+            && self.parked.is_empty()
+            && self.sth.active
+            && !self.sth.closed
+            && !self.closed
+            && self.driver_wq().is_some()
     }
 
     /// What the file of a Stream linked under a multiplexor has meanwhile (SVR4's STPLEX):
@@ -293,7 +287,7 @@ impl Stream {
             .and_then(|i| i.mux_lower())
             .ok_or(Errno::EINVAL)?;
         let info = self.pair(d.pair()).map(|p| p.info).ok_or(Errno::EINVAL)?;
-        if !req.lower.as_ref().is_some_and(linkable) {
+        if !req.lower.as_ref().is_some_and(Stream::is_linkable) {
             return Err(Errno::EINVAL.into());
         }
         // Every allocation before the lower Stream moves.
