@@ -10,7 +10,8 @@
 //!   shared block goes through a checked copy-on-write; there is no way to alias it mutably.
 //!
 //! `b_rptr`/`b_wptr` are offsets into the data block. `b_cont` chains the blocks of one message;
-//! `b_next`/`b_prev` do not exist here: queues keep their own lists (see `queue`).
+//! queues keep their own lists (see `queue`); `b_next` links only the inbound lists of
+//! perimeters (`perim/gate.rs`).
 //!
 //! This file holds the types, allocation (allocb, esballoc) and the per-block accessors; the
 //! DDI utilities over whole messages (dupmsg, copymsg, pullupmsg, adjmsg, …) are in `ops`.
@@ -209,6 +210,11 @@ pub struct Mblk {
     pub(crate) data: Data,
     /// `b_cont`: the next block of this message.
     pub(crate) cont: Option<Msg>,
+    /// `b_next`: the next message of a list that is not a queue (a Stream's inbound list,
+    /// `perim/gate.rs`). Always `None` for a message in a queue or in anybody's hands.
+    pub(crate) next: Option<Msg>,
+    /// `b_queue`: the queue a message on an inbound list is for (a `QueueId::raw`).
+    pub(crate) dest: u64,
 }
 
 /// An owned message: the first block of a `b_cont` chain.
@@ -218,6 +224,12 @@ impl Drop for Mblk {
     /// Free the rest of the chain one block at a time: the default drop would recurse once per
     /// block and overflow a kernel stack on a long message.
     fn drop(&mut self) {
+        // `b_next` lists are freed the same way, message by message.
+        let mut list = self.next.take();
+        while let Some(mut m) = list {
+            list = m.0.next.take();
+            // `m` is dropped here with no `b_next`; its `b_cont` chain goes below.
+        }
         let mut next = self.cont.take();
         while let Some(mut m) = next {
             next = m.0.cont.take();
@@ -274,6 +286,8 @@ impl Mblk {
             wptr: 0,
             data,
             cont: None,
+            next: None,
+            dest: 0,
         }
     }
     /// `b_wptr - b_rptr`.

@@ -20,7 +20,7 @@ use super::{Block, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA};
 use crate::queue::INFPSZ;
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 /// Most messages one read takes in one go.
 pub const NTAKE: usize = 16;

@@ -16,7 +16,8 @@
 use super::consts::{MSG_HIPRI, RS_HIPRI, STRCTLSZ};
 use super::{Part, SliceIo, Stop};
 use crate::errno::Errno;
-use crate::stream::{Stream, VACANT};
+use crate::stream::VACANT;
+use crate::sth::Stream;
 use crate::sys;
 
 /// The token of a queue that is not in the caller's arena: it names no queue.

@@ -15,7 +15,7 @@ use super::write::wait;
 use super::{Block, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, M_PASSFP};
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 impl Stream {
     /// I_SENDFD: send the M_PASSFP message `mp` to the Stream head at the other end of this

@@ -1,9 +1,11 @@
 //! The SVR4 Stream head as a pure state machine: what read(2), write(2), putmsg(2),
 //! getmsg(2), ioctl(2) and poll(2) do to a Stream, without ever sleeping.
 //!
-//! The head state ([`StrHead`]) lives in the [`Stream`] next to the queue arena, under the same
-//! lock, so the head pair's read put procedure (special-cased by `Stream::put`) reaches it
-//! directly: messages arriving at the head are acted on at once (`events.rs`).
+//! The head state ([`StrHead`], SVR4 `stdata`) is the head of its Stream
+//! (`crate::stream::Stream<StrHead>`, called [`Stream`] here), under the same lock as the
+//! queues. Its procedures ([`HeadProcs`]: the read put procedure `strrput` and the write-side
+//! back-enable) are what the engine calls when a message or a back-enable reaches the head
+//! pair, so messages arriving at the head are acted on at once (`events.rs`).
 //!
 //! Platform independence: an operation takes user memory through [`UserIo`] (EFAULT propagates,
 //! nothing is consumed when a copy fails) and never waits. Where SVR4 would sleep it returns
@@ -18,21 +20,18 @@
 //! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
 //! `fast.rs` two-phase read/write (user copies outside the lock); `close.rs` the close-time
 //! drain (I_SETCLTIME); `fdpass.rs` I_SENDFD/I_RECVFD;
-//! `pipe.rs` STREAMS pipes (two heads in one Stream); `fifo.rs` FIFOs (one head feeding
-//! itself); `consts.rs` the user-visible numbers; `layout.rs` the ioctl structures that embed a
+//! `pipe.rs` the head of a STREAMS pipe end; `fifo.rs` FIFOs (one head feeding itself); `consts.rs` the user-visible numbers; `layout.rs` the ioctl structures that embed a
 //! pointer, in both data models; `userio.rs` user-copy helpers.
 
 mod close;
 pub mod consts;
 pub mod events;
 pub mod fast;
-pub mod fdinsert;
 mod fdpass;
 pub mod fifo;
 pub mod ioctl;
 pub mod layout;
 mod msg;
-pub mod mux;
 pub mod pipe;
 mod poll;
 mod read;
@@ -44,17 +43,18 @@ mod write;
 
 pub use close::Drain;
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
-pub use fdinsert::{FdInsert, FdTarget, NO_QUEUE};
 pub use ioctl::{istr_timeout_ms, IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
-pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
 pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
 pub use write::STRHOLDSZ;
 
 use crate::errno::Errno;
 use crate::msg::Msg;
-use crate::stream::{OpenArgs, Stream, StreamTab};
+use crate::stream::{HeadProcs, OpenArgs, StreamTab};
+
+/// A Stream with a Stream head: what every system call acts on.
+pub type Stream = crate::stream::Stream<StrHead>;
 use consts::*;
 
 /// What a blocked operation waits for before it is called again.
@@ -138,16 +138,12 @@ pub(crate) enum IocSlot {
 /// The Stream head's state (`stdata` in SVR4): options, errors, hangup, hold buffer,
 /// SIGPOLL registrations, the ioctl slot and pending events.
 pub struct StrHead {
-    /// false: the placeholder head of `Stream::new` (everything arriving is queued as is).
-    pub(crate) active: bool,
     pub(crate) rdopt: u32,
     pub(crate) wropt: u32,
     pub(crate) wroff: usize,
     pub(crate) rerr: Option<Errno>,
     pub(crate) werr: Option<Errno>,
     pub(crate) hangup: bool,
-    /// A placeholder for a Stream linked under a multiplexor (`Stream::plex`).
-    pub(crate) plex: bool,
     pub(crate) mread: bool,
     pub(crate) delim: bool,
     pub(crate) ispipe: bool,
@@ -165,16 +161,14 @@ pub struct StrHead {
 
 impl StrHead {
     /// A head with SVR4 defaults (RNORM|RPROTNORM, no write options, no errors).
-    pub(crate) const fn new(active: bool) -> StrHead {
+    pub const fn new() -> StrHead {
         StrHead {
-            active,
             rdopt: RNORM | RPROTNORM,
             wropt: 0,
             wroff: 0,
             rerr: None,
             werr: None,
             hangup: false,
-            plex: false,
             mread: false,
             delim: false,
             ispipe: false,
@@ -229,6 +223,10 @@ impl StrHead {
     pub fn mread(&self) -> bool {
         self.mread
     }
+    /// The head was closed (every operation fails).
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
     /// Bytes held by write hold, not yet sent.
     pub fn held(&self) -> usize {
         self.hold.as_ref().map_or(0, Msg::msgsize)
@@ -239,11 +237,26 @@ impl StrHead {
     }
 }
 
+impl Default for StrHead {
+    fn default() -> Self {
+        StrHead::new()
+    }
+}
+
+impl HeadProcs for StrHead {
+    fn rput(s: &mut Stream, mp: Msg) {
+        s.sth_rput(mp)
+    }
+    fn backenable(s: &mut Stream, band: u8) {
+        s.sth_backenable(band)
+    }
+}
+
 impl Stream {
-    /// Open a Stream with a real Stream head on driver `drv` (the head acts on what arrives
-    /// from the driver's open routine on). Errors: the driver's, or ENOSR.
+    /// Open a Stream with a Stream head on driver `drv` (the head acts on what arrives from
+    /// the driver's open routine on). Errors: the driver's, or ENOSR.
     pub fn sth_open(drv: &'static StreamTab, args: &OpenArgs) -> Result<Stream, Errno> {
-        Stream::open_head(drv, args, true)
+        Stream::open_with(StrHead::new(), drv, args)
     }
 
     /// [`Stream::sth_open`] with default arguments.
@@ -287,13 +300,7 @@ impl Stream {
         self.sth_flush_hold();
         self.sth.closed = true;
         self.sth.ioc = IocSlot::Free;
-        if self.multi.is_some() {
-            self.sth_close_in_complex();
-            return;
-        }
-        if !self.sth_close_pipe_end() {
-            self.close();
-        }
+        self.close();
     }
 
     /// Checks shared by the write-side operations (write, putmsg): closed, write error,
@@ -324,7 +331,7 @@ impl Stream {
 
     /// Can band `band` be written downstream of the head (bcanputnext on the head write
     /// queue; a refusal arms the back-enable that wakes the writer).
-    pub(crate) fn sth_canput(&mut self, band: u8) -> bool {
+    pub fn sth_canput(&mut self, band: u8) -> bool {
         let h = self.head_wq();
         self.qctx(h).bcanputnext(band)
     }

@@ -12,7 +12,7 @@ use super::{Block, Stop, UserIo};
 use crate::errno::Errno;
 use crate::msg::{Msg, M_DATA, M_PASSFP, M_PCPROTO, M_PROTO};
 use crate::queue::INFPSZ;
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 /// One part of putmsg/getmsg: the user buffer and its `len` (putmsg) or `maxlen` (getmsg).
 pub struct Part<'a> {

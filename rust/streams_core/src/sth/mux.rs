@@ -30,7 +30,8 @@ use super::ioctl::IocBlk;
 use super::{Block, IocSlot, Stop, WAKE_IOCTL};
 use crate::errno::Errno;
 use crate::msg::{Msg, M_DATA, M_IOCACK, M_IOCTL};
-use crate::stream::{Moved, QCtx, QueueId, Role, Stream, HEAD_INFO};
+use crate::stream::{Moved, QCtx, QueueId, Role, HEAD_INFO};
+use crate::sth::Stream;
 use crate::sys::{self, Vec};
 
 use super::consts::{I_LINK, I_PLINK, I_PUNLINK, I_UNLINK, MUXID_ALL};

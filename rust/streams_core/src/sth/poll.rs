@@ -5,7 +5,7 @@
 //! wakes the poller. Errors and hangup are always reported; POLLOUT is not after a hangup.
 
 use super::consts::*;
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 impl Stream {
     /// The poll mask for the `events` asked (POLLERR, POLLHUP and POLLNVAL are always

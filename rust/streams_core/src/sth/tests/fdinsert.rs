@@ -10,7 +10,8 @@ use crate::sth::fdinsert::FDINSERT_TOKEN;
 use crate::sth::tests::drivers::{PSZ4, STHLOOP};
 use crate::sth::tests::{get, rd};
 use crate::sth::{FailIo, FdInsert, FdTarget, IocArg, Part, SliceIo, Stop, NO_QUEUE};
-use crate::stream::{Registry, Stream};
+use crate::stream::Registry;
+use crate::sth::Stream;
 use crate::{check, check_eq, check_ok, ktest_suite};
 
 const INVAL: Result<i32, Stop> = Err(Stop::Err(Errno::EINVAL));
