@@ -28,6 +28,8 @@ pub mod ktest;
 pub mod mods;
 #[path = "../streams_core/src/msg/mod.rs"]
 pub mod msg;
+#[path = "../streams_core/src/perim/mod.rs"]
+pub mod perim;
 #[path = "../streams_core/src/queue/mod.rs"]
 pub mod queue;
 #[path = "../streams_core/src/sched/mod.rs"]
@@ -36,6 +38,12 @@ pub mod sched;
 pub mod sth;
 #[path = "../streams_core/src/stream/mod.rs"]
 pub mod stream;
+
+// --- STREAMS pipes (`rust/pipe`): a crate of its own on the host, a module here. Its sources
+// name the core `streams_core::…`, which in this crate is the crate itself. ---
+extern crate self as streams_core;
+#[path = "../pipe/src/lib.rs"]
+pub mod pipe;
 
 // --- Kernel glue. ---
 mod chardev;
@@ -48,22 +56,26 @@ mod fdpass;
 mod fifo;
 mod iter;
 mod kunit_glue;
-mod mux;
 #[cfg(rstreams_negative_control)]
 pub mod negative_control;
 mod nuls;
 mod pipemod;
 mod procfs;
+mod runq;
 pub mod selftest;
 mod sloop;
+mod strdev;
 mod strfile;
 mod strioctl;
+mod strperim;
 mod strproc;
 mod strrw;
+mod strsig;
 mod strwait;
 mod suites;
 mod uio;
 mod waitq;
+mod weld;
 
 /// The rstreams version (the workspace version in `Cargo.toml`; `cargo xtask` checks they match).
 pub const VERSION: &str = "0.1.0";
@@ -87,9 +99,6 @@ struct Streams {
     /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped early: no new
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
-    _mux: chardev::MiscDevice<strfile::StrFile>,
-    /// `/dev/streams/clone/loop` and `…/spx`: the loop-around driver (each its own complex).
-    _loop: [chardev::MiscDevice<strfile::StrFile>; 2],
     /// `/dev/streams/clone/sloop`.
     _sloop: chardev::MiscDevice<strfile::StrFile>,
     /// `/dev/streams/clone/echo`.
@@ -98,6 +107,9 @@ struct Streams {
     _nuls: chardev::MiscDevice<strfile::StrFile>,
     /// Registered KUnit suites; dropping them unregisters (before the tables go away).
     _kunit: kunit_glue::KunitSuites,
+    /// The scheduler's runner: dropped after every device, so that destroying it drains
+    /// whatever the last Streams scheduled.
+    _runq: runq::RunQueue,
     /// Dropped last: frees the tests' run-long buffers (`sys::leak_zeroed`).
     _kept: KeptBuffers,
 }
@@ -120,6 +132,7 @@ impl kernel::Module for Streams {
         for (_, tab) in LISTED {
             stream::reserve_totals(tab);
         }
+        let runq = runq::RunQueue::create().map_err(|e| Error::from_errno(-e.0))?;
         let kunit = kunit_glue::KunitSuites::register(suites::SUITES)?;
         pr_info!(
             "rstreams {} loaded ({} KUnit suites, {} cases)\n",
@@ -152,26 +165,6 @@ impl kernel::Module for Streams {
             None,
             registry.clone(),
         )?;
-        let mux = register_complex(
-            module,
-            (c_str!("streams-mux"), c_str!("streams/clone/mux")),
-            &mods::mux::MUX,
-            registry.clone(),
-        )?;
-        let loop_devs = [
-            register_complex(
-                module,
-                (c_str!("streams-loop"), c_str!("streams/clone/loop")),
-                &mods::loopdrv::LOOP,
-                registry.clone(),
-            )?,
-            register_complex(
-                module,
-                (c_str!("streams-spx"), c_str!("streams/clone/spx")),
-                &mods::loopdrv::SPX,
-                registry.clone(),
-            )?,
-        ];
         let dir = procfs::ProcDir::new(c_str!("streams"), None)?;
         let proc = procfs::ProcFile::new(
             c_str!("modules"),
@@ -185,12 +178,11 @@ impl kernel::Module for Streams {
             _proc: proc,
             _fifos: fifos,
             _pipe: pipe,
-            _mux: mux,
-            _loop: loop_devs,
             _sloop: sloop,
             _echo: echo,
             _nuls: nuls,
             _kunit: kunit,
+            _runq: runq,
             _kept: KeptBuffers,
         })
     }
@@ -201,13 +193,11 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     (strproc::Kind::Driver, &sloop::SLOOP),
     (strproc::Kind::Driver, &echo::ECHO),
     (strproc::Kind::Driver, &nuls::NULS),
-    (strproc::Kind::Driver, &mods::mux::MUX),
-    (strproc::Kind::Driver, &mods::loopdrv::LOOP),
-    (strproc::Kind::Driver, &mods::loopdrv::SPX),
+    (strproc::Kind::Driver, &pipe::PIPE),
     (strproc::Kind::Module, &sloop::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
     (strproc::Kind::Module, &mods::bufmod::BUFMOD),
-    (strproc::Kind::Module, &mods::connld::CONNLD),
+    (strproc::Kind::Module, &pipe::CONNLD),
 ];
 
 /// The module registry (`fmodsw`: nullmod, bufmod, pipemod, connld), shared by every device.
@@ -219,7 +209,7 @@ fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
         .map_err(|e| Error::from_errno(-e.0))?;
     reg.register_module(&pipemod::PIPEMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
-    reg.register_module(&mods::connld::CONNLD)
+    reg.register_module(&pipe::CONNLD)
         .map_err(|e| Error::from_errno(-e.0))?;
     Ok(kernel::sync::Arc::new(reg, GFP_KERNEL)?)
 }
@@ -233,25 +223,10 @@ fn register_dev(
     registry: kernel::sync::Arc<stream::Registry>,
 ) -> Result<chardev::MiscDevice<strfile::StrFile>> {
     let kind = match driver {
-        Some(drv) => strfile::StrKind::Driver(drv),
-        None => strfile::StrKind::PipeEnd,
+        Some(drv) => strdev::StrKind::Driver(drv),
+        None => strdev::StrKind::PipeEnd,
     };
-    let dev = strfile::StrDev { kind, registry };
-    chardev::MiscDevice::register(names.0, names.1, dev, module)
-}
-
-/// A STREAMS clone device over a driver whose Streams share one Stream complex (a
-/// multiplexing driver, `sth/mux.rs`): every open adds a Stream to it.
-fn register_complex(
-    module: &'static ThisModule,
-    names: (&'static kernel::str::CStr, &'static kernel::str::CStr),
-    driver: &'static stream::StreamTab,
-    registry: kernel::sync::Arc<stream::Registry>,
-) -> Result<chardev::MiscDevice<strfile::StrFile>> {
-    let complex = stream::Stream::complex().map_err(|e| Error::from_errno(-e.0))?;
-    let shared = strfile::StrShared::new(complex).map_err(|e| Error::from_errno(-e.0))?;
-    let kind = strfile::StrKind::Complex(driver, shared);
-    let dev = strfile::StrDev { kind, registry };
+    let dev = strdev::StrDev { kind, registry };
     chardev::MiscDevice::register(names.0, names.1, dev, module)
 }
 
@@ -270,8 +245,8 @@ fn register_fifos(
     ];
     let mut devs = KVec::with_capacity(fifo::NFIFO, GFP_KERNEL)?;
     for (name, node) in names {
-        let dev = strfile::StrDev {
-            kind: strfile::StrKind::Fifo(fifo::FifoSlot::new()?),
+        let dev = strdev::StrDev {
+            kind: strdev::StrKind::Fifo(fifo::FifoSlot::new()?),
             registry: registry.clone(),
         };
         devs.push(

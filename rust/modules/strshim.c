@@ -30,6 +30,7 @@
 #include <linux/device.h>
 #include <linux/kdev_t.h>
 #include <linux/uio.h>
+#include <linux/bottom_half.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -637,3 +638,40 @@ module_exit(rstreams_shim_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");
+
+/*
+ * Bottom halves off and on again around the inbound lock of a perimeter (the core's
+ * sys::BhLock): local_bh_disable/enable are inline, so Rust reaches them through here.
+ */
+void rstreams_local_bh_disable(void);
+void rstreams_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+EXPORT_SYMBOL_GPL(rstreams_local_bh_disable);
+
+void rstreams_local_bh_enable(void);
+void rstreams_local_bh_enable(void)
+{
+	local_bh_enable();
+}
+EXPORT_SYMBOL_GPL(rstreams_local_bh_enable);
+
+/*
+ * The STREAMS scheduler's runner (runq.rs): a per-CPU workqueue (not WQ_UNBOUND, so a
+ * perimeter scheduled from a CPU runs on that CPU), WQ_MEM_RECLAIM so that a Stream can
+ * still make progress under memory pressure. Destroying it drains what is queued.
+ */
+void *rstreams_runq_create(void);
+void *rstreams_runq_create(void)
+{
+	return alloc_workqueue("rstreams_runq", WQ_MEM_RECLAIM, 0);
+}
+EXPORT_SYMBOL_GPL(rstreams_runq_create);
+
+void rstreams_runq_destroy(void *wq);
+void rstreams_runq_destroy(void *wq)
+{
+	destroy_workqueue(wq);
+}
+EXPORT_SYMBOL_GPL(rstreams_runq_destroy);

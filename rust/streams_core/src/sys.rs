@@ -409,6 +409,7 @@ impl<T> Mutex<T> {
     /// A new lock holding `v` (a sleeping allocation: call it in process context, holding no
     /// Stream lock). All Stream locks are one lockdep class: two are never held together.
     pub fn new(v: T) -> Result<Self, NoMem> {
+        use kernel::init::InPlaceInit;
         kernel::alloc::KBox::pin_init(
             kernel::new_mutex!(v, "rstreams_stream"),
             kernel::alloc::flags::GFP_KERNEL,
@@ -493,6 +494,7 @@ pub struct BhGuard<'a, T> {
 impl<T> BhLock<T> {
     /// A new lock holding `v` (a sleeping allocation: call it in process context).
     pub fn new(v: T) -> Result<Self, NoMem> {
+        use kernel::init::InPlaceInit;
         kernel::alloc::KBox::pin_init(
             kernel::new_spinlock!(v, "rstreams_inbound"),
             kernel::alloc::flags::GFP_KERNEL,

@@ -110,7 +110,8 @@ impl QRef {
 
     /// Whether two references name the same queue of the same Stream.
     pub fn same(&self, other: &QRef) -> bool {
-        self.q == other.q && core::ptr::addr_eq(Arc::as_ptr(&self.perim), Arc::as_ptr(&other.perim))
+        let (a, b): (*const dyn Perimeter, *const dyn Perimeter) = (&*self.perim, &*other.perim);
+        self.q == other.q && core::ptr::addr_eq(a, b)
     }
 }
 
