@@ -161,6 +161,11 @@ impl Gate {
         self.flow_of(q).is_none_or(|f| f.bcanput(band))
     }
 
+    /// The scheduled flag (the claim protocol; loom models drive it by hand).
+    pub fn sched_flag(&self) -> &SchedFlag {
+        &self.flag
+    }
+
     /// Whether something may be on the inbound list (no lock taken).
     pub fn has_pending(&self) -> bool {
         self.pending.load(SeqCst)
