@@ -66,9 +66,12 @@ pub(crate) struct Post {
 }
 
 impl Post {
-    /// Whether the hold claimed other perimeters or released links (work for after unlock).
-    pub(crate) fn has_later(&self) -> bool {
-        !self.later.is_empty()
+    /// Whether a caller about to sleep must drop the lock and try again instead: the hold
+    /// claimed other perimeters (they run after the unlock, and may answer), or something in
+    /// it woke the head's sleepers — work that arrived while the lock was held (inbound puts
+    /// applied on leaving, service procedures) after the caller's step found nothing.
+    pub(crate) fn must_retry(&self) -> bool {
+        !self.later.is_empty() || self.ev.wake != 0
     }
 }
 

@@ -7,10 +7,12 @@
 //! All follow the same protocol (no lost wakeup): run the head's step under the Stream lock,
 //! end the lock hold (`StrPerim::leave`: service procedures, flow control, the head's events),
 //! and then either return, or queue on the head's wait queue *before* the lock is dropped
-//! (`WaitQueue::sleep_timeout`) and sleep. A step that sent something to another Stream (its
-//! `Later` list is not empty) is not followed by a sleep at once: the lock is dropped, the
-//! other perimeters run (what they answer may be what we wait for), and the step is tried
-//! again; so nothing that may sleep runs after the task has queued itself. A time limit is in
+//! (`WaitQueue::sleep_timeout`) and sleep. A step whose lock hold sent something to another
+//! Stream (its `Later` list is not empty) or woke the head's sleepers (work that arrived while
+//! the lock was held, applied when the hold ended) is not followed by a sleep: the lock is
+//! dropped, the other perimeters run (what they answer may be what we wait for), and the step
+//! is tried again. So no wakeup is lost to the window between the step and the sleep, and
+//! nothing that may sleep runs after the task has queued itself. A time limit is in
 //! jiffies and carried across wakeups that do not complete the wait, so traffic on the Stream
 //! never extends it.
 
@@ -82,7 +84,7 @@ fn wait_on<R>(
                 break Errno::ETIME;
             }
             Err(Stop::Block(_)) if !nonblock => {
-                if post.has_later() {
+                if post.must_retry() {
                     drop(g);
                     p.act(post, caller, 0);
                     continue;
@@ -133,7 +135,7 @@ pub(crate) fn drain_on_close(p: &StrPerim, nonblock: bool) {
             p.act(post, Caller::Me, 0);
             return;
         };
-        if post.has_later() {
+        if post.must_retry() {
             drop(g);
             p.act(post, Caller::Me, 0);
             continue;
