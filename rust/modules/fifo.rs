@@ -190,7 +190,9 @@ pub(crate) fn open(
                 None
             };
             drop(st);
-            drop(gone);
+            if let Some(sh) = gone {
+                sh.close_now(Caller::Nobody);
+            }
             return Err(e);
         }
     };

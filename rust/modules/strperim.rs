@@ -114,7 +114,8 @@ impl WorkItem for StrPerim {
 }
 
 impl StrPerim {
-    /// The kernel object of Stream `s` (in process context, holding no Stream lock).
+    /// The kernel object of Stream `s` (in process context, holding no Stream lock). It must
+    /// be closed ([`StrPerim::close_now`], done by the last holder's release) to be freed.
     pub(crate) fn new(s: Stream) -> Result<Arc<StrPerim>, Errno> {
         let perim = Perim::new(s)?;
         let p = Arc::pin_init(
@@ -137,6 +138,10 @@ impl StrPerim {
         // SAFETY: as for `hold`: a field of the pinned `*p`, dropped before the Stream.
         let t = unsafe { DelayedWork::new(StrPerim::tick_expired, &*p) }?;
         *p.tick.lock() = Some(t);
+        // The Stream's drivers may hand out references to its queues (`QCtx::qref`); the
+        // close of the head lets go of this one.
+        let me: Arc<dyn Perimeter> = p.clone();
+        p.op(Caller::Nobody, |s| s.set_me(Some(me)));
         Ok(p)
     }
 

@@ -36,8 +36,18 @@ pub(crate) fn connect(a: &Arc<StrPerim>, b: &Arc<StrPerim>) -> Result<(), Errno>
 /// The two ends of a new, connected STREAMS pipe.
 pub(crate) fn new_pipe() -> Result<(Arc<StrPerim>, Arc<StrPerim>), Errno> {
     let a = StrPerim::new(crate::pipe::end()?)?;
-    let b = StrPerim::new(crate::pipe::end()?)?;
-    connect(&a, &b)?;
+    let b = match crate::pipe::end().and_then(StrPerim::new) {
+        Ok(b) => b,
+        Err(e) => {
+            a.close_now(Caller::Nobody);
+            return Err(e);
+        }
+    };
+    if let Err(e) = connect(&a, &b) {
+        a.close_now(Caller::Nobody);
+        b.close_now(Caller::Nobody);
+        return Err(e);
+    }
     Ok((a, b))
 }
 

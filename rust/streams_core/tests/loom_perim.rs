@@ -129,7 +129,10 @@ fn enable_model(runner: fn(&Perim)) {
         // Whatever is on the inbound list must have a claim that will run it.
         let gate = t.perim.gate();
         if gate.has_pending() {
-            assert!(gate.sched_flag().is_scheduled(), "lost wakeup: inbound work without a claim");
+            assert!(
+                gate.sched_flag().is_scheduled(),
+                "lost wakeup: inbound work without a claim"
+            );
         }
         t.run_scheduled();
         let n = t.op(|s| core::iter::from_fn(|| s.read()).count());
@@ -225,7 +228,10 @@ fn f_backenable_vs_close_is_ignored_after_close() {
         t.op(|s| s.close());
         t.close_gate();
         other.join().expect("other");
-        assert!(!t.perim.gate().has_pending(), "back-enable kept for a closed Stream");
+        assert!(
+            !t.perim.gate().has_pending(),
+            "back-enable kept for a closed Stream"
+        );
     });
 }
 

@@ -40,6 +40,7 @@ pub(crate) trait Engine {
     fn set_timeout(&mut self, q: QueueId, deadline_ns: Option<u64>);
     fn set_remote(&mut self, q: QueueId, to: Option<QRef>);
     fn later_mut(&mut self) -> &mut Later;
+    fn qref(&self, q: QueueId) -> Option<QRef>;
 }
 
 /// The context of a running procedure (or of outside code acting on one queue).
@@ -91,6 +92,12 @@ impl<'a> QCtx<'a> {
     /// The link of this queue into another Stream (see `Side::remote`), if any.
     pub fn remote(&self) -> Option<&QRef> {
         self.s.side(self.q)?.remote.as_ref()
+    }
+    /// A reference to this queue for code outside the Stream: a timer or softirq receive path
+    /// putting into it (`QRef::put`), another Stream linking to it. None if the platform did
+    /// not give the Stream its perimeter (`Stream::set_me`) or the Stream is closed.
+    pub fn qref(&self) -> Option<QRef> {
+        self.s.qref(self.q)
     }
     /// Link this queue to a queue of another Stream (or unlink it with `None`): on a queue
     /// without `q_next`, putnext and canputnext then go there; on the entry of a twist it is
@@ -247,6 +254,9 @@ impl<H: HeadProcs> Engine for Stream<H> {
     }
     fn later_mut(&mut self) -> &mut Later {
         Stream::later_mut(self)
+    }
+    fn qref(&self, q: QueueId) -> Option<QRef> {
+        Stream::qref(self, q)
     }
 }
 

@@ -207,6 +207,9 @@ pub struct Stream<H: HeadProcs> {
     pub(crate) sth: H,
     /// Perimeters to run and references to release once the lock is dropped (`cross.rs`).
     later: Later,
+    /// This Stream's own perimeter, when the platform gave it (`set_me`): what
+    /// [`QCtx::qref`] hands out. A reference cycle on purpose, broken by [`Stream::close`].
+    me: Option<sys::Arc<dyn Perimeter>>,
 }
 
 impl Stream<RawHead> {
@@ -254,6 +257,7 @@ impl<H: HeadProcs> Stream<H> {
             timeouts: false,
             sth,
             later: Later::new(),
+            me: None,
         };
         let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
         debug_assert_eq!(h, HEAD);
@@ -370,6 +374,20 @@ impl<H: HeadProcs> Stream<H> {
     /// The link of `q` into another Stream, if any (see [`Side`]).
     pub fn remote(&self, q: QueueId) -> Option<&QRef> {
         self.side(q)?.remote.as_ref()
+    }
+    /// Tell the Stream its own perimeter, so that its modules and drivers can hand out
+    /// references to its queues ([`QCtx::qref`]): for a timer, a softirq receive path or
+    /// another Stream to put into. The platform does this once, after wrapping the Stream;
+    /// [`Stream::close`] lets go of it (the reference would otherwise keep the Stream alive).
+    pub fn set_me(&mut self, me: Option<sys::Arc<dyn Perimeter>>) {
+        if let Some(old) = core::mem::replace(&mut self.me, me) {
+            self.later.release(old);
+        }
+    }
+    /// A reference to queue `q` of this Stream for code outside it (None until the platform
+    /// called [`Stream::set_me`], and after close).
+    pub fn qref(&self, q: QueueId) -> Option<QRef> {
+        self.me.as_ref().map(|p| QRef::new(p.clone(), q))
     }
     /// Set (or clear) the link of `q` into another Stream. A link that is replaced is released
     /// after the lock is dropped ([`Stream::take_later`]).
@@ -584,6 +602,7 @@ impl<H: HeadProcs> Stream<H> {
                 self.set_remote(QueueId::of(p, side), None);
             }
         }
+        self.set_me(None);
         self.closed = true;
     }
 
