@@ -10,6 +10,5 @@
 //! that is `registry()` in `rust/modules/streams.rs`.
 
 pub mod bufmod;
-// The loop and mux drivers are being moved to cross-perimeter links (one Stream per open).
-// pub mod loopdrv;
-// pub mod mux;
+pub mod loopdrv;
+pub mod mux;

@@ -72,12 +72,14 @@ impl<H: HeadProcs> Perim<H> {
         &self.gate
     }
 
-    /// Take the Stream lock and apply the inbound list (step 1 of the module docs).
+    /// Take the Stream lock and apply the inbound list (step 1 of the module docs), then let
+    /// the head take up what other Streams changed ([`HeadProcs::sync`]).
     pub fn enter(&self) -> sys::MutexGuard<'_, Stream<H>> {
         let mut g = self.sd.lock();
         if self.gate.has_pending() {
             self.apply_inbound(&mut g);
         }
+        H::sync(&mut g);
         g
     }
 
@@ -101,21 +103,30 @@ impl<H: HeadProcs> Perim<H> {
         }
     }
 
-    /// Before unlocking (step 3): run the enabled service procedures, publish the entries'
-    /// flow control, and take what is left for after the unlock.
+    /// Before unlocking (step 3): let the head take up outside changes
+    /// ([`HeadProcs::sync`]), run the enabled service procedures, publish the entries' flow
+    /// control, and take what is left for after the unlock. Publishing may back-enable an
+    /// entry in place (`Side::publish`), so service procedures run again until none is left.
     pub fn leave(&self, s: &mut Stream<H>) -> Later {
+        H::sync(s);
         loop {
-            while s.has_enabled() {
-                s.runqueues();
+            loop {
+                while s.has_enabled() {
+                    s.runqueues();
+                }
+                // Inbound work that arrived during this hold (a loop driver answering a put of
+                // ours): applied now, it needs no run of its own.
+                if !self.gate.has_pending() {
+                    break;
+                }
+                self.apply_inbound(s);
+                H::sync(s);
             }
-            // Inbound work that arrived during this hold (a loop driver answering a put of
-            // ours): applied now, it needs no run of its own.
-            if !self.gate.has_pending() {
+            self.publish(s);
+            if !s.has_enabled() && !self.gate.has_pending() {
                 break;
             }
-            self.apply_inbound(s);
         }
-        self.publish(s);
         s.take_later()
     }
 
