@@ -64,9 +64,7 @@ impl Stream {
         if self.sth.closed || self.sth.plex.is_some() || self.is_closed() {
             return Err(Errno::EINVAL);
         }
-        Ok(self
-            .driver_rq()
-            .and_then(|q| self.name(q).map(|n| (q, n))))
+        Ok(self.driver_rq().and_then(|q| self.name(q).map(|n| (q, n))))
     }
 
     /// I_FDINSERT (see the module docs). Errors: EINVAL for `flags` other than 0/RS_HIPRI, a

@@ -49,9 +49,9 @@ mod write;
 pub use close::Drain;
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
 pub use fdinsert::{FdInsert, FDINSERT_TOKEN, NO_QUEUE};
-pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
 pub use ioctl::{istr_timeout_ms, IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
+pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
 pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
 pub use write::STRHOLDSZ;
@@ -241,6 +241,10 @@ impl StrHead {
     /// operations fail with EINVAL, and its close waits for the link to go.
     pub fn is_linked(&self) -> bool {
         self.plex.is_some()
+    }
+    /// The Stream's name in its multiplexing driver's link table, if it is an upper Stream.
+    pub fn mux_id(&self) -> Option<crate::stream::UpperId> {
+        self.mux.as_ref().map(|m| m.me)
     }
     /// The Stream is hung up (M_HANGUP).
     pub fn hangup(&self) -> bool {

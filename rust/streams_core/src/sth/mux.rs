@@ -413,6 +413,7 @@ impl Stream {
                     Err(e) => Err(e),
                 };
                 req.cur = None;
+                req.id = None;
                 if let Err(e) = r {
                     table.stop_unlink(cur);
                     return Err(e);

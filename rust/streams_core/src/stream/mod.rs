@@ -47,7 +47,7 @@ pub use cross::{Later, Perimeter, QRef};
 pub use ctx::QCtx;
 pub use head::{HeadProcs, RawHead};
 pub use module::{ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
-pub use mux::{Link, MuxTable, Multiplexor, UpperId};
+pub use mux::{Link, Multiplexor, MuxTable, UpperId};
 pub use registry::Registry;
 pub use stats::{mstat_total, reserve_totals, ModuleStat};
 

@@ -245,13 +245,21 @@ impl Table {
         self.uppers().find(|u| u.id == id)
     }
     fn upper_mut(&mut self, id: UpperId) -> Option<&mut UpperRec> {
-        self.uppers.as_mut_slice().iter_mut().flatten().find(|u| u.id == id)
+        self.uppers
+            .as_mut_slice()
+            .iter_mut()
+            .flatten()
+            .find(|u| u.id == id)
     }
     fn link(&self, muxid: i32) -> Option<&LinkRec> {
         self.links().find(|l| l.muxid == muxid)
     }
     fn link_mut(&mut self, muxid: i32) -> Option<&mut LinkRec> {
-        self.links.as_mut_slice().iter_mut().flatten().find(|l| l.muxid == muxid)
+        self.links
+            .as_mut_slice()
+            .iter_mut()
+            .flatten()
+            .find(|l| l.muxid == muxid)
     }
 }
 
@@ -413,7 +421,10 @@ impl MuxTable {
 
     /// The lower Stream of link `muxid` (to kick it).
     pub(crate) fn lower_perim(&self, muxid: i32) -> Option<Arc<dyn super::Perimeter>> {
-        self.inner.lock().link(muxid).map(|l| l.lower.perim().clone())
+        self.inner
+            .lock()
+            .link(muxid)
+            .map(|l| l.lower.perim().clone())
     }
 
     /// The lower Stream's head write queue of link `muxid` (for the link ioctl's `l_qbot`).

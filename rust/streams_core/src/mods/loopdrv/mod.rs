@@ -154,7 +154,10 @@ struct Loop {
 impl Loop {
     /// A connect request (see the module docs), on the write queue.
     fn connect(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
-        let to = mp.blocks().find_map(|b| b.qref()).map(|(q, n)| (q.clone(), n));
+        let to = mp
+            .blocks()
+            .find_map(|b| b.qref())
+            .map(|(q, n)| (q.clone(), n));
         drop(mp);
         let me = cx.otherq().qref_here();
         let ok = match (&to, &me) {
@@ -209,10 +212,8 @@ impl Loop {
         let mine = |p: &QRef| p.same(&from);
         match (what, &self.peer) {
             (CONNECT, Peer::Unconnected) => {
-                let (Some(m), Some(bye)) = (
-                    ctl_msg(cx, ACCEPT, 0),
-                    ctl_msg(cx, DISCONNECT, 0),
-                ) else {
+                let (Some(m), Some(bye)) = (ctl_msg(cx, ACCEPT, 0), ctl_msg(cx, DISCONNECT, 0))
+                else {
                     if let Some(m) = ctl_msg(cx, REFUSE, 0) {
                         let _ = cx.put_to(&from, m);
                     }

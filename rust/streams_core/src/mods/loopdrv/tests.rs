@@ -281,8 +281,8 @@ fn close_while_connecting() -> TestResult {
     a.op(|s| s.write(m));
     close(&a);
     check_eq!(FREED_RACE.load(Ordering::SeqCst) - before, 1); // held data goes with a
-    // b takes up a request whose sender is gone: its ACCEPT cannot be delivered, so b stays
-    // unconnected (the DISCONNECT that follows is not from a peer of b's), free to connect.
+                                                              // b takes up a request whose sender is gone: its ACCEPT cannot be delivered, so b stays
+                                                              // unconnected (the DISCONNECT that follows is not from a peer of b's), free to connect.
     settle(&[&*b]);
     check_eq!(err_of(&b), Some(Stop::Err(Errno::EAGAIN)));
     let n = open_loop()?;

@@ -138,9 +138,11 @@ impl Upper {
             }
             _ => Err(Errno::EINVAL),
         };
-        if r.is_ok() && cmd == MUX_ROUTE {
-            // What this Stream held for its old route goes to the new one.
+        if r.is_ok() && (matches!(cmd as u32, I_LINK | I_PLINK) || cmd == MUX_ROUTE) {
+            // What this Stream held for its old route goes to the new one, and what the
+            // link's lower half held for its old route comes here.
             cx.qenable();
+            t.wake_lowers(cx, *me);
         }
         answer(cx, mp, r);
     }
@@ -211,7 +213,11 @@ impl Multiplexor for Upper {
         self.mux = Some((table, me));
     }
     fn open_lower(&mut self, muxid: i32) -> Result<Box<dyn StreamModule>, Errno> {
-        let table = self.mux.as_ref().map(|(t, _)| t.clone()).ok_or(Errno::EINVAL)?;
+        let table = self
+            .mux
+            .as_ref()
+            .map(|(t, _)| t.clone())
+            .ok_or(Errno::EINVAL)?;
         Ok(box_dyn!(Lower { table, muxid } => dyn StreamModule)?)
     }
 }

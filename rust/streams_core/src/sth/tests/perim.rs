@@ -2,13 +2,13 @@
 //! what the shared tests of multiplexing (`mods/mux`), the loop driver (`mods/loopdrv`) and
 //! I_FDINSERT use to open, resolve and close them.
 
+use crate::check_ok;
 use crate::errno::Errno;
 use crate::ktest::Failure;
 use crate::perim::test::TestPerim;
 use crate::sth::{StrHead, Stream};
 use crate::stream::{QRef, StreamTab};
 use crate::sys::Arc;
-use crate::check_ok;
 
 /// A Stream with a Stream head in its own perimeter.
 pub type Perim = Arc<TestPerim<StrHead>>;
