@@ -10,14 +10,15 @@
 //! under the lower Stream's lock it asks that Stream to be linked
 //! ([`Stream::sth_link_lower`]: the Stream is checked and from then on its own file
 //! operations fail with EINVAL); then, under the upper Stream's lock, it runs the ioctl like
-//! I_STR ([`IocArg::Link`]): the head records the link in the table (a new muxid), has the
-//! driver make the lower half ([`Multiplexor::open_lower`]), leaves it in the link and kicks
-//! the lower Stream, which installs it the next time it runs (right after this lock hold),
-//! and sends the driver `M_IOCTL` (`ioc_cmd` I_LINK or I_PLINK) carrying a [`LinkBlk`], as in
-//! SVR4. The ioctl completes with the driver's M_IOCACK (the caller gets the muxid) or fails
-//! with its M_IOCNAK; a link that fails or is given up ([`Stream::sth_link_cancel`], or the
-//! request dropped) is taken out of the table and the lower Stream kicked again: it takes the
-//! lower half out and is a Stream again.
+//! I_STR ([`IocArg::Link`](super::IocArg::Link)): the head records the link in the table (a
+//! new muxid), has the driver make the lower half
+//! ([`Multiplexor::open_lower`](crate::stream::Multiplexor::open_lower)), leaves it in the
+//! link and kicks the lower Stream, which installs it the next time it runs (right after
+//! this lock hold), and sends the driver `M_IOCTL` (`ioc_cmd` I_LINK or I_PLINK) carrying a
+//! [`LinkBlk`], as in SVR4. The ioctl completes with the driver's M_IOCACK (the caller gets
+//! the muxid) or fails with its M_IOCNAK; a link that fails or is given up
+//! ([`Stream::sth_link_cancel`], or the request dropped) is taken out of the table and the
+//! lower Stream kicked again: it takes the lower half out and is a Stream again.
 //!
 //! Unlinking (`I_UNLINK` for links made by this Stream, `I_PUNLINK` for persistent links,
 //! `MUXID_ALL` for all of them) sends M_IOCTL I_UNLINK/I_PUNLINK; after the driver's
@@ -44,7 +45,7 @@ use super::{Block, IocSlot, Stop, WAKE_IOCTL};
 use crate::errno::Errno;
 use crate::msg::{Msg, M_DATA, M_IOCACK, M_IOCTL};
 use crate::sth::Stream;
-use crate::stream::mux::{let_go, lower_wq};
+use crate::stream::link::{let_go, lower_wq};
 use crate::stream::{Link, MuxTable, Perimeter, QRef, QueueId, UpperId};
 use crate::sys::Arc;
 

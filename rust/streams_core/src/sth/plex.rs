@@ -33,7 +33,7 @@ use super::{IocSlot, LinkReq, WAKE_IOCTL, WAKE_POLL, WAKE_READ, WAKE_WRITE};
 use crate::errno::Errno;
 use crate::sth::consts::S_ERROR;
 use crate::sth::Stream;
-use crate::stream::mux::LinkAction;
+use crate::stream::link::LinkAction;
 
 impl Stream {
     /// Whether this Stream may be linked under a multiplexor (I_LINK's lower Stream): open,

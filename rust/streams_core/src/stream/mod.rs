@@ -31,6 +31,7 @@
 pub mod cross;
 mod ctx;
 pub mod head;
+pub mod link;
 pub mod module;
 pub mod mux;
 pub mod registry;
@@ -46,8 +47,9 @@ mod timeout;
 pub use cross::{Later, Perimeter, QRef};
 pub use ctx::QCtx;
 pub use head::{HeadProcs, RawHead};
+pub use link::Link;
 pub use module::{ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
-pub use mux::{Link, Multiplexor, MuxTable, UpperId};
+pub use mux::{Multiplexor, MuxTable, UpperId};
 pub use registry::Registry;
 pub use stats::{mstat_total, reserve_totals, ModuleStat};
 
@@ -586,8 +588,8 @@ impl<H: HeadProcs> Stream<H> {
 
     /// Close the Stream: pop every module (their close routines run top-down), then close the
     /// driver (and a multiplexor's lower half on the head pair, if the Stream is still linked),
-    /// free what is still queued below the head, and let go of every link to other Streams and of its own
-    /// perimeter. Idempotent; also done on drop.
+    /// free what is still queued below the head, and let go of every link to other Streams
+    /// and of its own perimeter. Idempotent; also done on drop.
     pub fn close(&mut self) {
         if self.closed {
             return;

@@ -1,19 +1,19 @@
-//! Multiplexing across perimeters: a multiplexing driver's link table ([`MuxTable`]), the
-//! meeting point of a link and its lower Stream ([`Link`]), the lower half on a linked
-//! Stream's head pair, and the moves a multiplexing driver's procedures make over its links.
+//! Multiplexing across perimeters: a multiplexing driver's link table ([`MuxTable`]) and the
+//! moves a multiplexing driver's procedures make over its links.
 //!
 //! Every open of a multiplexing driver is its own Stream (an *upper* Stream), and a Stream
 //! linked under it (I_LINK, I_PLINK: the *lower* Stream) stays where it is, under its own
 //! lock. As in SVR4's `mlink`, the lower Stream's head pair stops being a Stream head and
-//! runs the driver's lower half instead ([`Role::Lower`], the instance the driver's
-//! [`Multiplexor::open_lower`] makes); the Stream head state stays with the pair, waiting
-//! (`sth/plex.rs`). Messages cross between the Streams through their perimeters' gates:
+//! runs the driver's lower half instead ([`Role::Lower`](super::Role::Lower), the instance
+//! the driver's [`Multiplexor::open_lower`] makes); the Stream head state stays with the
+//! pair, waiting (`sth/plex.rs`). Messages cross between the Streams through their
+//! perimeters' gates:
 //!
 //! ```text
-//!   upper U: head ─▶ [modules] ─▶ mux upper ══ send_down ══▶ lower half ─▶ [modules] ─▶ driver  :lower L
-//!            head ◀─ [modules] ◀─ mux upper ◀═ send_up ═════ lower half ◀─ [modules] ◀─ driver
-//!                                     │                          │
-//!                                     └───────── MuxTable ───────┘  (routes, links, uppers)
+//!   upper U: head ▶ [modules] ▶ mux upper ══send_down══▶ lower half ▶ [modules] ▶ driver :L
+//!            head ◀ [modules] ◀ mux upper ◀══send_up════ lower half ◀ [modules] ◀ driver
+//!                                  │                         │
+//!                                  └──────── MuxTable ───────┘  (routes, links, uppers)
 //! ```
 //!
 //! The [`MuxTable`] is the one piece of state all Streams of a multiplexing driver share, as
@@ -29,12 +29,9 @@
 //! that could free a Stream.
 //!
 //! The table holds each lower Stream (a [`QRef`] to its head pair, a counted reference) for
-//! as long as it is linked, so the lower's file may be closed meanwhile, as in SVR4. A
-//! [`Link`] is what the lower Stream's head and the table share: the upper's I_LINK leaves
-//! the lower half in it and kicks the lower Stream (a back-enable of its head write queue);
-//! unlinking marks it gone and kicks again. The lower Stream's head acts on it the next time
-//! its perimeter is entered or left (`HeadProcs::sync`), so every change happens under the
-//! lower Stream's own lock and never inside a procedure.
+//! as long as it is linked, so the lower's file may be closed meanwhile, as in SVR4. What the
+//! table and the lower Stream's head share about one link is a [`Link`] (`link.rs`); every
+//! change to the lower Stream happens under its own lock and never inside a procedure.
 //!
 //! Flow control crosses like a pipe's, except that several Streams feed one queue: the lower
 //! half's write queue (what the uppers put into) and an upper's driver read queue (what the
@@ -47,12 +44,8 @@
 //! Stream lock → table lock; Stream lock → link lock; Stream lock → a gate's inbound lock.
 //! The table, link and inbound locks are never nested in one another.
 
-#[cfg(not(loom))]
-use core::sync::atomic::{AtomicBool, Ordering::SeqCst};
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
-
-use super::{HeadProcs, Later, ModuleInfo, QCtx, QRef, QueueId, Role, Stream, StreamModule};
+use super::link::Link;
+use super::{Later, QCtx, QRef, QueueId, StreamModule};
 use crate::errno::Errno;
 use crate::msg::Msg;
 use crate::sys::{self, Arc, Box, Vec};
@@ -73,106 +66,6 @@ pub trait Multiplexor {
     /// The lower half of new link `muxid` (I_LINK, I_PLINK): its procedures run on the
     /// linked Stream's head pair, under that Stream's lock. Errors fail the link (ENOSR).
     fn open_lower(&mut self, muxid: i32) -> Result<Box<dyn StreamModule>, Errno>;
-}
-
-/// Where a link stands, as its lower Stream sees it.
-enum LinkState {
-    /// The lower Stream agreed to be linked (it is plexed); nothing to install yet.
-    Waiting,
-    /// The upper made the link: install this lower half on the head pair.
-    Install(Box<dyn StreamModule>, ModuleInfo),
-    /// The lower half runs on the lower Stream's head pair.
-    Installed,
-    /// The link is gone (unlinked, failed or given up): the lower Stream is a Stream again.
-    Gone,
-    /// The lower Stream took up [`LinkState::Gone`].
-    Done,
-}
-
-/// What the lower Stream's head is to do about its link (`sth/plex.rs`).
-pub(crate) enum LinkAction {
-    /// Nothing changed.
-    Stay,
-    /// Install this lower half (and its driver's `module_info`) on the head pair.
-    Install(Box<dyn StreamModule>, ModuleInfo),
-    /// The link is gone: take the lower half out, be a Stream head again.
-    Restore,
-}
-
-/// One link, as the lower Stream's head and the driver's table share it (SVR4's
-/// `linkblk`/`linkinfo`): the lower half on its way to the lower Stream, and whether the
-/// link still stands.
-pub struct Link {
-    state: sys::BhLock<LinkState>,
-    /// The lower half is installed (read by senders without the link's lock).
-    installed: AtomicBool,
-}
-
-impl Link {
-    /// A link nobody has made yet. ENOSR when memory runs out.
-    pub(crate) fn new() -> Result<Arc<Link>, Errno> {
-        let l = Link {
-            state: sys::BhLock::new(LinkState::Waiting).map_err(|_| Errno::ENOSR)?,
-            installed: AtomicBool::new(false),
-        };
-        sys::new_arc(l).map_err(|_| Errno::ENOSR)
-    }
-
-    /// The upper made the link: leave the lower half for the lower Stream. The instance comes
-    /// back if the link is gone already.
-    pub(crate) fn offer(
-        &self,
-        inst: Box<dyn StreamModule>,
-        info: ModuleInfo,
-    ) -> Result<(), Box<dyn StreamModule>> {
-        let mut st = self.state.lock();
-        match *st {
-            LinkState::Waiting => {
-                *st = LinkState::Install(inst, info);
-                Ok(())
-            }
-            _ => Err(inst),
-        }
-    }
-
-    /// The link is gone. Hands back a lower half that was never installed (the caller drops
-    /// it after the lock is released).
-    pub(crate) fn cut(&self) -> Option<Box<dyn StreamModule>> {
-        let old = {
-            let mut st = self.state.lock();
-            match *st {
-                LinkState::Done | LinkState::Gone => return None,
-                _ => core::mem::replace(&mut *st, LinkState::Gone),
-            }
-        };
-        self.installed.store(false, SeqCst);
-        match old {
-            LinkState::Install(inst, _) => Some(inst),
-            _ => None,
-        }
-    }
-
-    /// The lower Stream asks what to do (under its lock).
-    pub(crate) fn action(&self) -> LinkAction {
-        let mut st = self.state.lock();
-        match core::mem::replace(&mut *st, LinkState::Done) {
-            LinkState::Install(inst, info) => {
-                *st = LinkState::Installed;
-                self.installed.store(true, SeqCst);
-                LinkAction::Install(inst, info)
-            }
-            LinkState::Gone | LinkState::Done => LinkAction::Restore,
-            other => {
-                *st = other;
-                LinkAction::Stay
-            }
-        }
-    }
-
-    /// Whether the lower half runs on the lower Stream (messages may be sent down the link).
-    pub fn is_installed(&self) -> bool {
-        self.installed.load(SeqCst)
-    }
 }
 
 /// An upper Stream in the table.
@@ -582,75 +475,4 @@ fn send(cx: &mut QCtx<'_>, to: &QRef, mp: Msg) -> Result<(), Msg> {
         drop(mp); // that Stream closed: nobody to deliver to
     }
     Ok(())
-}
-
-/// Let the lower Stream of a link that is gone know (its head takes the lower half out when
-/// it next runs): the link is cut, and the lower Stream is kicked (a back-enable of its head
-/// write queue) and run after this Stream's lock is dropped; the table's reference to it goes
-/// with that run.
-pub(crate) fn let_go(later: &mut Later, link: &Link, lower: QRef) {
-    drop(link.cut());
-    let p = lower.into_perim();
-    if p.backenable_in(QueueId::of(HEAD, true), 0) {
-        later.run(p);
-    } else {
-        later.release(p);
-    }
-}
-
-/// The lower Stream's head write queue, where a link's kicks and the uppers' messages go.
-pub(crate) const fn lower_wq() -> QueueId {
-    QueueId::of(HEAD, true)
-}
-
-impl<H: HeadProcs> Stream<H> {
-    /// Install a multiplexor's lower half on the head pair (SVR4 `setq` with the driver's
-    /// `st_muxrinit`/`st_muxwinit`): the pair becomes [`Role::Lower`], its queues keep what
-    /// they hold, its write queue publishes flow control for the uppers, and both service
-    /// procedures are enabled (what waited at the head goes up; the uppers routed here are
-    /// woken).
-    pub(crate) fn mux_install(&mut self, inst: Box<dyn StreamModule>, info: ModuleInfo) {
-        let Some(pair) = self.pair_mut(HEAD) else {
-            return;
-        };
-        pair.role = Role::Lower;
-        pair.info = info;
-        let [r, w] = &mut pair.sides;
-        r.srv = inst.has_rsrv();
-        w.srv = inst.has_wsrv();
-        w.publish = true;
-        pair.inst = Some(inst);
-        self.qenable(QueueId::of(HEAD, false));
-        self.qenable(QueueId::of(HEAD, true));
-    }
-
-    /// Take a multiplexor's lower half off the head pair, if it runs there: its close routine
-    /// runs, the pair is the Stream head's again, and what the lower half still holds on its
-    /// write queue goes on down the Stream (it was sent there while linked); what it holds on
-    /// its read queue stays for the head to read.
-    pub(crate) fn mux_uninstall(&mut self) {
-        if self.pair(HEAD).map(|p| p.role) != Some(Role::Lower) {
-            return;
-        }
-        self.run_close(HEAD);
-        if let Some(pair) = self.pair_mut(HEAD) {
-            pair.role = Role::Head;
-            pair.info = super::HEAD_INFO;
-            pair.inst = None;
-            for s in pair.sides.iter_mut() {
-                s.srv = false;
-                s.publish = false;
-                s.deferred = 0;
-            }
-        }
-        let w = QueueId::of(HEAD, true);
-        while let Some(mp) = self.qctx(w).getq() {
-            self.putnext_from(w, mp);
-        }
-    }
-
-    /// Whether the head pair runs a multiplexor's lower half (the Stream is linked).
-    pub fn is_mux_lower(&self) -> bool {
-        self.pair(HEAD).is_some_and(|p| p.role == Role::Lower)
-    }
 }

@@ -280,9 +280,10 @@ fn close_while_connecting() -> TestResult {
     let m = tagged(1, free_race)?;
     a.op(|s| s.write(m));
     close(&a);
-    check_eq!(FREED_RACE.load(Ordering::SeqCst) - before, 1); // held data goes with a
-                                                              // b takes up a request whose sender is gone: its ACCEPT cannot be delivered, so b stays
-                                                              // unconnected (the DISCONNECT that follows is not from a peer of b's), free to connect.
+    // The data a held goes with it.
+    check_eq!(FREED_RACE.load(Ordering::SeqCst) - before, 1);
+    // b takes up a request whose sender is gone: its ACCEPT cannot be delivered, so b stays
+    // unconnected (the DISCONNECT that follows is not from a peer of b's), free to connect.
     settle(&[&*b]);
     check_eq!(err_of(&b), Some(Stop::Err(Errno::EAGAIN)));
     let n = open_loop()?;

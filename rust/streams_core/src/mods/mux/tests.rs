@@ -465,7 +465,12 @@ fn close_lower_while_upper_routes_to_it() -> TestResult {
     let u = upper(&t)?;
     let l = lower()?;
     check_ok!(link(&u, &l, false));
-    // The lower Stream's file is closed: the link holds the Stream, which keeps working.
+    // The lower Stream's file is closed: no close-time drain (nothing closes yet), and the
+    // link holds the Stream, which keeps working.
+    check_eq!(
+        l.op(|s| s.sth_close_drain(false, false)),
+        crate::sth::Drain::Done
+    );
     close(&l);
     check!(!l.op(|s| s.is_closed()));
     let mp = tagged(1, 10, free_lower)?;
