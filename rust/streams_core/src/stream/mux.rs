@@ -352,10 +352,14 @@ impl MuxTable {
     /// no such link.
     pub fn route(&self, me: UpperId, muxid: i32) -> Result<(), Errno> {
         let mut t = self.inner.lock();
-        let l = t.link_mut(muxid).ok_or(Errno::ENXIO)?;
-        l.up = Some(me);
+        if t.link(muxid).is_none() {
+            return Err(Errno::ENXIO);
+        }
         let u = t.upper_mut(me).ok_or(Errno::ENXIO)?;
         u.route = Some(muxid);
+        if let Some(l) = t.link_mut(muxid) {
+            l.up = Some(me);
+        }
         Ok(())
     }
 

@@ -604,6 +604,88 @@ fn routes_follow_mux_route_and_close() -> TestResult {
     Ok(())
 }
 
+/// `mux` whose upper half never answers a link ioctl (a driver that is slow to answer).
+struct Silent(Upper);
+
+impl StreamModule for Silent {
+    fn wput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
+        let cmd = IocBlk::decode(mp.rd()).map_or(0, |i| i.cmd as u32);
+        if mp.db_type() == M_IOCTL && matches!(cmd, I_LINK | I_PLINK) {
+            drop(mp); // never answered
+            return;
+        }
+        self.0.wput(cx, mp)
+    }
+    fn wsrv(&mut self, cx: &mut QCtx<'_>) {
+        self.0.wsrv(cx)
+    }
+    fn rput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
+        self.0.rput(cx, mp)
+    }
+    fn rsrv(&mut self, cx: &mut QCtx<'_>) {
+        self.0.rsrv(cx)
+    }
+    fn has_rsrv(&self) -> bool {
+        true
+    }
+    fn has_wsrv(&self) -> bool {
+        true
+    }
+    fn mux(&mut self) -> Option<&mut dyn Multiplexor> {
+        Some(&mut self.0)
+    }
+}
+
+fn open_silent(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<crate::sys::Box<dyn StreamModule>, Errno> {
+    Ok(crate::box_dyn!(Silent(Upper { mux: None }) => dyn StreamModule)?)
+}
+
+static SILENT: StreamTab = StreamTab {
+    info: ModuleInfo {
+        mi_idname: "silentmux",
+        ..MUX.info
+    },
+    open: open_silent,
+};
+
+fn link_given_up_is_undone() -> TestResult {
+    let t = table()?;
+    let u = open(&SILENT)?;
+    check_eq!(u.op(|s| s.sth_mux_attach(t.clone())), Ok(()));
+    let l = lower()?;
+    let lp: Arc<dyn Perimeter> = l.clone();
+    // The driver does not answer: the ioctl waits, the link is recorded and its lower half
+    // installed meanwhile (the lower Stream ran after the ioctl's lock hold).
+    let mut req = check_ok!(LinkReq::new(lp.clone(), false));
+    check_eq!(l.op(|s| s.sth_link_lower(&mut req)), Ok(()));
+    let r = u.op(|s| s.strioctl(&Registry::new(), I_LINK, IocArg::Link(&mut req)));
+    check_eq!(r, Err(Stop::Block(crate::sth::Block::IoctlAck)));
+    check!(req.pending_muxid().is_some());
+    check_eq!(t.nlinks(), 1);
+    check!(l.op(|s| s.is_mux_lower()));
+    // The platform gives up (a signal, the time limit): the link goes, the Stream is back.
+    u.op(|s| s.sth_link_cancel(&mut req));
+    check_eq!(t.nlinks(), 0);
+    check!(!linked(&l));
+    check!(!l.op(|s| s.is_mux_lower()));
+    drop(req);
+    // A request dropped while it waits is undone too (the lower Stream runs on its own).
+    let mut req = check_ok!(LinkReq::new(lp, true));
+    check_eq!(l.op(|s| s.sth_link_lower(&mut req)), Ok(()));
+    let r = u.op(|s| s.strioctl(&Registry::new(), I_PLINK, IocArg::Link(&mut req)));
+    check_eq!(r, Err(Stop::Block(crate::sth::Block::IoctlAck)));
+    check!(req.pending_muxid().is_some());
+    drop(req);
+    check_eq!(t.nlinks(), 0);
+    settle(&[&*l]);
+    check!(!linked(&l));
+    check_eq!(l.op(|s| wr(s, b"free")), Ok(4));
+    check_eq!(check_ok!(l.op(|s| rd(s, 8))).bytes(), b"free");
+    close(&u);
+    close(&l);
+    Ok(())
+}
+
 /// The table's name for upper `u` (what the driver's instance keeps).
 fn upper_id(u: &Perim) -> Result<UpperId, Failure> {
     Ok(check_some!(u.op(|s| s.sth().mux_id())))
@@ -622,4 +704,5 @@ ktest_suite!(MUX_SUITE, "streams_mux":
     close_upper_while_lower_routes_up,
     unlink_keeps_what_the_lower_half_held,
     routes_follow_mux_route_and_close,
+    link_given_up_is_undone,
 );
