@@ -16,15 +16,18 @@
 //!
 //! 1. **enter** ([`Perim::enter`]): take the Stream lock and apply whatever is on the
 //!    inbound list (puts call the target queue's put procedure, back-enables enable upstream),
-//!    so an operation sees everything handed in before it.
+//!    so an operation sees everything handed in before it; then the head takes up what other
+//!    Streams changed in state it shares with them (`HeadProcs::sync`: a multiplexor linking
+//!    or unlinking this Stream).
 //! 2. **run** ([`Perim::run`]): the runner's enter, for the caller that claimed the
 //!    perimeter: clear the scheduled flag *first* (`SchedFlag::begin_run`), then enter. A put
 //!    that comes after the clear claims it again; one that came before is applied by this run.
 //!    This is the SVR4 scheduler's no-lost-wakeup rule (`docs/concurrency.md`), with the
 //!    inbound list in the place of the run list.
-//! 3. **leave** ([`Perim::leave`]): before unlocking, run the enabled service procedures, then
-//!    publish the flow control of the entries (answering refused writers with back-enables),
-//!    and take the [`Later`] list. After unlocking, the platform acts on what the Stream head
+//! 3. **leave** ([`Perim::leave`]): before unlocking, the head's sync again, run the enabled
+//!    service procedures, then publish the flow control of the entries (answering refused
+//!    writers with back-enables, which may enable service procedures of this Stream: they run
+//!    too), and take the [`Later`] list. After unlocking, the platform acts on what the Stream head
 //!    reported and finishes the `Later` list.
 //!
 //! # Locking
