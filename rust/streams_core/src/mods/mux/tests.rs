@@ -195,9 +195,14 @@ fn link_errors() -> TestResult {
         plain.op(|s| s.sth_mux_attach(t.clone())),
         Err(Errno::EINVAL)
     );
-    // FIFOs, upper Streams of a multiplexor, closed and linked Streams cannot be linked.
+    // FIFOs, pipe ends, upper Streams of a multiplexor, closed and linked Streams cannot be
+    // linked.
     let fifo = check_ok!(TestPerim::new_owned(check_ok!(Stream::fifo())));
     check_eq!(link(&u, &fifo, false), INVAL);
+    let pipe_end = open(&PIPE_LIKE)?;
+    check!(pipe_end.op(|s| s.is_pipe()));
+    check_eq!(link(&u, &pipe_end, false), INVAL);
+    close(&pipe_end);
     check_eq!(link(&u, &lone, false), INVAL);
     check_eq!(link(&u, &u, false), INVAL);
     let closed = lower()?;
@@ -603,6 +608,15 @@ fn routes_follow_mux_route_and_close() -> TestResult {
     }
     Ok(())
 }
+
+/// A Stream that looks like a pipe end to its head (its driver has the twist's name).
+static PIPE_LIKE: StreamTab = StreamTab {
+    info: ModuleInfo {
+        mi_idname: crate::sth::pipe::PIPE_NAME,
+        ..crate::stream::testmods::LOOP.info
+    },
+    open: crate::stream::testmods::LOOP.open,
+};
 
 /// `mux` whose upper half never answers a link ioctl (a driver that is slow to answer).
 struct Silent(Upper);
