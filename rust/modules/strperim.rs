@@ -138,10 +138,10 @@ impl StrPerim {
         // SAFETY: as for `hold`: a field of the pinned `*p`, dropped before the Stream.
         let t = unsafe { DelayedWork::new(StrPerim::tick_expired, &*p) }?;
         *p.tick.lock() = Some(t);
-        // The Stream's drivers may hand out references to its queues (`QCtx::qref`); the
+        // The Stream's drivers may hand out references to its queues (`QCtx::qref_here`); the
         // close of the head lets go of this one.
         let me: Arc<dyn Perimeter> = p.clone();
-        p.op(Caller::Nobody, |s| s.set_me(Some(me)));
+        p.op(Caller::Nobody, |s| s.set_perimeter(me));
         Ok(p)
     }
 

@@ -2,8 +2,13 @@
 //! tested on the host and, unchanged, as KUnit in the kernel, like the executive itself.
 //!
 //! - [`bufmod`]: the Solaris bufmod(7M) buffering module (`I_PUSH "bufmod"`).
+//! - [`loopdrv`]: the `loop`/`spx` loop-around driver, joined with I_FDINSERT
+//!   (`/dev/streams/clone/loop`, `/dev/streams/clone/spx`).
+//! - [`mux`]: a small multiplexing driver for I_LINK/I_PLINK (`/dev/streams/clone/mux`).
 //!
 //! The platform registers their streamtabs in its module registry (`fmodsw`); in `streams.ko`
 //! that is `registry()` in `rust/modules/streams.rs`.
 
 pub mod bufmod;
+pub mod loopdrv;
+pub mod mux;

@@ -16,15 +16,18 @@
 //!
 //! 1. **enter** ([`Perim::enter`]): take the Stream lock and apply whatever is on the
 //!    inbound list (puts call the target queue's put procedure, back-enables enable upstream),
-//!    so an operation sees everything handed in before it.
+//!    so an operation sees everything handed in before it; then the head takes up what other
+//!    Streams changed in state it shares with them (`HeadProcs::sync`: a multiplexor linking
+//!    or unlinking this Stream).
 //! 2. **run** ([`Perim::run`]): the runner's enter, for the caller that claimed the
 //!    perimeter: clear the scheduled flag *first* (`SchedFlag::begin_run`), then enter. A put
 //!    that comes after the clear claims it again; one that came before is applied by this run.
 //!    This is the SVR4 scheduler's no-lost-wakeup rule (`docs/concurrency.md`), with the
 //!    inbound list in the place of the run list.
-//! 3. **leave** ([`Perim::leave`]): before unlocking, run the enabled service procedures, then
-//!    publish the flow control of the entries (answering refused writers with back-enables),
-//!    and take the [`Later`] list. After unlocking, the platform acts on what the Stream head
+//! 3. **leave** ([`Perim::leave`]): before unlocking, the head's sync again, run the enabled
+//!    service procedures, then publish the flow control of the entries (answering refused
+//!    writers with back-enables, which may enable service procedures of this Stream: they run
+//!    too), and take the [`Later`] list. After unlocking, the platform acts on what the Stream head
 //!    reported and finishes the `Later` list.
 //!
 //! # Locking
@@ -72,12 +75,14 @@ impl<H: HeadProcs> Perim<H> {
         &self.gate
     }
 
-    /// Take the Stream lock and apply the inbound list (step 1 of the module docs).
+    /// Take the Stream lock and apply the inbound list (step 1 of the module docs), then let
+    /// the head take up what other Streams changed ([`HeadProcs::sync`]).
     pub fn enter(&self) -> sys::MutexGuard<'_, Stream<H>> {
         let mut g = self.sd.lock();
         if self.gate.has_pending() {
             self.apply_inbound(&mut g);
         }
+        H::sync(&mut g);
         g
     }
 
@@ -101,21 +106,30 @@ impl<H: HeadProcs> Perim<H> {
         }
     }
 
-    /// Before unlocking (step 3): run the enabled service procedures, publish the entries'
-    /// flow control, and take what is left for after the unlock.
+    /// Before unlocking (step 3): let the head take up outside changes
+    /// ([`HeadProcs::sync`]), run the enabled service procedures, publish the entries' flow
+    /// control, and take what is left for after the unlock. Publishing may back-enable an
+    /// entry in place (`Side::publish`), so service procedures run again until none is left.
     pub fn leave(&self, s: &mut Stream<H>) -> Later {
+        H::sync(s);
         loop {
-            while s.has_enabled() {
-                s.runqueues();
+            loop {
+                while s.has_enabled() {
+                    s.runqueues();
+                }
+                // Inbound work that arrived during this hold (a loop driver answering a put of
+                // ours): applied now, it needs no run of its own.
+                if !self.gate.has_pending() {
+                    break;
+                }
+                self.apply_inbound(s);
+                H::sync(s);
             }
-            // Inbound work that arrived during this hold (a loop driver answering a put of
-            // ours): applied now, it needs no run of its own.
-            if !self.gate.has_pending() {
+            self.publish(s);
+            if !s.has_enabled() && !self.gate.has_pending() {
                 break;
             }
-            self.apply_inbound(s);
         }
-        self.publish(s);
         s.take_later()
     }
 

@@ -42,6 +42,17 @@ impl<H: HeadProcs> TestPerim<H> {
         sys::new_arc(p).map_err(|_| Errno::ENOSR)
     }
 
+    /// [`TestPerim::new`], and the Stream is given its perimeter
+    /// ([`Stream::set_perimeter`]) as the kernel platform gives every Stream: its drivers can
+    /// then hand other Streams references to their queues. Such a Stream is freed only after
+    /// it is closed.
+    pub fn new_owned(s: Stream<H>) -> Result<Arc<TestPerim<H>>, Errno> {
+        let p = TestPerim::new(s)?;
+        let me: Arc<dyn Perimeter> = p.clone();
+        p.op(|s| s.set_perimeter(me));
+        Ok(p)
+    }
+
     /// An operation on the Stream, as a system call does it: enter, `f`, leave, unlock, then
     /// the perimeters it claimed run in place.
     pub fn op<R>(&self, f: impl FnOnce(&mut Stream<H>) -> R) -> R {

@@ -67,6 +67,9 @@ impl Stream {
     /// wait for the next one. `nonblock`: the file is O_NONBLOCK/O_NDELAY (never waits).
     /// Call [`Stream::sth_close`] after [`Drain::Done`].
     pub fn sth_close_drain(&mut self, nonblock: bool, mut expired: bool) -> Drain {
+        if self.sth.plex.is_some() {
+            return Drain::Done; // linked: the Stream does not close now (`plex.rs`)
+        }
         self.sth_flush_hold();
         self.sth.draining = false;
         let ms = self.sth.cltime;

@@ -101,7 +101,7 @@ impl Stream {
         if self.sth.rdopt & (RMODEMASK | RFILL) != RNORM || self.sth.mread || len == 0 {
             return false;
         }
-        if self.sth.hold.is_some() || self.sth.closed || self.sth.rerr.is_some() {
+        if self.sth.hold.is_some() || self.sth.closed || self.sth.rerr().is_some() {
             return false;
         }
         match self.queue(self.head_rq()).and_then(|q| q.first()) {

@@ -44,7 +44,7 @@ impl Stream {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
         }
-        if let Some(e) = self.sth.rerr {
+        if let Some(e) = self.sth.rerr() {
             return Err(e.into());
         }
         let h = self.head_rq();

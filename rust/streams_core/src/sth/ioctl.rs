@@ -156,6 +156,13 @@ pub enum IocArg<'a, 'b> {
         /// `sl_modlist`.
         out: &'a mut dyn UserIo,
     },
+    /// I_LINK/I_PLINK: the lower Stream, resolved by the platform, and the link's state
+    /// across retries (`mux.rs`).
+    Link(&'a mut super::LinkReq),
+    /// I_UNLINK/I_PUNLINK (`mux.rs`).
+    Unlink(&'a mut super::UnlinkReq),
+    /// I_FDINSERT, `fildes` resolved by the platform (`fdinsert.rs`).
+    FdInsert(&'a mut super::FdInsert<'b>),
 }
 
 /// How long an I_STR with `ic_timout` = `timeout` may wait, in milliseconds (`None`: no
@@ -202,6 +209,9 @@ impl Stream {
     pub fn strioctl(&mut self, reg: &Registry, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
+        }
+        if self.sth.plex.is_some() {
+            return Err(Errno::EINVAL.into()); // linked under a multiplexor (SVR4 STPLEX)
         }
         let arg = match arg {
             IocArg::Transparent(t) if cmd & 0xff00 != SID => return self.sth_transparent(cmd, t),
@@ -367,7 +377,11 @@ impl Stream {
             }
             (I_SET_HIWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Hiwat, v),
             (I_SET_LOWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Lowat, v),
-            // Multiplexing and fd passing are later issues.
+            (I_LINK, IocArg::Link(r)) if !r.persistent() => self.sth_link(r),
+            (I_PLINK, IocArg::Link(r)) if r.persistent() => self.sth_link(r),
+            (I_UNLINK, IocArg::Unlink(r)) if !r.persistent() => self.sth_unlink(r),
+            (I_PUNLINK, IocArg::Unlink(r)) if r.persistent() => self.sth_unlink(r),
+            (I_FDINSERT, IocArg::FdInsert(a)) => self.sth_fdinsert(a),
             _ => Err(Errno::EINVAL.into()),
         }
     }
@@ -396,7 +410,7 @@ impl Stream {
         if self.sth.hangup {
             return Err(Errno::ENXIO.into());
         }
-        if let Some(e) = self.sth.werr.or(self.sth.rerr) {
+        if let Some(e) = self.sth.werr().or(self.sth.rerr()) {
             return Err(e.into());
         }
         Ok(())

@@ -19,7 +19,9 @@
 //! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent
 //! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
 //! `fast.rs` two-phase read/write (user copies outside the lock); `close.rs` the close-time
-//! drain (I_SETCLTIME); `fdpass.rs` I_SENDFD/I_RECVFD;
+//! drain (I_SETCLTIME); `fdpass.rs` I_SENDFD/I_RECVFD; `fdinsert.rs` I_FDINSERT; `mux.rs`
+//! the upper Stream of a multiplexor (I_LINK, I_PLINK, I_UNLINK, I_PUNLINK); `plex.rs` the
+//! head of a Stream linked under one;
 //! `pipe.rs` the head of a STREAMS pipe end; `fifo.rs` FIFOs (one head feeding itself); `consts.rs` the user-visible numbers; `layout.rs` the ioctl structures that embed a
 //! pointer, in both data models; `userio.rs` user-copy helpers.
 
@@ -27,12 +29,15 @@ mod close;
 pub mod consts;
 pub mod events;
 pub mod fast;
+pub mod fdinsert;
 mod fdpass;
 pub mod fifo;
 pub mod ioctl;
 pub mod layout;
 mod msg;
+pub mod mux;
 pub mod pipe;
+mod plex;
 mod poll;
 mod read;
 #[doc(hidden)]
@@ -43,8 +48,10 @@ mod write;
 
 pub use close::Drain;
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
+pub use fdinsert::{FdInsert, FDINSERT_TOKEN, NO_QUEUE};
 pub use ioctl::{istr_timeout_ms, IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
+pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
 pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
 pub use write::STRHOLDSZ;
@@ -157,6 +164,13 @@ pub struct StrHead {
     pub(crate) ioc: IocSlot,
     pub(crate) ioc_seq: u32,
     pub(crate) ev: HeadEvents,
+    /// This Stream is an upper Stream of a multiplexing driver: its place in the driver's
+    /// link table (`mux.rs`).
+    pub(crate) mux: Option<mux::MuxUpper>,
+    /// This Stream is linked (or being linked) under a multiplexor (SVR4 STPLEX): the link
+    /// it shares with the driver's table. While it is set every operation of the Stream's
+    /// own files fails with EINVAL and its close is put off until the link goes (`plex.rs`).
+    pub(crate) plex: Option<crate::sys::Arc<crate::stream::Link>>,
 }
 
 impl StrHead {
@@ -186,6 +200,8 @@ impl StrHead {
                 sigpipe: false,
                 hold_timer: false,
             },
+            mux: None,
+            plex: None,
         }
     }
 
@@ -207,13 +223,28 @@ impl StrHead {
     pub fn wroff(&self) -> usize {
         self.wroff
     }
-    /// Read error from M_ERROR.
+    /// Read error: M_ERROR's, or EINVAL while the Stream is linked under a multiplexor.
     pub fn rerr(&self) -> Option<Errno> {
+        if self.plex.is_some() {
+            return Some(Errno::EINVAL);
+        }
         self.rerr
     }
-    /// Write error from M_ERROR.
+    /// Write error: M_ERROR's, or EINVAL while the Stream is linked under a multiplexor.
     pub fn werr(&self) -> Option<Errno> {
+        if self.plex.is_some() {
+            return Some(Errno::EINVAL);
+        }
         self.werr
+    }
+    /// Whether the Stream is linked (or being linked) under a multiplexor: its own file
+    /// operations fail with EINVAL, and its close waits for the link to go.
+    pub fn is_linked(&self) -> bool {
+        self.plex.is_some()
+    }
+    /// The Stream's name in its multiplexing driver's link table, if it is an upper Stream.
+    pub fn mux_id(&self) -> Option<crate::stream::UpperId> {
+        self.mux.as_ref().map(|m| m.me)
     }
     /// The Stream is hung up (M_HANGUP).
     pub fn hangup(&self) -> bool {
@@ -248,7 +279,12 @@ impl HeadProcs for StrHead {
         s.sth_rput(mp)
     }
     fn backenable(s: &mut Stream, band: u8) {
-        s.sth_backenable(band)
+        if s.sth.plex.is_none() {
+            s.sth_backenable(band)
+        }
+    }
+    fn sync(s: &mut Stream) {
+        s.sth_plex_sync()
     }
 }
 
@@ -294,13 +330,33 @@ impl Stream {
         }
     }
 
-    /// close(2) at the head: flush held writes, then close modules and driver. Afterwards
+    /// close(2) at the head: flush held writes, then close modules and driver (an upper
+    /// Stream of a multiplexor unlinks what it linked with I_LINK first: `mux.rs`). Afterwards
     /// every operation fails (poll reports POLLNVAL).
+    ///
+    /// A Stream linked under a multiplexor stays open (SVR4: the link holds the file): its
+    /// modules and driver are closed when the link goes (`plex.rs`). The platform closes the
+    /// Stream's gate only if [`Stream::is_closed`](crate::stream::Stream::is_closed) says the
+    /// Stream closed.
     pub fn sth_close(&mut self) {
         self.sth_flush_hold();
         self.sth.closed = true;
         self.sth.ioc = IocSlot::Free;
+        if self.sth.plex.is_some() {
+            return;
+        }
+        self.sth_mux_close();
+        self.sth_close_now();
+    }
+
+    /// Close modules and driver, and free what waits at the head: nobody reads it any more.
+    pub(crate) fn sth_close_now(&mut self) {
         self.close();
+        let h = self.head_rq();
+        if let Some(s) = self.side_mut(h) {
+            let f = s.q.flushq(crate::queue::FLUSHALL);
+            let _ = f.event; // closed: nobody upstream waits on it
+        }
     }
 
     /// Checks shared by the write-side operations (write, putmsg): closed, write error,
@@ -309,7 +365,7 @@ impl Stream {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
         }
-        if let Some(e) = self.sth.werr {
+        if let Some(e) = self.sth.werr() {
             return Err(e.into());
         }
         if self.sth.hangup {

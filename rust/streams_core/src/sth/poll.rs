@@ -14,6 +14,9 @@ impl Stream {
         if self.sth.closed {
             return POLLNVAL;
         }
+        if self.sth.plex.is_some() {
+            return POLLERR; // linked under a multiplexor: every operation fails
+        }
         let mut m = 0u32;
         if self.sth.rerr.is_some() || self.sth.werr.is_some() {
             m |= POLLERR;

@@ -86,7 +86,7 @@ impl Stream {
             return Err(Errno::EBADF.into());
         }
         self.sth_flush_hold();
-        if let Some(e) = self.sth.rerr {
+        if let Some(e) = self.sth.rerr() {
             return Err(e.into());
         }
         if len == 0 {

@@ -26,8 +26,9 @@ use super::{HeadProcs, QueueId, Stream};
 use crate::msg::Msg;
 use crate::sys::Arc;
 
-/// Most entry queues (queues with a link back into another Stream) a Stream publishes flow
-/// control for: a pipe's twist, and the top of a Stream linked under a multiplexor.
+/// Most entry queues (queues other Streams put into) a Stream publishes flow control for: a
+/// pipe's twist or a loop driver's read queue, the head of a Stream linked under a
+/// multiplexor, a multiplexor's upper read queue.
 pub const NENTRY: usize = 2;
 
 /// What a Stream's perimeter offers to code that does not hold its lock. Implemented by the
@@ -79,6 +80,11 @@ impl QRef {
     /// The perimeter of the queue's Stream.
     pub fn perim(&self) -> &Arc<dyn Perimeter> {
         &self.perim
+    }
+
+    /// The counted reference to the queue's Stream (to release it through [`Later`]).
+    pub fn into_perim(self) -> Arc<dyn Perimeter> {
+        self.perim
     }
 
     /// put(9F) from any context outside a Stream (a timer, a softirq receive path): if this
@@ -230,14 +236,17 @@ impl Drop for Later {
 pub const MAX_INLINE: u32 = 2;
 
 impl<H: HeadProcs> Stream<H> {
-    /// The entry queues: queues with a link to the Stream upstream of them (see `Side`), in
-    /// a fixed order, at most [`NENTRY`].
+    /// The entry queues: queues with a link to the Stream upstream of them, or that other
+    /// Streams put into without one (`Side::publish`), in a fixed order, at most [`NENTRY`].
     pub fn entries(&self) -> [Option<QueueId>; NENTRY] {
         let mut out = [None; NENTRY];
         let mut it = out.iter_mut();
         for p in 0..self.npairs() {
             for q in [QueueId::of(p, false), QueueId::of(p, true)] {
-                if self.next(q).is_some() && self.remote(q).is_some() {
+                let Some(side) = self.side(q) else {
+                    continue;
+                };
+                if side.publish || (side.next.is_some() && side.remote.is_some()) {
                     match it.next() {
                         Some(slot) => *slot = Some(q),
                         None => return out,
@@ -264,9 +273,14 @@ impl<H: HeadProcs> Stream<H> {
         n
     }
 
-    /// Tell the Stream upstream of entry `entry` that band `band` can be written again.
+    /// Tell the Stream upstream of entry `entry` that band `band` can be written again. An
+    /// entry without a link back (`Side::publish`: many Streams put there) is back-enabled in
+    /// place: its service procedure runs and wakes the writers it knows.
     pub fn backenable_remote(&mut self, entry: QueueId, band: u8) {
         let Some(r) = self.remote(entry) else {
+            if self.side(entry).is_some_and(|s| s.publish) {
+                self.backenable_at(entry, band);
+            }
             return;
         };
         let (perim, q) = (r.perim().clone(), r.qid());

@@ -40,7 +40,7 @@ pub(crate) trait Engine {
     fn set_timeout(&mut self, q: QueueId, deadline_ns: Option<u64>);
     fn set_remote(&mut self, q: QueueId, to: Option<QRef>);
     fn later_mut(&mut self) -> &mut Later;
-    fn qref(&self, q: QueueId) -> Option<QRef>;
+    fn qref_here(&self, q: QueueId) -> Option<QRef>;
 }
 
 /// The context of a running procedure (or of outside code acting on one queue).
@@ -93,12 +93,6 @@ impl<'a> QCtx<'a> {
     pub fn remote(&self) -> Option<&QRef> {
         self.s.side(self.q)?.remote.as_ref()
     }
-    /// A reference to this queue for code outside the Stream: a timer or softirq receive path
-    /// putting into it (`QRef::put`), another Stream linking to it. None if the platform did
-    /// not give the Stream its perimeter (`Stream::set_me`) or the Stream is closed.
-    pub fn qref(&self) -> Option<QRef> {
-        self.s.qref(self.q)
-    }
     /// Link this queue to a queue of another Stream (or unlink it with `None`): on a queue
     /// without `q_next`, putnext and canputnext then go there; on the entry of a twist it is
     /// where this Stream's back-enables go. A replaced link is released after the lock is
@@ -110,6 +104,34 @@ impl<'a> QCtx<'a> {
     /// with [`crate::stream::Perimeter::put_in`]).
     pub fn run_later(&mut self, p: crate::sys::Arc<dyn super::Perimeter>) {
         self.s.later_mut().run(p)
+    }
+    /// Let go of `p` after this Stream's lock is dropped (a reference to another Stream the
+    /// procedure no longer needs: its last release must not happen under this lock).
+    pub fn release_later(&mut self, p: crate::sys::Arc<dyn super::Perimeter>) {
+        self.s.later_mut().release(p)
+    }
+    /// A reference to this queue for code outside this Stream: another Stream (given, say, in
+    /// a message made with [`Msg::with_qref`]), a timer or a softirq receive path putting here
+    /// with `QRef::put`; if the platform gave this Stream its perimeter
+    /// ([`Stream::set_perimeter`]) and the Stream is open.
+    pub fn qref_here(&self) -> Option<QRef> {
+        self.s.qref_here(self.q)
+    }
+    /// Put `mp` on queue `to` of another Stream (its put procedure runs there, under that
+    /// Stream's lock): the cross-perimeter `put(9F)`. A perimeter the put claims runs after
+    /// this Stream's lock is dropped. `Err(mp)`: that Stream is closed.
+    pub fn put_to(&mut self, to: &QRef, mp: Msg) -> Result<(), Msg> {
+        if to.perim().put_in(to.qid(), mp)? {
+            self.s.later_mut().run(to.perim().clone());
+        }
+        Ok(())
+    }
+    /// Back-enable queue `to` of another Stream (its service procedure, or the nearest one
+    /// upstream of it there, is enabled), running it after this Stream's lock is dropped.
+    pub fn backenable_to(&mut self, to: &QRef, band: u8) {
+        if to.perim().backenable_in(to.qid(), band) {
+            self.s.later_mut().run(to.perim().clone());
+        }
     }
 
     /// putq on this queue. On allocation failure the message comes back.
@@ -255,8 +277,8 @@ impl<H: HeadProcs> Engine for Stream<H> {
     fn later_mut(&mut self) -> &mut Later {
         Stream::later_mut(self)
     }
-    fn qref(&self, q: QueueId) -> Option<QRef> {
-        Stream::qref(self, q)
+    fn qref_here(&self, q: QueueId) -> Option<QRef> {
+        Stream::qref_here(self, q)
     }
 }
 
@@ -390,6 +412,13 @@ impl<H: HeadProcs> Stream<H> {
     /// head's read put procedure; its write queue passes the message on. If `q`'s instance is
     /// already running, `mp` is queued on `q` instead (see the module docs).
     pub fn put(&mut self, q: QueueId, mp: Msg) {
+        if self.closed {
+            // A closed Stream whose gate is still open (one that closed when its link to a
+            // multiplexor went): what still arrives is freed, not kept until it is dropped.
+            drop(mp);
+            self.count_drop();
+            return;
+        }
         if self.put_once(q, mp) {
             self.drain_deferred(q.pair());
         }
@@ -408,7 +437,11 @@ impl<H: HeadProcs> Stream<H> {
             if q.is_read() {
                 H::rput(self, mp);
             } else {
-                self.putnext_from(q, mp);
+                // The head sends down with putnext; a put on its write queue can only come
+                // from another Stream (a multiplexor's upper half that has not yet seen its
+                // link go): the head pair is no lower half (any more), so it goes nowhere.
+                drop(mp);
+                self.count_drop();
             }
             return false;
         }

@@ -23,6 +23,12 @@ pub trait HeadProcs: Sized + Send + 'static {
     /// A back-enable reached the head's write queue: band `band` can be written again
     /// (QBACK/QB_BACK is already set on the head's write queue).
     fn backenable(s: &mut Stream<Self>, band: u8);
+    /// The perimeter calls this at the start and at the end of every hold of the Stream lock
+    /// (after what other Streams handed in is applied, before service procedures run), when
+    /// no procedure is running: the head takes up changes other Streams made to state it
+    /// shares with them (a multiplexor linking this Stream under it, or letting it go:
+    /// `sth/plex.rs`). Default: nothing.
+    fn sync(_s: &mut Stream<Self>) {}
 }
 
 /// A head that queues whatever arrives on its read queue and does nothing on back-enable:

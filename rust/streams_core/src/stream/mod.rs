@@ -31,7 +31,9 @@
 pub mod cross;
 mod ctx;
 pub mod head;
+pub mod link;
 pub mod module;
+pub mod mux;
 pub mod registry;
 pub mod stats;
 #[doc(hidden)]
@@ -45,7 +47,9 @@ mod timeout;
 pub use cross::{Later, Perimeter, QRef};
 pub use ctx::QCtx;
 pub use head::{HeadProcs, RawHead};
-pub use module::{LowerOpenFn, ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
+pub use link::Link;
+pub use module::{ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
+pub use mux::{Multiplexor, MuxTable, UpperId};
 pub use registry::Registry;
 pub use stats::{mstat_total, reserve_totals, ModuleStat};
 
@@ -122,6 +126,9 @@ pub enum Role {
     Module,
     /// The driver (bottom).
     Driver,
+    /// The Stream head pair of a Stream linked under a multiplexing driver, running the
+    /// driver's lower half (SVR4 `setq` with `st_muxrinit`/`st_muxwinit`; `mux.rs`).
+    Lower,
 }
 
 /// One queue of a pair with its link.
@@ -133,6 +140,11 @@ pub(crate) struct Side {
     /// `backq` is in the other Stream (the entry of a pipe's twist) it is that `backq`, where
     /// this Stream's back-enables go.
     pub(crate) remote: Option<QRef>,
+    /// Other Streams put into this queue without a link back (a multiplexor's queues, which
+    /// many Streams feed): its flow control is published as an entry's, and a refused writer's
+    /// back-enable enables this queue's own service procedure, which wakes the writers it
+    /// knows (`cross.rs`, `mux.rs`).
+    pub(crate) publish: bool,
     pub(crate) srv: bool,
     /// Messages putq'd because the put procedure was busy (re-entry) and there is no service
     /// procedure to pick them up: to be fed to the put procedure when it returns.
@@ -167,6 +179,7 @@ impl Pair {
             ),
             next: None,
             remote: None,
+            publish: false,
             srv: false,
             deferred: 0,
             stats: ModuleStat::default(),
@@ -207,8 +220,8 @@ pub struct Stream<H: HeadProcs> {
     pub(crate) sth: H,
     /// Perimeters to run and references to release once the lock is dropped (`cross.rs`).
     later: Later,
-    /// This Stream's own perimeter, when the platform gave it (`set_me`): what
-    /// [`QCtx::qref`] hands out. A reference cycle on purpose, broken by [`Stream::close`].
+    /// This Stream's own perimeter, given by the platform ([`Stream::set_perimeter`]) so that
+    /// drivers can hand other Streams a [`QRef`] to their queues; let go of at close.
     me: Option<sys::Arc<dyn Perimeter>>,
 }
 
@@ -374,20 +387,6 @@ impl<H: HeadProcs> Stream<H> {
     /// The link of `q` into another Stream, if any (see [`Side`]).
     pub fn remote(&self, q: QueueId) -> Option<&QRef> {
         self.side(q)?.remote.as_ref()
-    }
-    /// Tell the Stream its own perimeter, so that its modules and drivers can hand out
-    /// references to its queues ([`QCtx::qref`]): for a timer, a softirq receive path or
-    /// another Stream to put into. The platform does this once, after wrapping the Stream;
-    /// [`Stream::close`] lets go of it (the reference would otherwise keep the Stream alive).
-    pub fn set_me(&mut self, me: Option<sys::Arc<dyn Perimeter>>) {
-        if let Some(old) = core::mem::replace(&mut self.me, me) {
-            self.later.release(old);
-        }
-    }
-    /// A reference to queue `q` of this Stream for code outside it (None until the platform
-    /// called [`Stream::set_me`], and after close).
-    pub fn qref(&self, q: QueueId) -> Option<QRef> {
-        self.me.as_ref().map(|p| QRef::new(p.clone(), q))
     }
     /// Set (or clear) the link of `q` into another Stream. A link that is replaced is released
     /// after the lock is dropped ([`Stream::take_later`]).
@@ -588,7 +587,9 @@ impl<H: HeadProcs> Stream<H> {
     }
 
     /// Close the Stream: pop every module (their close routines run top-down), then close the
-    /// driver, and let go of every link to other Streams. Idempotent; also done on drop.
+    /// driver (and a multiplexor's lower half on the head pair, if the Stream is still linked),
+    /// free what is still queued below the head, and let go of every link to other Streams
+    /// and of its own perimeter. Idempotent; also done on drop.
     pub fn close(&mut self) {
         if self.closed {
             return;
@@ -597,13 +598,49 @@ impl<H: HeadProcs> Stream<H> {
         if let Some(d) = self.driver_wq() {
             self.run_close(d.pair());
         }
+        self.mux_uninstall();
         for p in 0..self.pairs.len() {
             for side in [false, true] {
                 self.set_remote(QueueId::of(p, side), None);
+                // What is still queued goes now, not when the last reference to the
+                // Stream does (a closed Stream may be referenced for a while); what reached
+                // the head is the head's to free.
+                let q = QueueId::of(p, side);
+                if q == self.head_rq() {
+                    continue;
+                }
+                if let Some(s) = self.side_mut(q) {
+                    let f = s.q.flushq(FLUSHALL);
+                    let _ = f.event; // closed: nobody upstream waits on it
+                    s.deferred = 0;
+                }
             }
         }
-        self.set_me(None);
+        self.runlist.extract_if(|_| true, |_| {});
+        if let Some(me) = self.me.take() {
+            self.later.release(me);
+        }
         self.closed = true;
+    }
+
+    /// Give the Stream a reference to its own perimeter (the platform, right after wrapping
+    /// the Stream in it): drivers then make [`QRef`]s to their own queues for other Streams
+    /// ([`QCtx::qref_here`]). The Stream keeps it until it closes, so a Stream that is given
+    /// one is freed only after [`Stream::close`]. A replaced reference is released after the
+    /// lock is dropped.
+    pub fn set_perimeter(&mut self, me: sys::Arc<dyn Perimeter>) {
+        if self.closed {
+            return;
+        }
+        if let Some(old) = self.me.replace(me) {
+            self.later.release(old);
+        }
+    }
+
+    /// A reference to queue `q` of this Stream for another Stream, if the Stream was given
+    /// its perimeter ([`Stream::set_perimeter`]) and is open.
+    pub fn qref_here(&self, q: QueueId) -> Option<QRef> {
+        self.me.as_ref().map(|p| QRef::new(p.clone(), q))
     }
 
     /// Whether the Stream was closed.

@@ -5,9 +5,10 @@
 pub mod ctl;
 pub mod drivers;
 pub mod edge;
-
+pub mod fdinsert;
 pub mod fifo;
 pub mod layout;
+pub mod perim;
 
 pub mod transp;
 pub mod waits;
