@@ -593,7 +593,7 @@ fn preamble(
         m,
         "| streams.ko | {} |",
         if env("modprobe") == "ok" {
-            "loaded (kunit.enable=0: no KUnit run at load)"
+            "production build loaded (no KUnit suites, no test drivers)"
         } else {
             "NOT loaded (modprobe failed; see console.log)"
         }
