@@ -8,8 +8,12 @@
 //! reads it. The list of mounted modules must match `pub mod` in that file: `cargo xtask test`
 //! checks it (`xtask/src/checks.rs`).
 //!
-//! At load the module registers every shared test table listed in [`suites::SUITES`] as a KUnit
-//! suite (`kunit_glue`), so loading it runs the core's tests; unloading removes the suites.
+//! Two builds of the same sources (`docs/building.md`): the production module has the STREAMS
+//! devices users need (pipes, FIFOs, fattach, the modules nullmod, pipemod, bufmod and connld,
+//! `/proc/streams`). The test build (`--cfg rstreams_test`, Kbuild variable `RSTREAMS_TEST=1`,
+//! what `cargo xtask test` loads) adds `testbuild`: at load it registers every shared test
+//! table listed in `suites::SUITES` as a KUnit suite (`kunit_glue`), so loading it runs the
+//! core's tests, and it registers the test drivers' devices; unloading removes both.
 
 use kernel::c_str;
 use kernel::prelude::*;
@@ -22,6 +26,7 @@ pub mod sys;
 
 #[path = "../streams_core/src/errno.rs"]
 pub mod errno;
+#[cfg(rstreams_test)]
 #[path = "../streams_core/src/ktest.rs"]
 pub mod ktest;
 #[path = "../streams_core/src/mods/mod.rs"]
@@ -41,29 +46,40 @@ pub mod stream;
 mod chardev;
 mod connld;
 mod dwork;
-mod echo;
 mod fasync;
 mod fattach;
 mod fdpass;
 mod fifo;
 mod iter;
-mod kunit_glue;
 mod mux;
-#[cfg(rstreams_negative_control)]
-pub mod negative_control;
-mod nuls;
+mod nullmod;
 mod pipemod;
 mod procfs;
-pub mod selftest;
-mod sloop;
 mod strfile;
 mod strioctl;
 mod strproc;
 mod strrw;
 mod strwait;
-mod suites;
 mod uio;
 mod waitq;
+
+// --- Test build only (`--cfg rstreams_test`): KUnit and the test drivers. ---
+#[cfg(rstreams_test)]
+mod echo;
+#[cfg(rstreams_test)]
+mod kunit_glue;
+#[cfg(all(rstreams_test, rstreams_negative_control))]
+pub mod negative_control;
+#[cfg(rstreams_test)]
+mod nuls;
+#[cfg(rstreams_test)]
+pub mod selftest;
+#[cfg(rstreams_test)]
+mod sloop;
+#[cfg(rstreams_test)]
+mod suites;
+#[cfg(rstreams_test)]
+mod testbuild;
 
 /// The rstreams version (the workspace version in `Cargo.toml`; `cargo xtask` checks they match).
 pub const VERSION: &str = "0.1.0";
@@ -87,30 +103,9 @@ struct Streams {
     /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped early: no new
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
-    _mux: chardev::MiscDevice<strfile::StrFile>,
-    /// `/dev/streams/clone/loop` and `…/spx`: the loop-around driver (each its own complex).
-    _loop: [chardev::MiscDevice<strfile::StrFile>; 2],
-    /// `/dev/streams/clone/sloop`.
-    _sloop: chardev::MiscDevice<strfile::StrFile>,
-    /// `/dev/streams/clone/echo`.
-    _echo: chardev::MiscDevice<strfile::StrFile>,
-    /// `/dev/streams/clone/nuls`.
-    _nuls: chardev::MiscDevice<strfile::StrFile>,
-    /// Registered KUnit suites; dropping them unregisters (before the tables go away).
-    _kunit: kunit_glue::KunitSuites,
-    /// Dropped last: frees the tests' run-long buffers (`sys::leak_zeroed`).
-    _kept: KeptBuffers,
-}
-
-/// Gives back the buffers `sys::leak_zeroed` kept for the KUnit run, once the suites are gone.
-struct KeptBuffers;
-
-impl Drop for KeptBuffers {
-    fn drop(&mut self) {
-        // SAFETY: `KeptBuffers` is the last field of `Streams`, so it drops after the KUnit
-        // suites are unregistered; their cases were the only users of `leak_zeroed` buffers.
-        unsafe { sys::release_kept() };
-    }
+    /// Test build: the test drivers' devices, then the KUnit suites (dropped last).
+    #[cfg(rstreams_test)]
+    _test: testbuild::TestBuild,
 }
 
 impl kernel::Module for Streams {
@@ -120,58 +115,16 @@ impl kernel::Module for Streams {
         for (_, tab) in LISTED {
             stream::reserve_totals(tab);
         }
-        let kunit = kunit_glue::KunitSuites::register(suites::SUITES)?;
-        pr_info!(
-            "rstreams {} loaded ({} KUnit suites, {} cases)\n",
-            VERSION,
-            kunit.suite_count(),
-            kunit.case_count()
-        );
         let registry = fmodsw()?;
-        let sloop = register_dev(
-            module,
-            (c_str!("streams-sloop"), c_str!("streams/clone/sloop")),
-            Some(&sloop::SLOOP),
-            registry.clone(),
-        )?;
-        let echo = register_dev(
-            module,
-            (c_str!("streams-echo"), c_str!("streams/clone/echo")),
-            Some(&echo::ECHO),
-            registry.clone(),
-        )?;
-        let nuls = register_dev(
-            module,
-            (c_str!("streams-nuls"), c_str!("streams/clone/nuls")),
-            Some(&nuls::NULS),
-            registry.clone(),
-        )?;
+        // Test build: run the KUnit suites, register the test devices.
+        #[cfg(rstreams_test)]
+        let test = testbuild::TestBuild::register(module, &registry)?;
         let pipe = register_dev(
             module,
             (c_str!("streams-pipe"), c_str!("streams/clone/pipe")),
             None,
             registry.clone(),
         )?;
-        let mux = register_complex(
-            module,
-            (c_str!("streams-mux"), c_str!("streams/clone/mux")),
-            &mods::mux::MUX,
-            registry.clone(),
-        )?;
-        let loop_devs = [
-            register_complex(
-                module,
-                (c_str!("streams-loop"), c_str!("streams/clone/loop")),
-                &mods::loopdrv::LOOP,
-                registry.clone(),
-            )?,
-            register_complex(
-                module,
-                (c_str!("streams-spx"), c_str!("streams/clone/spx")),
-                &mods::loopdrv::SPX,
-                registry.clone(),
-            )?,
-        ];
         let dir = procfs::ProcDir::new(c_str!("streams"), None)?;
         let proc = procfs::ProcFile::new(
             c_str!("modules"),
@@ -180,31 +133,45 @@ impl kernel::Module for Streams {
         )?;
         let fifos = register_fifos(module, &registry)?;
         let attach = fattach::AttachFs::register(module)?;
+        #[cfg(not(rstreams_test))]
+        pr_info!("rstreams {} loaded\n", VERSION);
+        #[cfg(rstreams_test)]
+        {
+            let (suites, cases) = test.kunit_counts();
+            pr_info!(
+                "rstreams {} loaded (test build: {} KUnit suites, {} cases)\n",
+                VERSION,
+                suites,
+                cases
+            );
+        }
         Ok(Streams {
             _attach: attach,
             _proc: proc,
             _fifos: fifos,
             _pipe: pipe,
-            _mux: mux,
-            _loop: loop_devs,
-            _sloop: sloop,
-            _echo: echo,
-            _nuls: nuls,
-            _kunit: kunit,
-            _kept: KeptBuffers,
+            #[cfg(rstreams_test)]
+            _test: test,
         })
     }
 }
 
-/// Every streamtab `streams.ko` registers (listed in `/proc/streams/modules`).
+/// Every streamtab `streams.ko` registers (listed in `/proc/streams/modules`); the drivers are
+/// test drivers (test build only).
 static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
+    #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &sloop::SLOOP),
+    #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &echo::ECHO),
+    #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &nuls::NULS),
+    #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &mods::mux::MUX),
+    #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &mods::loopdrv::LOOP),
+    #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &mods::loopdrv::SPX),
-    (strproc::Kind::Module, &sloop::NULLMOD),
+    (strproc::Kind::Module, &nullmod::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
     (strproc::Kind::Module, &mods::bufmod::BUFMOD),
     (strproc::Kind::Module, &mods::connld::CONNLD),
@@ -213,7 +180,7 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
 /// The module registry (`fmodsw`: nullmod, bufmod, pipemod, connld), shared by every device.
 fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
     let mut reg = stream::Registry::new();
-    reg.register_module(&sloop::NULLMOD)
+    reg.register_module(&nullmod::NULLMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
     reg.register_module(&mods::bufmod::BUFMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
@@ -241,7 +208,10 @@ fn register_dev(
 }
 
 /// A STREAMS clone device over a driver whose Streams share one Stream complex (a
-/// multiplexing driver, `sth/mux.rs`): every open adds a Stream to it.
+/// multiplexing driver, `sth/mux.rs`): every open adds a Stream to it. Only the test drivers
+/// `mux` and `loop`/`spx` are such drivers today; the production build keeps the complex path
+/// (and the I_LINK glue, `mux.rs`) compiled for the next one.
+#[cfg_attr(not(rstreams_test), allow(dead_code))]
 fn register_complex(
     module: &'static ThisModule,
     names: (&'static kernel::str::CStr, &'static kernel::str::CStr),

@@ -36,6 +36,7 @@ pub mod mux;
 pub mod pipe;
 mod poll;
 mod read;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 pub mod transp;

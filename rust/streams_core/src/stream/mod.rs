@@ -30,10 +30,13 @@ pub(crate) use transfer::Moved;
 pub mod module;
 pub mod registry;
 pub mod stats;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod stats_tests;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod testmods;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 

@@ -14,6 +14,7 @@
 //! own procedures only pass messages through; its open refuses a Stream that is not a STREAMS
 //! pipe end (EINVAL), as connld is meaningless anywhere else.
 
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 
