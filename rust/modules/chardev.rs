@@ -163,6 +163,23 @@ impl<T: FileOps> CallFile<'_, T> {
         self.lookup(fd, |other| unsafe { rstreams_file_same_ops(self.file.cast(), other) })
     }
 
+    /// As [`same_device`](Self::same_device), for a file open on any device of this module
+    /// whose per-open type is `T` ([`file_object`]): I_LINK of an echo Stream under a mux.
+    pub(crate) fn any_device(&self, fd: i32) -> Result<Arc<T>, Errno> {
+        let fd = c_uint::try_from(fd).map_err(|_| Errno::EBADF)?;
+        // SAFETY: fget may be called in process context with any number; it returns a
+        // counted reference or null.
+        let other = unsafe { rstreams_fget(fd) };
+        if other.is_null() {
+            return Err(Errno::EBADF);
+        }
+        // SAFETY: we hold fget's reference on `other` for the call.
+        let r = unsafe { file_object::<T>(other.cast()) }.ok_or(Errno::EINVAL);
+        // SAFETY: drops the reference fget took, once.
+        unsafe { rstreams_fput(other) };
+        r
+    }
+
     fn lookup(&self, fd: i32, is_t: impl FnOnce(*mut c_void) -> bool) -> Result<Arc<T>, Errno> {
         let fd = c_uint::try_from(fd).map_err(|_| Errno::EBADF)?;
         // SAFETY: fget may be called in process context with any number; it returns a

@@ -103,10 +103,11 @@ impl Drop for Attachment {
 }
 
 /// The Stream head of `f`, for an attachment: EINVAL for a FIFO file (its node already names
-/// it) and for an unconnected pipe end (I_PIPE would make it something else).
+/// it), for an unconnected pipe end (I_PIPE would make it something else) and for a Stream
+/// linked under a multiplexor (its head is not one now).
 fn attachable(f: &StrFile) -> Result<Arc<StrPerim>, Errno> {
     let connected = f.pipe_state.load(core::sync::atomic::Ordering::Acquire) == crate::strfile::CONNECTED;
-    if f.is_fifo_file() || !connected {
+    if f.is_fifo_file() || !connected || f.perim().op(Caller::Nobody, |s| s.sth().is_linked()) {
         return Err(Errno::EINVAL);
     }
     Ok(f.perim().clone())

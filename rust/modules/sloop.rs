@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `sloop`: a loopback STREAMS driver (after LfS `loop`), the `nullmod` module, and the device
-//! `/dev/streams/sloop` that opens a fresh Stream per open (a clone device).
+//! `sloop`: a loopback STREAMS test driver (after LfS `loop`) behind the clone device
+//! `/dev/streams/clone/sloop` (a fresh Stream per open). Test build only (`--cfg rstreams_test`).
 //!
 //! What is written comes back up: M_DATA, M_PROTO and M_PCPROTO are `qreply`d, so write→read
 //! and putmsg→getmsg round-trip through the real Stream head. Flow control is end to end: the
@@ -165,25 +165,4 @@ pub(crate) static SLOOP: StreamTab = StreamTab {
         mi_lowat: SLOOP_LOWAT,
     },
     open: sloop_open,
-};
-
-/// `nullmod`: passes everything both ways (the default put procedures).
-struct NullMod;
-impl StreamModule for NullMod {}
-
-fn nullmod_open(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
-    Ok(box_dyn!(NullMod => dyn StreamModule)?)
-}
-
-/// The nullmod module's streamtab (I_PUSH "nullmod").
-pub(crate) static NULLMOD: StreamTab = StreamTab {
-    info: ModuleInfo {
-        mi_idnum: 0x5101,
-        mi_idname: "nullmod",
-        mi_minpsz: 0,
-        mi_maxpsz: INFPSZ,
-        mi_hiwat: 5120,
-        mi_lowat: 1024,
-    },
-    open: nullmod_open,
 };

@@ -8,8 +8,12 @@
 //! reads it. The list of mounted modules must match `pub mod` in that file: `cargo xtask test`
 //! checks it (`xtask/src/checks.rs`).
 //!
-//! At load the module registers every shared test table listed in [`suites::SUITES`] as a KUnit
-//! suite (`kunit_glue`), so loading it runs the core's tests; unloading removes the suites.
+//! Two builds of the same sources (`docs/building.md`): the production module has the STREAMS
+//! devices users need (pipes, FIFOs, fattach, the modules nullmod, pipemod, bufmod and connld,
+//! `/proc/streams`). The test build (`--cfg rstreams_test`, Kbuild variable `RSTREAMS_TEST=1`,
+//! what `cargo xtask test` loads) adds `testbuild`: at load it registers every shared test
+//! table listed in `suites::SUITES` as a KUnit suite (`kunit_glue`), so loading it runs the
+//! core's tests, and it registers the test drivers' devices; unloading removes both.
 
 use kernel::c_str;
 use kernel::prelude::*;
@@ -22,6 +26,7 @@ pub mod sys;
 
 #[path = "../streams_core/src/errno.rs"]
 pub mod errno;
+#[cfg(rstreams_test)]
 #[path = "../streams_core/src/ktest.rs"]
 pub mod ktest;
 #[path = "../streams_core/src/mods/mod.rs"]
@@ -49,33 +54,45 @@ pub mod pipe;
 mod chardev;
 mod connld;
 mod dwork;
-mod echo;
 mod fasync;
 mod fattach;
 mod fdpass;
 mod fifo;
 mod iter;
-mod kunit_glue;
-#[cfg(rstreams_negative_control)]
-pub mod negative_control;
-mod nuls;
+mod nullmod;
 mod pipemod;
 mod procfs;
 mod runq;
-pub mod selftest;
-mod sloop;
 mod strdev;
 mod strfile;
 mod strioctl;
+mod strmux;
 mod strperim;
 mod strproc;
 mod strrw;
 mod strsig;
 mod strwait;
-mod suites;
 mod uio;
 mod waitq;
 mod weld;
+
+// --- Test build only (`--cfg rstreams_test`): KUnit and the test drivers. ---
+#[cfg(rstreams_test)]
+mod echo;
+#[cfg(rstreams_test)]
+mod kunit_glue;
+#[cfg(all(rstreams_test, rstreams_negative_control))]
+pub mod negative_control;
+#[cfg(rstreams_test)]
+mod nuls;
+#[cfg(rstreams_test)]
+pub mod selftest;
+#[cfg(rstreams_test)]
+mod sloop;
+#[cfg(rstreams_test)]
+mod suites;
+#[cfg(rstreams_test)]
+mod testbuild;
 
 /// The rstreams version (the workspace version in `Cargo.toml`; `cargo xtask` checks they match).
 pub const VERSION: &str = "0.1.0";
@@ -99,30 +116,12 @@ struct Streams {
     /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped early: no new
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
-    /// `/dev/streams/clone/sloop`.
-    _sloop: chardev::MiscDevice<strfile::StrFile>,
-    /// `/dev/streams/clone/echo`.
-    _echo: chardev::MiscDevice<strfile::StrFile>,
-    /// `/dev/streams/clone/nuls`.
-    _nuls: chardev::MiscDevice<strfile::StrFile>,
-    /// Registered KUnit suites; dropping them unregisters (before the tables go away).
-    _kunit: kunit_glue::KunitSuites,
+    /// Test build: the test drivers' devices, then the KUnit suites.
+    #[cfg(rstreams_test)]
+    _test: testbuild::TestBuild,
     /// The scheduler's runner: dropped after every device, so that destroying it drains
     /// whatever the last Streams scheduled.
     _runq: runq::RunQueue,
-    /// Dropped last: frees the tests' run-long buffers (`sys::leak_zeroed`).
-    _kept: KeptBuffers,
-}
-
-/// Gives back the buffers `sys::leak_zeroed` kept for the KUnit run, once the suites are gone.
-struct KeptBuffers;
-
-impl Drop for KeptBuffers {
-    fn drop(&mut self) {
-        // SAFETY: `KeptBuffers` is the last field of `Streams`, so it drops after the KUnit
-        // suites are unregistered; their cases were the only users of `leak_zeroed` buffers.
-        unsafe { sys::release_kept() };
-    }
 }
 
 impl kernel::Module for Streams {
@@ -133,32 +132,10 @@ impl kernel::Module for Streams {
             stream::reserve_totals(tab);
         }
         let runq = runq::RunQueue::create().map_err(|e| Error::from_errno(-e.0))?;
-        let kunit = kunit_glue::KunitSuites::register(suites::SUITES)?;
-        pr_info!(
-            "rstreams {} loaded ({} KUnit suites, {} cases)\n",
-            VERSION,
-            kunit.suite_count(),
-            kunit.case_count()
-        );
         let registry = fmodsw()?;
-        let sloop = register_dev(
-            module,
-            (c_str!("streams-sloop"), c_str!("streams/clone/sloop")),
-            Some(&sloop::SLOOP),
-            registry.clone(),
-        )?;
-        let echo = register_dev(
-            module,
-            (c_str!("streams-echo"), c_str!("streams/clone/echo")),
-            Some(&echo::ECHO),
-            registry.clone(),
-        )?;
-        let nuls = register_dev(
-            module,
-            (c_str!("streams-nuls"), c_str!("streams/clone/nuls")),
-            Some(&nuls::NULS),
-            registry.clone(),
-        )?;
+        // Test build: run the KUnit suites, register the test devices.
+        #[cfg(rstreams_test)]
+        let test = testbuild::TestBuild::register(module, &registry)?;
         let pipe = register_dev(
             module,
             (c_str!("streams-pipe"), c_str!("streams/clone/pipe")),
@@ -173,28 +150,47 @@ impl kernel::Module for Streams {
         )?;
         let fifos = register_fifos(module, &registry)?;
         let attach = fattach::AttachFs::register(module)?;
+        #[cfg(not(rstreams_test))]
+        pr_info!("rstreams {} loaded\n", VERSION);
+        #[cfg(rstreams_test)]
+        {
+            let (suites, cases) = test.kunit_counts();
+            pr_info!(
+                "rstreams {} loaded (test build: {} KUnit suites, {} cases)\n",
+                VERSION,
+                suites,
+                cases
+            );
+        }
         Ok(Streams {
             _attach: attach,
             _proc: proc,
             _fifos: fifos,
             _pipe: pipe,
-            _sloop: sloop,
-            _echo: echo,
-            _nuls: nuls,
-            _kunit: kunit,
+            #[cfg(rstreams_test)]
+            _test: test,
             _runq: runq,
-            _kept: KeptBuffers,
         })
     }
 }
 
-/// Every streamtab `streams.ko` registers (listed in `/proc/streams/modules`).
+/// Every streamtab `streams.ko` registers (listed in `/proc/streams/modules`); the drivers are
+/// test drivers (test build only).
 static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
+    #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &sloop::SLOOP),
+    #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &echo::ECHO),
+    #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &nuls::NULS),
+    #[cfg(rstreams_test)]
+    (strproc::Kind::Driver, &mods::mux::MUX),
+    #[cfg(rstreams_test)]
+    (strproc::Kind::Driver, &mods::loopdrv::LOOP),
+    #[cfg(rstreams_test)]
+    (strproc::Kind::Driver, &mods::loopdrv::SPX),
     (strproc::Kind::Driver, &pipe::PIPE),
-    (strproc::Kind::Module, &sloop::NULLMOD),
+    (strproc::Kind::Module, &nullmod::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
     (strproc::Kind::Module, &mods::bufmod::BUFMOD),
     (strproc::Kind::Module, &pipe::CONNLD),
@@ -203,7 +199,7 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
 /// The module registry (`fmodsw`: nullmod, bufmod, pipemod, connld), shared by every device.
 fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
     let mut reg = stream::Registry::new();
-    reg.register_module(&sloop::NULLMOD)
+    reg.register_module(&nullmod::NULLMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
     reg.register_module(&mods::bufmod::BUFMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
@@ -226,6 +222,23 @@ fn register_dev(
         Some(drv) => strdev::StrKind::Driver(drv),
         None => strdev::StrKind::PipeEnd,
     };
+    let dev = strdev::StrDev { kind, registry };
+    chardev::MiscDevice::register(names.0, names.1, dev, module)
+}
+
+/// The clone device of a multiplexing driver (`driver`'s instances implement
+/// `StreamModule::mux`): every open is an upper Stream of the driver's one link table
+/// (`stream::MuxTable`), which other Streams are linked under with I_LINK/I_PLINK. Only the
+/// test driver `mux` is such a driver today.
+#[cfg_attr(not(rstreams_test), allow(dead_code))]
+fn register_mux(
+    module: &'static ThisModule,
+    names: (&'static kernel::str::CStr, &'static kernel::str::CStr),
+    driver: &'static stream::StreamTab,
+    registry: kernel::sync::Arc<stream::Registry>,
+) -> Result<chardev::MiscDevice<strfile::StrFile>> {
+    let table = stream::mux::MuxTable::new().map_err(|e| Error::from_errno(-e.0))?;
+    let kind = strdev::StrKind::Mux(driver, table);
     let dev = strdev::StrDev { kind, registry };
     chardev::MiscDevice::register(names.0, names.1, dev, module)
 }

@@ -9,7 +9,7 @@
 //!
 //! Where the work is: opening the devices in `strdev.rs`, the waiting loops in `strwait.rs`,
 //! the data path (read/readv, write/writev) in `strrw.rs`, ioctl decoding in `strioctl.rs`,
-//! I_PIPE in `weld.rs`, the per-Stream object and its locking rules in `strperim.rs`.
+//! I_PIPE in `weld.rs`, I_LINK/I_UNLINK/I_FDINSERT in `strmux.rs`, the per-Stream object and its locking rules in `strperim.rs`.
 //!
 //! A file's Stream never changes (I_PIPE connects two pipe ends in place), so a system call
 //! reaches it without a lock. A head may have several files (opens of an fattach'ed path,
@@ -121,7 +121,14 @@ impl StrFile {
             I_SENDFD => crate::fdpass::sendfd(self, arg as u32 as i32),
             I_FIFO_PIPE => crate::fdpass::fifo_pipe(self, file, arg),
             I_RECVFD => crate::fdpass::recvfd(self, arg, nonblock),
-            I_LINK | I_PLINK | I_UNLINK | I_PUNLINK | I_FDINSERT => Err(Errno::EINVAL),
+            I_LINK | I_PLINK => {
+                let lower = file.any_device(arg as u32 as i32)?;
+                crate::strmux::link(self, &lower, cmd == I_PLINK, nonblock)
+            }
+            I_UNLINK | I_PUNLINK => {
+                crate::strmux::unlink(self, arg as u32 as i32, cmd == I_PUNLINK, nonblock)
+            }
+            I_FDINSERT => crate::strmux::fdinsert(self, file, arg, nonblock, model),
             _ => crate::strioctl::ioctl(self, cmd, arg, nonblock, model),
         }
     }

@@ -260,11 +260,14 @@ impl StrPerim {
     /// Close the head now (its last holder is gone): the Stream head closes (modules pop,
     /// the driver closes; a pipe's twist hangs up the other end), then the gate closes and
     /// what was still in flight to this Stream is freed. SVR4: the close procedures run at
-    /// the last close of a Stream, not at each close of one of its files.
+    /// the last close of a Stream, not at each close of one of its files; and a Stream linked
+    /// under a multiplexor stays until it is unlinked.
     pub(crate) fn close_now(&self, caller: Caller) {
         let mut g = self.enter();
         g.sth_close();
-        let left: Option<Msg> = self.perim.close();
+        // A Stream linked under a multiplexor closes itself when the link goes (its head only
+        // took note here); its gate stays open for the multiplexor meanwhile.
+        let left: Option<Msg> = if g.is_closed() { self.perim.close() } else { None };
         let post = self.leave(&mut g);
         drop(g);
         drop(left);

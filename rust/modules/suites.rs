@@ -31,4 +31,7 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::pipe::tests::fast::STH_FAST_SUITE,
     &crate::pipe::tests::ends::PIPE_ENDS_SUITE,
     &crate::pipe::tests::connld::CONNLD_SUITE,
+    &crate::sth::tests::fdinsert::STH_FDINSERT_SUITE,
+    &crate::mods::mux::tests::MUX_SUITE,
+    &crate::mods::loopdrv::tests::LOOP_SUITE,
 ];

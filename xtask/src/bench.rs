@@ -111,13 +111,14 @@ pub(crate) struct Config {
 pub(crate) const HELP: &str =
     "  bench [--quick] [--interval SECS] [--iterations N] [--repeats N] [--sizes 1,2,...]
         [--impls linux,streams,...] [--variant lean|test] [--timeout SECS]
-      The main job: build the lean kernel (cached), streams.ko and the static perftest/scls,
-      boot ONE guest, run the perftest sweep there (LfS perftest_script options: -q -r -t SECS
-      -i N -m nullmod -p 0 -s SIZE -a -S10 --hiwat=65536 --lowat=8192; sizes 1..8192; the
-      implementations linux, streams, streams+H+w+F+M (the 2008 -H -M -F -w run),
-      streams-putmsg, seqpacket, socketpair alternating within each size; default -t 1 -i 3,
-      2 repeats, about 10 minutes under TCG), then write the report (report.md, 4 charts,
-      bench.csv, console.log) to target/bench/<UTC time>/ and target/bench/latest.
+      The main job: build the lean kernel (cached), the production streams.ko (no KUnit,
+      no test drivers) and the static perftest/scls, boot ONE guest, run the perftest sweep
+      there (LfS perftest_script options: -q -r -t SECS -i N -m nullmod -p 0 -s SIZE -a
+      -S10 --hiwat=65536 --lowat=8192; sizes 1..8192; the implementations linux, streams,
+      streams+H+w+F+M (the 2008 -H -M -F -w run), streams-putmsg, seqpacket, socketpair
+      alternating within each size; default -t 1 -i 3, 2 repeats, about 10 minutes under
+      TCG), then write the report (report.md, 4 charts, bench.csv, console.log) to
+      target/bench/<UTC time>/ and target/bench/latest.
       --quick: -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096 (about a minute of runs).
       Exits non-zero if any run gave no number (e.g. no STREAMS pipe driver), the guest crashed
       or timed out; the report says which runs and why. Under TCG absolute numbers mean
@@ -593,7 +594,7 @@ fn preamble(
         m,
         "| streams.ko | {} |",
         if env("modprobe") == "ok" {
-            "loaded (kunit.enable=0: no KUnit run at load)"
+            "production build loaded (no KUnit suites, no test drivers)"
         } else {
             "NOT loaded (modprobe failed; see console.log)"
         }

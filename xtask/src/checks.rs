@@ -6,9 +6,12 @@
 //! - Every `ktest_suite!` table in the sources must be registered in `rust/modules/suites.rs`,
 //!   and the guest must report each with exactly its number of cases (see [`expected_suites`]).
 //! - `streams.rs`'s `VERSION` must be the workspace version (logged at load and unload).
+//! - The production `streams.ko` carries no test code, and the test build does
+//!   ([`check_builds`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::process::Command;
 
 use crate::util::{self, Result};
 
@@ -226,9 +229,161 @@ pub(crate) fn check_sources(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Test-only code, as fragments of symbol names (`nm`, defined and undefined): `(what, fragment)`.
+/// Rust symbols are mangled; a path segment `x` is spelled `<len>x` in both the v0 scheme the
+/// kernel uses and the legacy one, so `7streams5sloop` is the crate `streams`, module `sloop`,
+/// whatever follows. The production `streams.ko` must match none of them, and the test build
+/// must match each (so a fragment that stopped matching anything is noticed).
+pub(crate) const TEST_SYMBOLS: &[(&str, &str)] = &[
+    ("KUnit API (__kunit_test_suites_init, kunit_*)", "kunit_"),
+    ("KUnit glue", "7streams10kunit_glue"),
+    ("glue self-test suite", "7streams8selftest"),
+    ("test build part", "7streams9testbuild"),
+    ("sloop test driver", "7streams5sloop"),
+    ("echo test driver", "7streams4echo"),
+    ("nuls test driver", "7streams4nuls"),
+    ("mux test driver (core mods::mux)", "7streams4mods3mux"),
+    ("loop/spx test driver", "7streams4mods7loopdrv"),
+    ("any `tests` module of the core", "5tests"),
+    (
+        "test modules (stream::testmods)",
+        "7streams6stream8testmods",
+    ),
+    ("stats tests", "7streams6stream11stats_tests"),
+    ("fault injection (sys::fault)", "7streams3sys5fault"),
+    ("fault injection hook", "should_fail"),
+    ("test buffers", "leak_zeroed"),
+    ("test buffers", "release_kept"),
+];
+
+/// Test-only strings in the module file (what `strings`/`modinfo` would show), matched as whole
+/// tokens: the test drivers' device nodes and misc device names. The KUnit suite names (every
+/// `ktest_suite!`) are added by [`check_builds`].
+const TEST_STRINGS: &[&str] = &[
+    "streams/clone/sloop",
+    "streams/clone/echo",
+    "streams/clone/nuls",
+    "streams/clone/mux",
+    "streams/clone/loop",
+    "streams/clone/spx",
+    "streams-sloop",
+    "streams-echo",
+    "streams-nuls",
+    "streams-mux",
+    "streams-loop",
+    "streams-spx",
+];
+
+/// Every symbol name in `ko` (`nm`, not demangled).
+fn symbols(ko: &Path) -> Result<Vec<String>> {
+    let out = Command::new("nm")
+        .arg(ko)
+        .output()
+        .map_err(|e| format!("cannot run nm (apt-get install binutils): {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "nm {} failed: {}",
+            ko.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .map(str::to_string)
+        .collect())
+}
+
+/// How often `token` occurs in `text` as a whole token: not preceded or followed by a letter,
+/// digit or `_` (so `streams_stream` does not match the lock class name `rstreams_stream`, nor
+/// `streams_sth` the start of `streams_sth_ctl`).
+fn count_token(text: &str, token: &str) -> usize {
+    let word = |b: Option<&u8>| b.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let b = text.as_bytes();
+    text.match_indices(token)
+        .filter(|(i, _)| {
+            !word(i.checked_sub(1).and_then(|j| b.get(j))) && !word(b.get(i + token.len()))
+        })
+        .count()
+}
+
+/// How often each test-only pattern occurs in one module file: `(pattern, count, an example)`,
+/// first the symbol fragments of [`TEST_SYMBOLS`], then `strings` (searched in the whole file).
+fn test_code_in(ko: &Path, strings: &[String]) -> Result<Vec<(String, usize, String)>> {
+    let syms = symbols(ko)?;
+    let bytes = std::fs::read(ko).map_err(|e| format!("{}: {e}", ko.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut out = Vec::new();
+    for (what, frag) in TEST_SYMBOLS {
+        let hits: Vec<&String> = syms.iter().filter(|s| s.contains(frag)).collect();
+        let example = hits.first().map_or(String::new(), |s| s.to_string());
+        out.push((format!("symbol *{frag}* ({what})"), hits.len(), example));
+    }
+    for st in strings {
+        out.push((
+            format!("string {st:?}"),
+            count_token(&text, st),
+            String::new(),
+        ));
+    }
+    Ok(out)
+}
+
+/// The production `streams.ko` (`prod`) must carry no test code and the test build (`test`)
+/// must carry all of it: symbol fragments ([`TEST_SYMBOLS`]), the test devices' names and every
+/// KUnit suite name ([`TEST_STRINGS`], [`declared_suites`]). Prints one line per pattern.
+pub(crate) fn check_builds(root: &Path, prod: &Path, test: &Path) -> Result<()> {
+    let st = util::step(format!(
+        "check: production streams.ko has no test code (nm + strings of {} vs {})",
+        prod.display(),
+        test.display()
+    ));
+    let mut strings: Vec<String> = TEST_STRINGS.iter().map(|s| s.to_string()).collect();
+    for d in declared_suites(root)? {
+        if !d.negative_control {
+            strings.push(d.name);
+        }
+    }
+    let in_prod = test_code_in(prod, &strings)?;
+    let in_test = test_code_in(test, &strings)?;
+    let mut problems = Vec::new();
+    for ((what, n_prod, ex_prod), (_, n_test, ex_test)) in in_prod.iter().zip(&in_test) {
+        let example = if ex_prod.is_empty() { ex_test } else { ex_prod };
+        println!("    production {n_prod:>4}  test {n_test:>4}  {what}  {example}");
+        if *n_prod != 0 {
+            problems.push(format!(
+                "the production streams.ko has test code: {what}: {ex_prod}"
+            ));
+        }
+        if *n_test == 0 {
+            problems.push(format!(
+                "the test build of streams.ko has no {what}: the check no longer sees that code (fix xtask/src/checks.rs)"
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(format!("build checks failed:\n  {}", problems.join("\n  ")));
+    }
+    st.done_with(&format!(
+        "production: none of {} patterns; test build: all",
+        in_prod.len()
+    ));
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_are_whole() {
+        let b = "\0rstreams_stream\0streams_sth_ctl\0streams_sth\0streams/clone/mux";
+        assert_eq!(count_token(b, "streams_stream"), 0);
+        assert_eq!(count_token(b, "streams_sth"), 1);
+        assert_eq!(count_token(b, "streams_sth_ctl"), 1);
+        assert_eq!(count_token(b, "streams/clone/mux"), 1);
+        assert_eq!(count_token("x", "streams"), 0);
+    }
 
     #[test]
     fn parses_suite_tables() {

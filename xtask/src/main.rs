@@ -21,6 +21,7 @@ use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use kernel::Variant;
+use modules::Build;
 use util::Result;
 
 const HELP: &str = "\
@@ -29,21 +30,26 @@ cargo xtask <command> [options]      (run as root on Debian 12; see docs/buildin
 commands:
 {BENCH}  test [--variant test|lean] [--no-host] [--no-negative-control]
       Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace, core tests
-      under valgrind, loom models, unsafe audit table), then the
-      KUnit suites of streams.ko in a QEMU guest with the test kernel (KASAN, lockdep,
-      kmemleak), then the negative control (a build with a deliberately failing case, which
-      must be reported as failing). Exit status 0 only if everything passed.
+      under valgrind, loom models, unsafe audit table), then both builds of streams.ko
+      (the production one must have no KUnit suite, test driver or fault injection: nm and
+      its strings are checked), then the test build's KUnit suites and the guest tests in a
+      QEMU guest with the test kernel (KASAN, lockdep, kmemleak), then the negative control
+      (a build with a deliberately failing case, which must be reported as failing). Exit
+      status 0 only if everything passed.
   test --negative-control
       Only the run with the failing case: shows how a failure is reported (exits non-zero).
   selftest
       The driver's own test: the negative-control run must fail, naming the failing case.
-  vm [--variant lean|test] [--copy DIR] [--timeout SECS] -- CMD...
-      Boot a guest (default: lean kernel) with streams.ko loaded, DIR copied to /host (the
-      working directory), run CMD with sh, print its output, exit with its exit status.
+  vm [--variant lean|test] [--build prod|test] [--copy DIR] [--timeout SECS] -- CMD...
+      Boot a guest (default: lean kernel) with streams.ko loaded (default: the production
+      build; --build test adds the test drivers sloop, echo, nuls, mux, loop/spx, with
+      KUnit disabled), DIR copied to /host (the working directory), run CMD with sh, print
+      its output, exit with its exit status.
   kernel [--variant test|lean]
       Build (or find cached) the kernel in ~/.cache/rstreams/kernel/<variant>-<key>/.
-  modules [--variant test|lean] [--negative-control]
-      Build the modules through the top-level Kbuild (warnings are errors).
+  modules [--variant test|lean] [--build test|prod] [--negative-control]
+      Build the modules through the top-level Kbuild (warnings are errors); default: the
+      test build of streams.ko against the test kernel.
   help
       This text.
 
@@ -63,6 +69,7 @@ fn help() -> String {
 #[derive(Default)]
 struct Opts {
     variant: Option<Variant>,
+    build: Option<Build>,
     negative_control: bool,
     no_host: bool,
     no_negative: bool,
@@ -79,6 +86,7 @@ fn parse(args: &[String]) -> Result<Opts> {
             "--variant" => {
                 o.variant = Some(Variant::parse(it.next().ok_or("--variant needs a value")?)?)
             }
+            "--build" => o.build = Some(Build::parse(it.next().ok_or("--build needs a value")?)?),
             "--negative-control" => o.negative_control = true,
             "--no-host" => o.no_host = true,
             "--no-negative-control" => o.no_negative = true,
@@ -169,6 +177,8 @@ enum Mode<'a> {
         negative_control: bool,
     },
     Vm {
+        /// The production module unless `--build test`.
+        build: Build,
         copy: Option<&'a std::path::Path>,
         cmd: &'a str,
     },
@@ -188,23 +198,38 @@ pub(crate) struct GuestInfo {
     pub(crate) programs: Vec<PathBuf>,
 }
 
-/// Build everything a guest needs and boot it; returns the console run.
+/// Build everything a guest needs and boot it; returns the console run. Test runs load the
+/// test build of `streams.ko`, benchmarks the production one, `vm` the one asked for.
 fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, GuestInfo)> {
     deps::ensure()?;
     let k = kernel::ensure(v)?;
-    let negctl = matches!(
-        mode,
-        Mode::Test {
-            negative_control: true
-        }
-    );
-    let mods = modules::build(&k, v, negctl)?;
+    let build = match mode {
+        Mode::Test { negative_control } => Build::Test {
+            negative_control: *negative_control,
+        },
+        Mode::Vm { build, .. } => *build,
+        Mode::Bench { .. } => Build::Prod,
+    };
+    let mods = modules::build(&k, v, build)?;
     let progs = modules::build_user()?;
     let root = util::repo_root();
+    let negctl = build
+        == Build::Test {
+            negative_control: true,
+        };
     let tag = format!("{}{}", v.name(), if negctl { "-negctl" } else { "" });
     let (kind, copy, cmd, extra) = match mode {
         Mode::Test { .. } => ("test", None, None, vec![]),
-        Mode::Vm { copy, cmd } => ("vm", *copy, Some(*cmd), vec![]),
+        Mode::Vm { build, copy, cmd } => (
+            if *build == Build::Prod {
+                "vm"
+            } else {
+                "vm-testbuild"
+            },
+            *copy,
+            Some(*cmd),
+            vec![],
+        ),
         Mode::Bench { plan } => (
             "bench",
             None,
@@ -325,6 +350,22 @@ fn negative_control_expected(v: Variant, limit: Duration) -> Result<()> {
     Ok(())
 }
 
+/// Build both `streams.ko` builds against the kernel of `v` and check that the production one
+/// carries no test code and the test build does (`checks::check_builds`).
+fn builds_apart(v: Variant) -> Result<()> {
+    deps::ensure()?;
+    let k = kernel::ensure(v)?;
+    let test = modules::build(
+        &k,
+        v,
+        Build::Test {
+            negative_control: false,
+        },
+    )?;
+    let prod = modules::build(&k, v, Build::Prod)?;
+    checks::check_builds(&util::repo_root(), prod.streams_ko()?, test.streams_ko()?)
+}
+
 fn cmd_test(o: &Opts) -> Result<()> {
     let v = o.variant.unwrap_or(Variant::Test);
     let limit = timeout(o, 900)?;
@@ -341,6 +382,7 @@ fn cmd_test(o: &Opts) -> Result<()> {
         deps::ensure()?;
         host_tests()?;
     }
+    builds_apart(v)?;
     let verdict = vm_tests(v, false, limit)?;
     if !verdict.ok() {
         return Err(format!(
@@ -360,7 +402,7 @@ fn cmd_test(o: &Opts) -> Result<()> {
 
 fn cmd_vm(o: &Opts) -> Result<u8> {
     if o.cmd.is_empty() {
-        return Err("usage: cargo xtask vm [--copy DIR] -- CMD...".into());
+        return Err("usage: cargo xtask vm [--build prod|test] [--copy DIR] -- CMD...".into());
     }
     if let Some(d) = &o.copy {
         if !d.is_dir() {
@@ -371,6 +413,7 @@ fn cmd_vm(o: &Opts) -> Result<u8> {
     let (run, _) = guest(
         o.variant.unwrap_or(Variant::Lean),
         &Mode::Vm {
+            build: o.build.unwrap_or(Build::Prod),
             copy: o.copy.as_deref(),
             cmd: &cmd,
         },
@@ -426,7 +469,14 @@ fn main() -> ExitCode {
             .and_then(|_| {
                 let v = o.variant.unwrap_or(Variant::Test);
                 let k = kernel::ensure(v)?;
-                modules::build(&k, v, o.negative_control)
+                let b = match (o.build, o.negative_control) {
+                    (Some(Build::Prod), true) => {
+                        return Err("--negative-control needs the test build".into())
+                    }
+                    (Some(Build::Prod), false) => Build::Prod,
+                    (_, negative_control) => Build::Test { negative_control },
+                };
+                modules::build(&k, v, b)
             })
             .map(|_| 0),
         _ => Err(format!("unknown command {cmd:?}\n\n{}", help())),

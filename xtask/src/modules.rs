@@ -1,9 +1,14 @@
 //! The project's kernel modules (through the top-level `Kbuild`) and the static guest programs.
 //!
-//! Modules are built in a staging copy of the sources, `target/kmod/<variant>[-negctl]/`, one per
-//! kernel and flag set: Kbuild writes objects next to the sources, and sharing one tree between
-//! kernels would link objects compiled against another kernel's `kernel` crate. Files are copied
-//! only when changed, so `make` stays incremental. Any warning fails the build.
+//! Two builds of `streams.ko` from the same sources ([`Build`]): the production module
+//! (`cargo xtask bench`, `cargo xtask vm`) and the test build (`RSTREAMS_TEST=1`, Kbuild passes
+//! `--cfg rstreams_test`: KUnit suites, test drivers, fault injection; `cargo xtask test`).
+//!
+//! Modules are built in a staging copy of the sources, `target/kmod/<variant>-<build>/`, one per
+//! kernel and build: Kbuild writes objects next to the sources, and sharing one tree between
+//! kernels (or builds) would link objects compiled against another kernel's `kernel` crate (or
+//! with other cfgs). Files are copied only when changed, so `make` stays incremental. Any
+//! warning fails the build.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,20 +17,63 @@ use std::process::Command;
 use crate::kernel::{self, Kernel, Variant};
 use crate::util::{self, Result};
 
+/// Which `streams.ko` (the file name is the same in both builds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Build {
+    /// Production: no KUnit suites, no test drivers, no fault injection.
+    Prod,
+    /// Test build (`RSTREAMS_TEST=1`): KUnit suites, test drivers and their devices, fault
+    /// injection; `negative_control` adds the deliberately failing KUnit case.
+    Test { negative_control: bool },
+}
+
+impl Build {
+    /// `--build prod|test`.
+    pub(crate) fn parse(s: &str) -> Result<Self> {
+        match s {
+            "prod" => Ok(Build::Prod),
+            "test" => Ok(Build::Test {
+                negative_control: false,
+            }),
+            _ => Err(format!("unknown module build {s:?} (prod or test)")),
+        }
+    }
+
+    /// Name of the build in staging directories and logs.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Build::Prod => "prod",
+            Build::Test {
+                negative_control: false,
+            } => "test",
+            Build::Test {
+                negative_control: true,
+            } => "test-negctl",
+        }
+    }
+}
+
 /// Built modules.
 pub(crate) struct Modules {
     /// The `.ko` files.
     pub(crate) files: Vec<PathBuf>,
 }
 
-/// Build the modules against `k`; `negative_control` adds the deliberately failing KUnit case.
-pub(crate) fn build(k: &Kernel, v: Variant, negative_control: bool) -> Result<Modules> {
+impl Modules {
+    /// `streams.ko` among them.
+    pub(crate) fn streams_ko(&self) -> Result<&Path> {
+        self.files
+            .iter()
+            .find(|p| p.file_name().is_some_and(|n| n == "streams.ko"))
+            .map(PathBuf::as_path)
+            .ok_or_else(|| "the module build produced no streams.ko".to_string())
+    }
+}
+
+/// Build the modules against `k`, as build `b`.
+pub(crate) fn build(k: &Kernel, v: Variant, b: Build) -> Result<Modules> {
     let root = util::repo_root();
-    let name = format!(
-        "{}{}",
-        v.name(),
-        if negative_control { "-negctl" } else { "" }
-    );
+    let name = format!("{}-{}", v.name(), b.name());
     let stage = root.join("target/kmod").join(&name);
     let st = util::step(format!(
         "build modules ({name}) via Kbuild: make -C {} M={}",
@@ -49,8 +97,11 @@ pub(crate) fn build(k: &Kernel, v: Variant, negative_control: bool) -> Result<Mo
     let _ = fs::remove_file(&log);
     let mut cmd = kernel::make(&k.kdir);
     cmd.arg(format!("M={}", stage.display()));
-    if negative_control {
-        cmd.arg("RSTREAMS_NEGATIVE_CONTROL=1");
+    if let Build::Test { negative_control } = b {
+        cmd.arg("RSTREAMS_TEST=1");
+        if negative_control {
+            cmd.arg("RSTREAMS_NEGATIVE_CONTROL=1");
+        }
     }
     cmd.arg("modules");
     let lines = util::run_logged(&mut cmd, &log, true)?;

@@ -24,6 +24,7 @@
 #![cfg_attr(not(rstreams_kernel), deny(unsafe_code))]
 
 pub mod connld;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 mod twist;

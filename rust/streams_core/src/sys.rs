@@ -11,7 +11,7 @@
 //!
 //! This is also the one module of the core that may contain `unsafe`, in the kernel build only:
 //! the 6.12 `KBox` has no unsized coercion (see [`box_dyn!`]), and `release_kept` re-owns the
-//! run-long test buffers at module exit. Each block carries a SAFETY comment.
+//! run-long test buffers at module exit (test build only). Each block carries a SAFETY comment.
 
 #[cfg(not(rstreams_kernel))]
 extern crate alloc;
@@ -49,6 +49,10 @@ const GFP: kernel::alloc::Flags = kernel::alloc::flags::GFP_ATOMIC;
 /// `fail_after(n)` lets the next `n` allocations through and fails every one after that until
 /// [`fail_clear`] is called. On the host the setting is per thread (cargo runs tests in
 /// parallel); in the kernel it is global (KUnit runs cases one at a time).
+///
+/// Host builds and the kernel's test build (`--cfg rstreams_test`) only: the production
+/// `streams.ko` gets the stub below instead.
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 pub mod fault {
     #[cfg(rstreams_kernel)]
     use core::sync::atomic::{AtomicUsize, Ordering};
@@ -111,6 +115,17 @@ pub mod fault {
         {
             false
         }
+    }
+}
+
+/// The production kernel build has no fault injection: every allocation is attempted. The
+/// constant folds away at every call site, so no symbol and no load remain (`cargo xtask test`
+/// checks the production `streams.ko` with `nm`).
+#[cfg(all(rstreams_kernel, not(rstreams_test)))]
+mod fault {
+    #[inline(always)]
+    pub(crate) const fn should_fail() -> bool {
+        false
     }
 }
 
@@ -187,6 +202,7 @@ pub fn try_new_arc<T>(v: T) -> Result<Arc<T>, T> {
 }
 
 /// Roots of the buffers handed out by [`leak_zeroed`] (kernel: the boxed `KVec` headers).
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 static KEPT: [core::sync::atomic::AtomicPtr<u8>; 64] =
     [const { core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()) }; 64];
 
@@ -197,7 +213,7 @@ static KEPT: [core::sync::atomic::AtomicPtr<u8>; 64] =
 /// # Safety
 ///
 /// No slice returned by [`leak_zeroed`] may be used after this call.
-#[cfg(rstreams_kernel)]
+#[cfg(all(rstreams_kernel, rstreams_test))]
 pub unsafe fn release_kept() {
     use core::sync::atomic::Ordering;
     for slot in KEPT.iter() {
@@ -214,7 +230,9 @@ pub unsafe fn release_kept() {
 /// A zeroed buffer that lives for the rest of the run (for esballoc tests and static pools).
 ///
 /// The allocation is never freed. Its address is kept in a static table so that the kernel's
-/// leak detector (kmemleak) sees it as reachable: it is owned on purpose, not lost.
+/// leak detector (kmemleak) sees it as reachable: it is owned on purpose, not lost. Tests only:
+/// not in the production kernel build.
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 pub fn leak_zeroed(n: usize) -> Result<&'static mut [u8], NoMem> {
     use core::sync::atomic::Ordering;
     let v = vec_zeroed(n)?;

@@ -7,8 +7,14 @@
 //! - [`mux`]: a small multiplexing driver for I_LINK/I_PLINK (`/dev/streams/clone/mux`).
 //!
 //! The platform registers their streamtabs in its module registry (`fmodsw`); in `streams.ko`
-//! that is `registry()` in `rust/modules/streams.rs`.
+//! that is `fmodsw()` in `rust/modules/streams.rs`.
+//!
+//! `loopdrv` and `mux` are test drivers: the kernel compiles them only into the test build of
+//! `streams.ko` (`--cfg rstreams_test`, `cargo xtask test`), never into the production one. The
+//! host always has them (and every `tests` module), as it always runs the tests.
 
 pub mod bufmod;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 pub mod loopdrv;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 pub mod mux;

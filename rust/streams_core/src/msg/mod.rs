@@ -21,6 +21,7 @@ use crate::stream::QRef;
 use crate::sys::{self, Box, NoMem};
 
 mod ops;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 

@@ -38,6 +38,7 @@
 
 pub mod flow;
 pub mod gate;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod test;
 

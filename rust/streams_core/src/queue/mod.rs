@@ -18,6 +18,7 @@
 mod flags;
 pub(crate) mod ring;
 mod strq;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 

@@ -26,6 +26,7 @@ use crate::sys::{self, NoMem, Vec};
 #[cfg(any(feature = "std", loom))]
 pub mod host;
 
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 

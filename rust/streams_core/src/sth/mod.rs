@@ -40,6 +40,7 @@ pub mod pipe;
 mod plex;
 mod poll;
 mod read;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 pub mod transp;

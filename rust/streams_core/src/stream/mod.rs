@@ -36,10 +36,13 @@ pub mod module;
 pub mod mux;
 pub mod registry;
 pub mod stats;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod stats_tests;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod testmods;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 mod timeout;

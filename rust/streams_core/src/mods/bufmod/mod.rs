@@ -34,6 +34,7 @@
 //! (the core is `no_std`), and tests install their own clock ([`open_with_clock`]).
 
 mod ioctl;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
 
