@@ -33,19 +33,18 @@ use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::fasync::FasyncList;
 use crate::msg::Msg;
-use crate::perim::Perim;
+use crate::perim::{Perim, PerimGuard};
 use crate::runq::RunQueue;
 use crate::sth::{HeadEvents, StrHead, Stream};
 use crate::strsig::Signals;
 use crate::stream::{Later, Perimeter, QueueId};
-use crate::sys::MutexGuard;
 use crate::waitq::WaitQueue;
 
 /// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
 const HOLD_JIFFIES: u64 = 1;
 
-/// A held Stream lock.
-pub(crate) type Held<'a> = MutexGuard<'a, Stream>;
+/// A held Stream lock (the gate is busy while it is held: `perim` step 4).
+pub(crate) type Held<'a> = PerimGuard<'a, StrHead>;
 
 /// Who the operation ending a lock hold is for: the process that gets SIGPIPE.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -155,7 +154,8 @@ impl StrPerim {
         &self.fasync
     }
 
-    /// Take the Stream lock and apply what came in through the gate.
+    /// Take the Stream lock and apply what came in through the gate (the gate is busy until
+    /// the guard is dropped).
     pub(crate) fn enter(&self) -> Held<'_> {
         self.perim.enter()
     }
@@ -190,8 +190,19 @@ impl StrPerim {
     }
 
     /// After the lock is dropped: wake, signal, arm the timers, then run the perimeters the
-    /// hold claimed (`depth` deep: see `stream::Later::finish`). Process context.
+    /// hold claimed (`depth` deep: see `stream::Later::finish`), and this one again if a put
+    /// came in that its claimer left to us (`perim` step 4). Process context.
     pub(crate) fn act(&self, post: Post, caller: Caller, depth: u32) {
+        let later = self.act_effects(post, caller);
+        later.finish(depth);
+        if self.perim.needs_run() {
+            Perimeter::run(self, depth);
+        }
+    }
+
+    /// Wake, signal and arm the timers for `post` (none of which sleeps: also for a holder
+    /// about to sleep with the lock), handing back its `Later` list.
+    pub(crate) fn act_effects(&self, post: Post, caller: Caller) -> Later {
         let Post {
             ev,
             sigs,
@@ -212,7 +223,13 @@ impl StrPerim {
                 t.rearm(u64::try_from(j).unwrap_or(u64::MAX).max(1));
             }
         }
-        later.finish(depth);
+        later
+    }
+
+    /// Whether a put came in that nobody else will apply (after the guard was dropped, or
+    /// after [`PerimGuard::unbusy`]).
+    pub(crate) fn needs_run(&self) -> bool {
+        self.perim.needs_run()
     }
 
     /// The wakeups and per-file signals of `ev` (no lock needed: none sleeps).
@@ -289,10 +306,19 @@ impl Perimeter for StrPerim {
     }
 
     fn run(&self, depth: u32) {
-        let mut g = self.perim.run();
-        let post = self.leave(&mut g);
-        drop(g);
-        self.act(post, Caller::Nobody, depth);
+        loop {
+            if self.perim.is_busy() {
+                return; // the lock's holder applies it (`perim` step 4)
+            }
+            let mut g = self.perim.run();
+            let post = self.leave(&mut g);
+            drop(g);
+            let later = self.act_effects(post, Caller::Nobody);
+            later.finish(depth);
+            if !self.perim.needs_run() {
+                return;
+            }
+        }
     }
 
     fn schedule(self: Arc<Self>) {

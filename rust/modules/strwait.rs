@@ -91,7 +91,15 @@ fn wait_on<R>(
                 }
                 // Nothing left to run: only wakeups, signals and timers, none of which sleeps.
                 // Waking others (and maybe ourselves: harmless, we re-test) before queueing.
-                p.act(post, caller, 0);
+                let _empty = p.act_effects(post, caller);
+                // A put that came in after `leave` looked, whose claimer left it to us
+                // (`perim` step 4): apply it instead of sleeping.
+                g.unbusy();
+                if p.needs_run() {
+                    drop(g);
+                    crate::stream::Perimeter::run(p, 0);
+                    continue;
+                }
                 match p.wq().sleep_timeout(g, left) {
                     Err(e) => break e,
                     Ok(0) if limit_ms.is_some() => expired = true,
@@ -144,7 +152,13 @@ pub(crate) fn drain_on_close(p: &StrPerim, nonblock: bool) {
             at = Some(level);
             left = ms_to_jiffies(ms);
         }
-        p.act(post, Caller::Me, 0);
+        let _empty = p.act_effects(post, Caller::Me);
+        g.unbusy();
+        if p.needs_run() {
+            drop(g);
+            crate::stream::Perimeter::run(p, 0);
+            continue;
+        }
         match p.wq().sleep_timeout(g, left) {
             Err(_) => return,
             Ok(0) => expired = true,

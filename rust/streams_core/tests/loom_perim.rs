@@ -9,6 +9,9 @@
 //! - (e) enable vs run: a put claims the perimeter or finds it claimed; the runner clears the
 //!   claim before it takes the inbound list. Work is never stranded (inbound work with no
 //!   claim). The runner that clears the claim after taking the list is caught.
+//! - (g) the hand-off of a busy perimeter: a claimer that finds the Stream lock held leaves
+//!   the run to the holder, who looks at the inbound list once more after letting go. A put
+//!   is never left behind; a holder that does not look again is caught.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -87,21 +90,27 @@ fn d_put_vs_close_frees_exactly_once() {
 
 // (e) ------------------------------------------------------------------------------------------
 
-/// What the runner does with a claimed perimeter.
-fn runner_correct(t: &Perim) {
+/// What the runner does with a claimed perimeter: the real run (clear the claim, then take
+/// and apply). Returns how many puts it consumed outside the Stream (none: they are applied).
+fn runner_correct(t: &Perim) -> usize {
     t.run_scheduled();
+    0
 }
 
-/// The wrong order: take the inbound list first, clear the claim after.
-fn runner_clear_after(t: &Perim) {
-    let mut g = t.perim.enter(); // takes and applies the inbound list
-    let later = t.perim.leave(&mut g);
-    drop(g);
-    later.finish(0);
-    t.perim.gate().sched_flag().begin_run();
+/// The wrong order, by hand on the gate (the real `Perim` always clears first): take the
+/// inbound list, then clear the claim. The puts it took are counted and freed.
+fn runner_clear_after(t: &Perim) -> usize {
+    let gate = t.perim.gate();
+    let mut taken = gate.take();
+    let mut n = 0;
+    while taken.next_put().is_some() {
+        n += 1;
+    }
+    gate.sched_flag().begin_run();
+    n
 }
 
-fn enable_model(runner: fn(&Perim)) {
+fn enable_model(runner: fn(&Perim) -> usize) {
     model(move || {
         let t = stream();
         let rq = t.op(|s| s.head_rq());
@@ -121,22 +130,16 @@ fn enable_model(runner: fn(&Perim)) {
                 }
             })
         };
-        let scheduled = t.is_scheduled();
-        if scheduled {
-            runner(&t);
-        }
+        let consumed = runner(&t);
         producer.join().expect("producer");
         // Whatever is on the inbound list must have a claim that will run it.
         let gate = t.perim.gate();
         if gate.has_pending() {
-            assert!(
-                gate.sched_flag().is_scheduled(),
-                "lost wakeup: inbound work without a claim"
-            );
+            assert!(gate.sched_flag().is_scheduled(), "lost wakeup: inbound work without a claim");
         }
         t.run_scheduled();
         let n = t.op(|s| core::iter::from_fn(|| s.read()).count());
-        assert_eq!(n, 2, "a put was not applied");
+        assert_eq!(n + consumed, 2, "a put was not applied");
     });
 }
 
@@ -250,11 +253,13 @@ fn f_publish_reading_marks_first_is_caught() {
                     return true;
                 }
                 want.fetch_or(1, SeqCst);
+                loom::sync::atomic::fence(SeqCst);
                 full.load(SeqCst) & 1 == 0
             })
         };
         // Wrong: the marks are read before "full" is cleared.
         let wanted = want.load(SeqCst) & 1 != 0;
+        loom::sync::atomic::fence(SeqCst);
         full.fetch_and(!1, SeqCst);
         let backenabled = wanted && want.fetch_and(!1, SeqCst) & 1 != 0;
         let went = writer.join().expect("writer");
@@ -263,4 +268,53 @@ fn f_publish_reading_marks_first_is_caught() {
         }
         let _ = Flow::new();
     });
+}
+
+// (g) ------------------------------------------------------------------------------------------
+
+fn handoff_model(holder_checks: bool) {
+    model(move || {
+        let t = stream();
+        let rq = t.op(|s| s.head_rq());
+        let producer = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"p").expect("msg");
+                if t.put_in(rq, m).expect("open") {
+                    t.run(0); // skips if the holder is busy
+                }
+            })
+        };
+        // The holder: an operation on the Stream (a reader finding nothing, say).
+        {
+            let mut g = t.perim.enter();
+            let later = t.perim.leave(&mut g);
+            drop(g);
+            later.finish(0);
+            if holder_checks && t.perim.needs_run() {
+                t.run(0);
+            }
+        }
+        producer.join().expect("producer");
+        let gate = t.perim.gate();
+        assert!(
+            !gate.has_pending(),
+            "put left behind by a busy hand-off (claimed: {}, busy: {})",
+            gate.sched_flag().is_scheduled(),
+            gate.is_busy()
+        );
+        let n = t.op(|s| core::iter::from_fn(|| s.read()).count());
+        assert_eq!(n, 1);
+    });
+}
+
+#[test]
+fn g_busy_handoff_leaves_nothing_behind() {
+    handoff_model(true);
+}
+
+#[test]
+#[should_panic(expected = "put left behind")]
+fn g_holder_that_does_not_look_again_is_caught() {
+    handoff_model(false);
 }

@@ -17,20 +17,21 @@
 //! ```
 //!
 //! Why a refused writer is always back-enabled: the writer stores `want` and then loads
-//! `full`; the Stream stores `full` and then loads `want`, all sequentially consistent. If the
+//! `full`; the Stream stores `full` and then loads `want`, each with a sequentially
+//! consistent fence between its store and its load. If the
 //! writer's second test still saw the queue full, the Stream's store that clears it comes
 //! later in the single order, so its load of `want` after that store sees the writer's mark,
 //! and the back-enable is sent as soon as the queue is at its low-water mark (every lock hold
-//! ends with a publish). The loom model `perim_flow` checks this with the clear-then-test
+//! ends with a publish). The loom model (f) in `tests/loom_perim.rs` checks this with the clear-then-test
 //! order reversed as the negative case.
 //!
 //! `pending` counts the bytes handed to the inbound list for this entry and not yet taken
 //! under the lock, so a burst of puts between two lock holds is flow controlled too.
 
 #[cfg(not(loom))]
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+use core::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::SeqCst};
 #[cfg(loom)]
-use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+use loom::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::SeqCst};
 
 /// What the Stream reports for one band of its flow queue when it publishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +126,7 @@ impl Flow {
             return true;
         }
         want.fetch_or(bit, SeqCst);
+        fence(SeqCst);
         open()
     }
 
@@ -149,7 +151,9 @@ impl Flow {
         bands: impl Iterator<Item = BandState>,
         mut backenable: impl FnMut(u8),
     ) {
-        self.hiwat.store(hiwat, SeqCst);
+        if self.hiwat.load(SeqCst) != hiwat {
+            self.hiwat.store(hiwat, SeqCst);
+        }
         for b in bands {
             let (w, bit) = word_bit(b.band);
             let (Some(full), Some(want)) = (self.full.get(w), self.want.get(w)) else {
@@ -164,6 +168,7 @@ impl Flow {
             if full.load(SeqCst) & bit != 0 {
                 full.fetch_and(!bit, SeqCst);
             }
+            fence(SeqCst);
             if b.low && want.load(SeqCst) & bit != 0 && want.fetch_and(!bit, SeqCst) & bit != 0 {
                 backenable(b.band);
             }

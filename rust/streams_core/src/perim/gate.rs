@@ -12,9 +12,9 @@
 //! round, and no other lock is taken under it.
 
 #[cfg(not(loom))]
-use core::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use core::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
 #[cfg(loom)]
-use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use loom::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
 
 use super::flow::Flow;
 use crate::msg::Msg;
@@ -77,6 +77,9 @@ pub struct Gate {
     inbound: sys::BhLock<Inbound>,
     /// Something is on the inbound list (a hint read without the lock; set under it).
     pending: AtomicBool,
+    /// The Stream lock is held by someone who will look at the inbound list before it lets
+    /// go (`Perim::enter` sets it, the guard clears it): a claimer leaves the run to them.
+    busy: AtomicBool,
     /// The perimeter is on a runner's list, or claimed by a put that will run it.
     pub(crate) flag: SchedFlag,
     /// The published flow control of the entry queues.
@@ -89,6 +92,7 @@ impl Gate {
         Ok(Gate {
             inbound: sys::BhLock::new(Inbound::default())?,
             pending: AtomicBool::new(false),
+            busy: AtomicBool::new(false),
             flag: SchedFlag::new(),
             flow: core::array::from_fn(|_| Flow::new()),
         })
@@ -164,6 +168,26 @@ impl Gate {
     /// The scheduled flag (the claim protocol; loom models drive it by hand).
     pub fn sched_flag(&self) -> &SchedFlag {
         &self.flag
+    }
+
+    /// Mark the Stream lock held and about to look at the inbound list (`Perim::enter`).
+    pub(crate) fn set_busy(&self, busy: bool) {
+        self.busy.store(busy, SeqCst);
+    }
+
+    /// Whether the Stream lock's holder will still look at the inbound list: the claimer's
+    /// side of the hand-off (`perim` step 4), after its put. The fence orders the put's store
+    /// before this load against the holder's clear-then-look ([`Gate::needs_look`]).
+    pub fn is_busy(&self) -> bool {
+        fence(SeqCst);
+        self.busy.load(SeqCst)
+    }
+
+    /// The holder's side of the hand-off, after it cleared *busy*: whether something is on
+    /// the inbound list that nobody else will apply.
+    pub fn needs_look(&self) -> bool {
+        fence(SeqCst);
+        self.pending.load(SeqCst)
     }
 
     /// Whether something may be on the inbound list (no lock taken).

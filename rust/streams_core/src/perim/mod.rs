@@ -77,24 +77,45 @@ impl<H: HeadProcs> Perim<H> {
     }
 
     /// Take the Stream lock and apply the inbound list (step 1 of the module docs), then let
-    /// the head take up what other Streams changed ([`HeadProcs::sync`]).
-    pub fn enter(&self) -> sys::MutexGuard<'_, Stream<H>> {
+    /// the head take up what other Streams changed ([`HeadProcs::sync`]). The gate is busy
+    /// until the guard is dropped (step 4).
+    pub fn enter(&self) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
+        self.gate.set_busy(true);
         if self.gate.has_pending() {
             self.apply_inbound(&mut g);
         }
         H::sync(&mut g);
-        g
+        PerimGuard {
+            g,
+            gate: &self.gate,
+        }
     }
 
     /// The runner's enter, for the caller that claimed the perimeter (step 2).
-    pub fn run(&self) -> sys::MutexGuard<'_, Stream<H>> {
+    pub fn run(&self) -> PerimGuard<'_, H> {
         self.gate.flag.begin_run();
         self.enter()
     }
 
-    /// Apply what is on the inbound list, oldest first.
+    /// Whether a claimer must leave the run to the lock's holder (step 4): true while the
+    /// gate is busy.
+    pub fn is_busy(&self) -> bool {
+        self.gate.is_busy()
+    }
+
+    /// After the guard was dropped: whether work came in that nobody else will apply, so the
+    /// caller must run the perimeter (step 4).
+    pub fn needs_run(&self) -> bool {
+        self.gate.needs_look()
+    }
+
+    /// Apply what is on the inbound list, oldest first. Whoever takes the list clears the
+    /// claim first, as a run does (step 2): a put after the take claims the perimeter again,
+    /// and a claim whose run was left to this holder (step 4) is not left standing with
+    /// nothing behind it.
     fn apply_inbound(&self, s: &mut Stream<H>) {
+        self.gate.flag.begin_run();
         let mut t = self.gate.take();
         for (q, band) in t.backs() {
             s.backenable_at(q, band);
@@ -169,15 +190,20 @@ impl<H: HeadProcs> Perim<H> {
                 let low = queue.band_count(b) <= queue.band_lowat(b);
                 Some(BandState { band: b, full, low })
             });
-            let mut backs = [false; 256];
+            // Bands to back-enable, one bit each (`queue` borrows the Stream meanwhile).
+            let mut backs = [0u64; 4];
             f.publish(hiwat, core::iter::once(band0).chain(bands), |b| {
-                if let Some(x) = backs.get_mut(usize::from(b)) {
-                    *x = true;
+                if let Some(w) = backs.get_mut(usize::from(b / 64)) {
+                    *w |= 1u64 << (b % 64);
                 }
             });
-            for (b, _) in backs.iter().enumerate().filter(|(_, x)| **x) {
-                if let Ok(b) = u8::try_from(b) {
-                    s.backenable_remote(q, b);
+            for (i, mut w) in backs.into_iter().enumerate() {
+                while w != 0 {
+                    let bit = w.trailing_zeros();
+                    w &= w - 1;
+                    if let Ok(b) = u8::try_from(i * 64 + bit as usize) {
+                        s.backenable_remote(q, b);
+                    }
                 }
             }
         }
@@ -192,5 +218,42 @@ impl<H: HeadProcs> Perim<H> {
     /// Put from outside (the gate's `put_in`).
     pub fn put_in(&self, q: QueueId, mp: Msg) -> Result<bool, Msg> {
         self.gate.put_in(q, mp)
+    }
+}
+
+/// A held Stream lock (from [`Perim::enter`] or [`Perim::run`]). While it lives the gate is
+/// busy; dropping it clears that, then unlocks (step 4 of the module docs: the holder then
+/// asks [`Perim::needs_run`]).
+pub struct PerimGuard<'a, H: HeadProcs> {
+    g: sys::MutexGuard<'a, Stream<H>>,
+    gate: &'a Gate,
+}
+
+impl<H: HeadProcs> core::ops::Deref for PerimGuard<'_, H> {
+    type Target = Stream<H>;
+    fn deref(&self) -> &Stream<H> {
+        &self.g
+    }
+}
+
+impl<H: HeadProcs> core::ops::DerefMut for PerimGuard<'_, H> {
+    fn deref_mut(&mut self) -> &mut Stream<H> {
+        &mut self.g
+    }
+}
+
+impl<H: HeadProcs> PerimGuard<'_, H> {
+    /// Stop being busy while still holding the lock (a holder about to sleep with it: it
+    /// asks [`Perim::needs_run`] itself before it does).
+    pub fn unbusy(&mut self) {
+        self.gate.set_busy(false);
+    }
+}
+
+impl<H: HeadProcs> Drop for PerimGuard<'_, H> {
+    fn drop(&mut self) {
+        // Before the unlock (the field drops after this): a claimer that still finds the gate
+        // busy is sure to be seen by our `needs_run`, one that finds it free takes the lock.
+        self.gate.set_busy(false);
     }
 }

@@ -61,6 +61,10 @@ impl<H: HeadProcs> TestPerim<H> {
         let later = self.perim.leave(&mut g);
         drop(g);
         later.finish(0);
+        // A put that came in after `leave` looked and whose claimer left it to us (step 4).
+        if self.perim.needs_run() {
+            self.run(0);
+        }
         r
     }
 
@@ -107,11 +111,19 @@ impl<H: HeadProcs> Perimeter for TestPerim<H> {
         self.perim.gate().bcanput_in(q, band)
     }
     fn run(&self, depth: u32) {
-        self.runs.fetch_add(1, SeqCst);
-        let mut g = self.perim.run();
-        let later = self.perim.leave(&mut g);
-        drop(g);
-        later.finish(depth);
+        loop {
+            if self.perim.is_busy() {
+                return; // the lock's holder applies it (`perim` step 4)
+            }
+            self.runs.fetch_add(1, SeqCst);
+            let mut g = self.perim.run();
+            let later = self.perim.leave(&mut g);
+            drop(g);
+            later.finish(depth);
+            if !self.perim.needs_run() {
+                return;
+            }
+        }
     }
     fn schedule(self: Arc<Self>) {
         self.scheduled.store(true, SeqCst);

@@ -271,12 +271,25 @@ fn close_with_data_in_flight_frees_everything_once() -> TestResult {
     Ok(())
 }
 
+/// I_FDINSERT from `a` naming `b` while `b`'s lock is held by someone else: the connect
+/// request waits on `b`'s inbound list, and its run is left to that holder (`perim` step 4),
+/// which here only marks `b` scheduled when it lets go (`settle` runs it).
+fn fdinsert_to_busy(a: &Perim, b: &Perim) -> Result<i32, Stop> {
+    let target = fdinsert_target(b)?;
+    let held = b.perim.enter();
+    let r = a.op(|s| Ins::to(target).run(s));
+    drop(held);
+    if b.perim.needs_run() {
+        crate::stream::Perimeter::schedule(b.clone());
+    }
+    r
+}
+
 fn close_while_connecting() -> TestResult {
     let before = FREED_RACE.load(Ordering::SeqCst);
-    // a asks b, but b is claimed and does not answer yet; a writes (held), then closes.
+    // a asks b, but b is busy and does not answer yet; a writes (held), then closes.
     let (a, b) = (open_loop()?, open_loop()?);
-    b.qref(b.op(|s| s.head_wq())).backenable(0);
-    check_eq!(fdinsert(&a, &b), Ok(0));
+    check_eq!(fdinsert_to_busy(&a, &b), Ok(0));
     let m = tagged(1, free_race)?;
     a.op(|s| s.write(m));
     close(&a);
@@ -295,8 +308,7 @@ fn close_while_connecting() -> TestResult {
     // A request to a Stream that closes before it answers: the requester gets nothing
     // back (its data stays held) until its own close, which frees it.
     let (c, d) = (open_loop()?, open_loop()?);
-    d.qref(d.op(|s| s.head_wq())).backenable(0);
-    check_eq!(fdinsert(&c, &d), Ok(0));
+    check_eq!(fdinsert_to_busy(&c, &d), Ok(0));
     let m = tagged(2, free_race)?;
     c.op(|s| s.write(m));
     close(&d);
