@@ -135,7 +135,10 @@ fn enable_model(runner: fn(&Perim) -> usize) {
         // Whatever is on the inbound list must have a claim that will run it.
         let gate = t.perim.gate();
         if gate.has_pending() {
-            assert!(gate.sched_flag().is_scheduled(), "lost wakeup: inbound work without a claim");
+            assert!(
+                gate.sched_flag().is_scheduled(),
+                "lost wakeup: inbound work without a claim"
+            );
         }
         t.run_scheduled();
         let n = t.op(|s| core::iter::from_fn(|| s.read()).count());
