@@ -282,9 +282,13 @@ fn handoff_model(holder_checks: bool) {
         let producer = {
             let t = t.clone();
             thread::spawn(move || {
-                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"p").expect("msg");
-                if t.put_in(rq, m).expect("open") {
-                    t.run(0); // skips if the holder is busy
+                // Two puts: a claim made after the holder took the first one must not stay
+                // standing and strand the second.
+                for b in [b"p", b"q"] {
+                    let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
+                    if t.put_in(rq, m).expect("open") {
+                        t.run(0); // skips if the holder is busy
+                    }
                 }
             })
         };
@@ -307,7 +311,7 @@ fn handoff_model(holder_checks: bool) {
             gate.is_busy()
         );
         let n = t.op(|s| core::iter::from_fn(|| s.read()).count());
-        assert_eq!(n, 1);
+        assert_eq!(n, 2);
     });
 }
 

@@ -184,10 +184,13 @@ impl Gate {
     }
 
     /// The holder's side of the hand-off, after it cleared *busy*: whether something is on
-    /// the inbound list that nobody else will apply.
+    /// the inbound list, or a claim stands that a claimer may have left to it (a claim made
+    /// just after the holder took the list, for a put the holder already applied, would
+    /// otherwise stay standing with nothing behind it, and every later put would find the
+    /// perimeter claimed and not run it).
     pub fn needs_look(&self) -> bool {
         fence(SeqCst);
-        self.pending.load(SeqCst)
+        self.pending.load(SeqCst) || self.flag.is_scheduled()
     }
 
     /// Whether something may be on the inbound list (no lock taken).

@@ -271,14 +271,15 @@ fn close_with_data_in_flight_frees_everything_once() -> TestResult {
     Ok(())
 }
 
-/// I_FDINSERT from `a` naming `b` while `b`'s lock is held by someone else: the connect
-/// request waits on `b`'s inbound list, and its run is left to that holder (`perim` step 4),
-/// which here only marks `b` scheduled when it lets go (`settle` runs it).
+/// I_FDINSERT from `a` naming `b` while `b` is busy (its lock's holder, here only
+/// pretended, takes up what comes in when it lets go: `perim` step 4): the connect request
+/// waits on `b`'s inbound list, and `b` is only marked scheduled when the pretended holder
+/// lets go (`settle` runs it). No lock is held across `a`'s operation.
 fn fdinsert_to_busy(a: &Perim, b: &Perim) -> Result<i32, Stop> {
     let target = fdinsert_target(b)?;
-    let held = b.perim.enter();
+    b.perim.gate().set_busy(true);
     let r = a.op(|s| Ins::to(target).run(s));
-    drop(held);
+    b.perim.gate().set_busy(false);
     if b.perim.needs_run() {
         crate::stream::Perimeter::schedule(b.clone());
     }
