@@ -24,7 +24,8 @@
 //!    inbound list in the place of the run list.
 //! 3. **leave** ([`Perim::leave`]): before unlocking, run the enabled service procedures, then
 //!    publish the flow control of the entries (answering refused writers with back-enables),
-//!    and take the [`Later`] list. After unlocking, the platform acts on what the Stream head
+//!    apply what came in meanwhile (a few rounds at most, each published), and take the
+//!    [`Later`] list. After unlocking, the platform acts on what the Stream head
 //!    reported and finishes the `Later` list.
 //!
 //! # Locking
@@ -37,6 +38,8 @@ pub mod flow;
 pub mod gate;
 #[doc(hidden)]
 pub mod test;
+#[doc(hidden)]
+pub mod tests;
 
 pub use crate::stream::cross::NENTRY;
 pub use gate::{Gate, Taken};
@@ -46,6 +49,9 @@ use crate::msg::Msg;
 use crate::stream::{HeadProcs, Later, QueueId, Stream};
 use crate::sys;
 use flow::BandState;
+
+/// Most rounds of inbound work one lock hold applies while it leaves ([`Perim::leave`]).
+pub const LEAVE_ROUNDS: usize = 4;
 
 /// A Stream under its lock, with its gate.
 ///
@@ -103,19 +109,27 @@ impl<H: HeadProcs> Perim<H> {
 
     /// Before unlocking (step 3): run the enabled service procedures, publish the entries'
     /// flow control, and take what is left for after the unlock.
+    ///
+    /// Inbound work that arrived during this hold (a loop driver answering a put of ours, a
+    /// softirq producer putting meanwhile) is applied here too, for at most [`LEAVE_ROUNDS`]
+    /// more rounds, each ended by a publish: a producer that keeps the inbound list busy then
+    /// sees the flow control it filled (without the publish it would see none until the hold
+    /// ends), and cannot keep the holder — a system call — here for ever. What comes after the
+    /// last round waits for the run its put claimed (every put claims the perimeter or finds
+    /// it claimed, `gate.rs`), so nothing is stranded.
     pub fn leave(&self, s: &mut Stream<H>) -> Later {
+        let mut round = 0;
         loop {
             while s.has_enabled() {
                 s.runqueues();
             }
-            // Inbound work that arrived during this hold (a loop driver answering a put of
-            // ours): applied now, it needs no run of its own.
-            if !self.gate.has_pending() {
+            self.publish(s);
+            if round == LEAVE_ROUNDS || !self.gate.has_pending() {
                 break;
             }
+            round += 1;
             self.apply_inbound(s);
         }
-        self.publish(s);
         s.take_later()
     }
 
