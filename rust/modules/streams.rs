@@ -64,6 +64,7 @@ mod procfs;
 mod runq;
 pub mod selftest;
 mod sloop;
+mod softirq;
 mod strdev;
 mod strfile;
 mod strioctl;
@@ -76,6 +77,7 @@ mod suites;
 mod uio;
 mod waitq;
 mod weld;
+mod xput;
 
 /// The rstreams version (the workspace version in `Cargo.toml`; `cargo xtask` checks they match).
 pub const VERSION: &str = "0.1.0";
@@ -105,6 +107,8 @@ struct Streams {
     _echo: chardev::MiscDevice<strfile::StrFile>,
     /// `/dev/streams/clone/nuls`.
     _nuls: chardev::MiscDevice<strfile::StrFile>,
+    /// `/dev/streams/clone/xput` (a test driver: puts from softirq and workqueue context).
+    _xput: chardev::MiscDevice<strfile::StrFile>,
     /// Registered KUnit suites; dropping them unregisters (before the tables go away).
     _kunit: kunit_glue::KunitSuites,
     /// The scheduler's runner: dropped after every device, so that destroying it drains
@@ -159,6 +163,12 @@ impl kernel::Module for Streams {
             Some(&nuls::NULS),
             registry.clone(),
         )?;
+        let xput = register_dev(
+            module,
+            (c_str!("streams-xput"), c_str!("streams/clone/xput")),
+            Some(&xput::XPUT),
+            registry.clone(),
+        )?;
         let pipe = register_dev(
             module,
             (c_str!("streams-pipe"), c_str!("streams/clone/pipe")),
@@ -181,6 +191,7 @@ impl kernel::Module for Streams {
             _sloop: sloop,
             _echo: echo,
             _nuls: nuls,
+            _xput: xput,
             _kunit: kunit,
             _runq: runq,
             _kept: KeptBuffers,
@@ -193,6 +204,7 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     (strproc::Kind::Driver, &sloop::SLOOP),
     (strproc::Kind::Driver, &echo::ECHO),
     (strproc::Kind::Driver, &nuls::NULS),
+    (strproc::Kind::Driver, &xput::XPUT),
     (strproc::Kind::Driver, &pipe::PIPE),
     (strproc::Kind::Module, &sloop::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
