@@ -93,6 +93,10 @@ mod sloop;
 mod suites;
 #[cfg(rstreams_test)]
 mod testbuild;
+#[cfg(rstreams_test)]
+mod softirq;
+#[cfg(rstreams_test)]
+mod xput;
 
 /// The rstreams version (the workspace version in `Cargo.toml`; `cargo xtask` checks they match).
 pub const VERSION: &str = "0.1.0";
@@ -189,6 +193,8 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     (strproc::Kind::Driver, &mods::loopdrv::LOOP),
     #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &mods::loopdrv::SPX),
+    #[cfg(rstreams_test)]
+    (strproc::Kind::Driver, &xput::XPUT),
     (strproc::Kind::Driver, &pipe::PIPE),
     (strproc::Kind::Module, &nullmod::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),

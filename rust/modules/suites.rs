@@ -16,6 +16,7 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::queue::tests::QUEUE_SUITE,
     &crate::stream::tests::STREAM_SUITE,
     &crate::stream::stats_tests::STATS_SUITE,
+    &crate::perim::tests::PERIM_SUITE,
     &crate::sched::tests::SCHED_SUITE,
     &crate::sth::tests::STH_SUITE,
     &crate::sth::tests::ctl::STH_CTL_SUITE,

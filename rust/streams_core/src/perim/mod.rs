@@ -27,7 +27,8 @@
 //! 3. **leave** ([`Perim::leave`]): before unlocking, the head's sync again, run the enabled
 //!    service procedures, then publish the flow control of the entries (answering refused
 //!    writers with back-enables, which may enable service procedures of this Stream: they run
-//!    too), and take the [`Later`] list. After unlocking, the platform acts on what the Stream head
+//!    too), apply what came in meanwhile (a few rounds at most, each published), and take the
+//!    [`Later`] list. After unlocking, the platform acts on what the Stream head
 //!    reported and finishes the `Later` list.
 //!
 //! # Locking
@@ -41,6 +42,9 @@ pub mod gate;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod test;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
+#[doc(hidden)]
+pub mod tests;
 
 pub use crate::stream::cross::NENTRY;
 pub use gate::{Gate, Taken};
@@ -50,6 +54,9 @@ use crate::msg::Msg;
 use crate::stream::{HeadProcs, Later, QueueId, Stream};
 use crate::sys;
 use flow::BandState;
+
+/// Most rounds of inbound work one lock hold applies while it leaves ([`Perim::leave`]).
+pub const LEAVE_ROUNDS: usize = 4;
 
 /// A Stream under its lock, with its gate.
 ///
@@ -132,25 +139,31 @@ impl<H: HeadProcs> Perim<H> {
     /// ([`HeadProcs::sync`]), run the enabled service procedures, publish the entries' flow
     /// control, and take what is left for after the unlock. Publishing may back-enable an
     /// entry in place (`Side::publish`), so service procedures run again until none is left.
+    ///
+    /// Inbound work that arrived during this hold (a loop driver answering a put of ours, a
+    /// softirq producer putting meanwhile) is applied here too, for at most [`LEAVE_ROUNDS`]
+    /// more rounds, each ended by a publish: a producer that keeps the inbound list busy then
+    /// sees the flow control it filled (without the publish it would see none until the hold
+    /// ends), and cannot keep the holder — a system call — here for ever. What comes after the
+    /// last round is left to the run its put claimed, or to this holder once it lets go
+    /// (step 4: `needs_run`), so nothing is stranded.
     pub fn leave(&self, s: &mut Stream<H>) -> Later {
         H::sync(s);
+        let mut round = 0;
         loop {
-            loop {
-                while s.has_enabled() {
-                    s.runqueues();
-                }
-                // Inbound work that arrived during this hold (a loop driver answering a put of
-                // ours): applied now, it needs no run of its own.
-                if !self.gate.has_pending() {
-                    break;
-                }
-                self.apply_inbound(s);
-                H::sync(s);
+            while s.has_enabled() {
+                s.runqueues();
             }
             self.publish(s);
-            if !s.has_enabled() && !self.gate.has_pending() {
+            if s.has_enabled() {
+                continue; // a back-enable in place (`Side::publish`) enabled a queue here
+            }
+            if round == LEAVE_ROUNDS || !self.gate.has_pending() {
                 break;
             }
+            round += 1;
+            self.apply_inbound(s);
+            H::sync(s);
         }
         s.take_later()
     }
