@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 //! connld(7) opens: an open of an fattach'ed path whose Stream head has `connld` pushed makes
 //! a new STREAMS pipe, gives one end to the opener and passes the other to the server (the
-//! module and the head side are the core's `mods/connld`).
+//! module and the head side are in `rust/pipe`, `connld.rs`).
 //!
 //! ```text
 //!  server: s_pipe(p); I_PUSH "connld" on p[0]; fattach(p[0], path)
 //!  client: open(path) ─▶ strattach_open ─▶ open_tramp ─▶ connld::open
-//!            new pipe (StrShared) ─ end 1 ─▶ new FIFO file (rstreams pseudo fs) ─▶ M_PASSFP
+//!            new pipe (two StrPerims) ─ server end ─▶ new FIFO file (pseudo fs) ─▶ M_PASSFP
 //!                                                 └─ connld_pass on p[0] ─▶ p[1]'s read queue
-//!                     └────────── end 0 ─▶ the opener's file (private_data; inode: the path's)
+//!                     └──────── client end ─▶ the opener's file (private_data; inode: the path's)
 //!  server: ioctl(p[1], I_RECVFD) ─▶ its end of the client's pipe
 //! ```
 //!
@@ -24,36 +24,30 @@ use kernel::sync::Arc;
 use crate::chardev::{CallFile, FileOps, O_NONBLOCK};
 use crate::errno::Errno;
 use crate::fdpass::passfp_msg;
-use crate::stream::{Registry, Stream};
-use crate::strfile::{Link, StrFile, StrShared};
+use crate::pipe::connld::{connld_pass, sth_connld};
+use crate::strfile::StrFile;
+use crate::strperim::{Caller, StrPerim};
+use crate::stream::Registry;
 
-/// An open of a path attached to the head `attached`: with connld pushed there, the opener's
+/// An open of a path attached to the head `attached`: with connld pushed, the opener's
 /// end of a new pipe whose other end has been passed to the server; `None` without connld
 /// (an ordinary open of the attached head). `call` is the file being opened (already a file
 /// of the attached device), whose operations the server's new file gets too.
 pub(crate) fn open(
-    attached: &Link,
+    attached: &Arc<StrPerim>,
     registry: &Arc<Registry>,
     call: &CallFile<'_, StrFile>,
     nonblock: bool,
 ) -> Result<Option<Arc<StrFile>>, Errno> {
-    let connld = {
-        let mut g = attached.shared.stream.lock();
-        g.with_end(attached.end, |s| s.sth_connld())
-    };
-    if !connld {
+    if !attached.op(Caller::Nobody, |s| sth_connld(s)) {
         return Ok(None);
     }
-    let shared = StrShared::new(Stream::pipe()?)?;
-    let end = |end| Link {
-        shared: shared.clone(),
-        end,
-    };
-    let server = StrFile::new(end(1), false, registry.clone(), None)?;
+    let (client_end, server_end) = crate::weld::new_pipe()?;
+    let server = StrFile::new(server_end, false, registry.clone(), None)?;
     // Dropping the message (on any failure below) closes the server's file, and its end.
     let mut mp = Some(passfp_msg(call.new_fifo_file(server, false)?)?);
-    let client = StrFile::new(end(0), false, registry.clone(), None)?;
-    match attached.run_quiet(nonblock, |s| s.connld_pass(&mut mp, nonblock)) {
+    let client = StrFile::new(client_end, false, registry.clone(), None)?;
+    match crate::strwait::run_quiet(attached, nonblock, |s| connld_pass(s, &mut mp, nonblock)) {
         Ok(true) => Ok(Some(client)),
         r => {
             // Not sent (connld popped meanwhile: an ordinary open after all). The client's

@@ -6,7 +6,9 @@
 //! in the C shim (`rstreams_dwork_*` in `strshim.c`) and this type owns it: arming an armed
 //! item does nothing (`schedule_delayed_work` semantics), and dropping it cancels the work and
 //! waits for a running callback (`cancel_delayed_work_sync`) before freeing it, so the
-//! callback's context only has to outlive the `DelayedWork`.
+//! callback's context only has to outlive the `DelayedWork`. [`DelayedWork::new_atomic`] makes
+//! one without sleeping, for a driver under its Stream lock (`xput.rs`, armed with no delay as
+//! a plain work item).
 
 use core::ffi::c_void;
 use core::marker::PhantomData;
@@ -21,6 +23,7 @@ extern "C" {
         // item lives (`rstreams_dwork_free` cancels and waits first).
         f: unsafe extern "C" fn(*mut c_void),
         ctx: *mut c_void,
+        atomic: bool,
     ) -> *mut c_void;
     fn rstreams_dwork_arm(d: *mut c_void, delay: c_ulong);
     fn rstreams_dwork_rearm(d: *mut c_void, delay: c_ulong);
@@ -68,12 +71,34 @@ impl<T: Sync> DelayedWork<T> {
     /// `obj` points to a `T` that stays valid until this `DelayedWork` is dropped (typically:
     /// the `DelayedWork` is a field of that `T`, dropped before the fields `f` uses).
     pub(crate) unsafe fn new(f: fn(&T), obj: *const T) -> Result<Self, Errno> {
-        let ctx = kernel::alloc::KBox::new(Ctx { f, obj }, kernel::alloc::flags::GFP_KERNEL)
-            .map_err(|_| Errno::ENOSR)?;
+        // SAFETY: the caller's contract is ours.
+        unsafe { Self::alloc(f, obj, false) }
+    }
+
+    /// [`DelayedWork::new`] without sleeping (GFP_ATOMIC), for a caller holding a Stream lock
+    /// (the `xput` test driver's producer; test build only).
+    ///
+    /// # Safety
+    /// As for [`DelayedWork::new`].
+    #[cfg(rstreams_test)]
+    pub(crate) unsafe fn new_atomic(f: fn(&T), obj: *const T) -> Result<Self, Errno> {
+        // SAFETY: the caller's contract is ours.
+        unsafe { Self::alloc(f, obj, true) }
+    }
+
+    /// # Safety
+    /// As for [`DelayedWork::new`].
+    unsafe fn alloc(f: fn(&T), obj: *const T, atomic: bool) -> Result<Self, Errno> {
+        let flags = if atomic {
+            kernel::alloc::flags::GFP_ATOMIC
+        } else {
+            kernel::alloc::flags::GFP_KERNEL
+        };
+        let ctx = kernel::alloc::KBox::new(Ctx { f, obj }, flags).map_err(|_| Errno::ENOSR)?;
         let ctx = kernel::alloc::KBox::into_raw(ctx);
         // SAFETY: `trampoline::<T>` matches the C callback type; `ctx` stays allocated until
         // `drop`, after the work item is freed.
-        let handle = unsafe { rstreams_dwork_new(trampoline::<T>, ctx.cast()) };
+        let handle = unsafe { rstreams_dwork_new(trampoline::<T>, ctx.cast(), atomic) };
         if handle.is_null() {
             // SAFETY: `ctx` came from `KBox::into_raw` above and was not handed to C.
             drop(unsafe { kernel::alloc::KBox::from_raw(ctx) });

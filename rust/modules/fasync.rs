@@ -22,7 +22,6 @@ use crate::errno::Errno;
 extern "C" {
     fn rstreams_fasync(fd: c_int, filp: *mut c_void, on: c_int, fa: *mut c_void) -> c_int;
     fn rstreams_kill_fasync(fa: *mut c_void, code: c_int);
-    fn rstreams_fasync_move(from: *mut c_void, to: *mut c_void);
 }
 
 /// `si_code` POLL_IN (uapi `asm-generic/siginfo.h`): input available.
@@ -40,13 +39,13 @@ pub(crate) const POLL_HUP: i32 = 6;
 ///
 /// # Invariants
 /// `head` is null or the first entry of a list that only `fasync_helper` (through
-/// [`FasyncCall::register`]) and [`FasyncList::take_from`] change.
+/// [`FasyncCall::register`]) changes.
 pub(crate) struct FasyncList {
     head: Opaque<*mut c_void>,
 }
 
 // SAFETY: the list is changed by fasync_helper under the kernel's fasync lock (callers also
-// serialise per file, see `take_from`) and read by kill_fasync under RCU, from any thread.
+// serialise per file) and read by kill_fasync under RCU, from any thread.
 unsafe impl Send for FasyncList {}
 // SAFETY: as above.
 unsafe impl Sync for FasyncList {}
@@ -64,15 +63,6 @@ impl FasyncList {
     pub(crate) fn kill(&self, code: i32) {
         // SAFETY: `head` is a valid list head (type invariant); kill_fasync reads it under RCU.
         unsafe { rstreams_kill_fasync(self.head.get().cast(), code) }
-    }
-
-    /// Move every registration of `from` here (this list must be empty): I_PIPE welding an
-    /// unconnected end whose file asked for O_ASYNC. The caller holds the file's fasync lock,
-    /// so no `->fasync` of that file runs meanwhile; no other file uses these two lists.
-    pub(crate) fn take_from(&self, from: &FasyncList) {
-        // SAFETY: both heads are valid (type invariant); the entries are not freed by the
-        // move, so RCU readers of either list see valid entries.
-        unsafe { rstreams_fasync_move(from.head.get().cast(), self.head.get().cast()) }
     }
 }
 

@@ -4,14 +4,14 @@
 //! libstreams' `fattach(fd, path)` mounts the `streamsattach` filesystem of `strattach.ko`
 //! (`strattach.c`) over `path` with the option `fd=N`; its `get_tree` hands the file to
 //! [`attach_tramp`], which makes an [`Attachment`]: a counted hold on the file's Stream head
-//! (the same `Link` the file has). Every open of the path then comes to [`open_tramp`], which
+//! (the same `StrPerim` the file has). Every open of the path then comes to [`open_tramp`], which
 //! gives a new [`StrFile`] on that head, as every open of a FIFO node attaches to the node's
 //! Stream (`fifo.rs`); the shim turns the file into one of the device's files, so it is an
 //! ordinary rstreams file from then on. With `connld` pushed on the head, the open gets one
 //! end of a new STREAMS pipe instead, whose other end goes to the server (`connld.rs`). `fdetach` unmounts (lazily): once the last file opened
 //! through the path is closed, the superblock goes and [`detach_tramp`] drops the attachment.
 //!
-//! A head stays open while any file or attachment holds it (`StrShared::hold_head`), so a
+//! A head stays open while any file or attachment holds it (`StrPerim::hold_head`), so a
 //! server may fattach one end of a STREAMS pipe and close its descriptor of that end: clients
 //! opening the path reach it, and the end is closed (the other end hung up) only after
 //! `fdetach` and the last client's close.
@@ -30,7 +30,8 @@ use kernel::sync::Arc;
 use crate::chardev::{self, CallFile};
 use crate::errno::Errno;
 use crate::stream::Registry;
-use crate::strfile::{Link, StrFile};
+use crate::strfile::StrFile;
+use crate::strperim::{Caller, StrPerim};
 
 // Pointers to bindgen structs cross as `c_void`, as in `chardev.rs` (`improper_ctypes`).
 // SAFETY (contract): `strattach.c` calls these three only with the pointers it documents: a
@@ -55,7 +56,7 @@ extern "C" {
 
 /// One Stream head attached to a path: held open until the attachment is dropped.
 struct Attachment {
-    link: Link,
+    perim: Arc<StrPerim>,
     /// `fmodsw` for the files opened through the path (that of the attached file).
     registry: Arc<Registry>,
 }
@@ -63,40 +64,53 @@ struct Attachment {
 impl Attachment {
     /// Attach the head of `f` (EINVAL for a FIFO file or an unconnected pipe end).
     fn new(f: &StrFile) -> Result<KBox<Attachment>, Errno> {
-        let link = f.attachable_link()?;
+        let perim = attachable(f)?;
         let a = KBox::new(
             Attachment {
-                link: link.clone(),
+                perim: perim.clone(),
                 registry: f.registry.clone(),
             },
             GFP_KERNEL,
         )
         .map_err(|_| Errno::ENOSR)?;
-        link.shared.hold_head(link.end);
+        perim.hold_head();
         Ok(a)
     }
 
     /// Whether the head is an end of a STREAMS pipe (the path is then a FIFO).
     fn is_pipe(&self) -> bool {
-        self.link.shared.stream.lock().is_pipe()
+        self.perim.op(Caller::Nobody, |s| s.is_pipe())
     }
 
     /// The per-open object of `call`, a file being opened through the path: a new file on
     /// the attached head, or with connld pushed there, one end of a new pipe (`connld.rs`).
     fn open(&self, call: &CallFile<'_, StrFile>, f_flags: u32) -> Result<Arc<StrFile>, Errno> {
         let nonblock = f_flags & chardev::O_NONBLOCK != 0;
-        if let Some(f) = crate::connld::open(&self.link, &self.registry, call, nonblock)? {
+        if let Some(f) = crate::connld::open(&self.perim, &self.registry, call, nonblock)? {
             return Ok(f);
         }
-        StrFile::new(self.link.clone(), false, self.registry.clone(), None)
+        StrFile::new(self.perim.clone(), false, self.registry.clone(), None)
     }
 }
 
 impl Drop for Attachment {
     fn drop(&mut self) {
         // Nobody's process to send a signal to: this is an unmount.
-        self.link.shared.close_head(self.link.end, usize::MAX);
+        if self.perim.release_head() {
+            self.perim.close_now(Caller::Nobody);
+        }
     }
+}
+
+/// The Stream head of `f`, for an attachment: EINVAL for a FIFO file (its node already names
+/// it), for an unconnected pipe end (I_PIPE would make it something else) and for a Stream
+/// linked under a multiplexor (its head is not one now).
+fn attachable(f: &StrFile) -> Result<Arc<StrPerim>, Errno> {
+    let connected = f.pipe_state.load(core::sync::atomic::Ordering::Acquire) == crate::strfile::CONNECTED;
+    if f.is_fifo_file() || !connected || f.perim().op(Caller::Nobody, |s| s.sth().is_linked()) {
+        return Err(Errno::EINVAL);
+    }
+    Ok(f.perim().clone())
 }
 
 /// `get_tree` of a mount with `fd=N`: attach the file open as N.

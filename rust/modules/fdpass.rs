@@ -232,7 +232,9 @@ pub(crate) fn fifo_pipe(f: &StrFile, call: &CallFile<'_, StrFile>, arg: usize) -
     }
     let fd0 = UnusedFd::reserve(flags & cloexec)?;
     let fd1 = UnusedFd::reserve(flags & cloexec)?;
-    let (a, z) = f.new_pipe_pair()?;
+    let (a, z) = crate::weld::new_pipe()?;
+    let a = StrFile::new(a, false, f.registry.clone(), None)?;
+    let z = StrFile::new(z, false, f.registry.clone(), None)?;
     let nb = flags & nonblock != 0;
     let fa = call.new_fifo_file(a, nb)?;
     let fz = call.new_fifo_file(z, nb)?;

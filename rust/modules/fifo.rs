@@ -17,7 +17,7 @@
 //! undoes the open (ERESTARTSYS). Close: the opener stops counting; the last close of the node
 //! closes the Stream (modules popped, data freed), and the next open starts a new one.
 //!
-//! Locking: slot lock, then stream lock (never the other way: system calls on an open FIFO
+//! Locking: slot lock, then Stream lock (never the other way: system calls on an open FIFO
 //! take only the stream lock). The open waiters sleep on the slot's wait queue, released from
 //! the slot lock only once queued (`WaitQueue::sleep`), so a partner's open is never missed.
 
@@ -27,8 +27,10 @@ use kernel::sync::{Arc, Mutex};
 
 use crate::chardev::O_NONBLOCK;
 use crate::errno::Errno;
-use crate::stream::{Registry, Stream};
-use crate::strfile::{settle, Link, StrFile, StrShared};
+use crate::sth::Stream;
+use crate::stream::Registry;
+use crate::strfile::StrFile;
+use crate::strperim::{Caller, StrPerim};
 use crate::waitq::WaitQueue;
 
 /// The access mode bits of the open flags.
@@ -42,7 +44,7 @@ pub(crate) const NFIFO: usize = 4;
 /// A FIFO node's state (under [`FifoSlot::state`]).
 struct FifoState {
     /// The Stream while the node is open; `None` when nobody has it open.
-    shared: Option<Arc<StrShared>>,
+    shared: Option<Arc<StrPerim>>,
     readers: usize,
     writers: usize,
     /// Read and write opens so far: a waiting opener waits for the other one to change.
@@ -115,26 +117,20 @@ impl FifoState {
     /// Tell the head about the openers now counted; at the last close, close the Stream and
     /// take it out of the slot (the caller drops it after unlocking). `hold`: send what the
     /// closing opener's writes left held (SNDHOLD) before it goes.
-    fn update(&mut self, hold: bool) -> Option<Arc<StrShared>> {
+    fn update(&mut self, hold: bool) -> Option<Arc<StrPerim>> {
         let sh = self.shared.clone()?;
         let last = self.readers == 0 && self.writers == 0;
-        let mut g = sh.stream.lock();
         if last {
-            g.sth_close();
-        } else {
+            sh.close_now(Caller::Nobody);
+            return self.shared.take();
+        }
+        sh.op(Caller::Nobody, |s| {
             if hold {
-                g.sth_flush_hold();
+                s.sth_flush_hold();
             }
-            g.fifo_openers(self.readers, self.writers);
-        }
-        let ev = settle(&mut g, 0);
-        drop(g);
-        sh.apply(ev);
-        if last {
-            self.shared.take()
-        } else {
-            None
-        }
+            s.fifo_openers(self.readers, self.writers);
+        });
+        None
     }
 }
 
@@ -175,7 +171,7 @@ pub(crate) fn open(
     let shared = match &st.shared {
         Some(sh) => sh.clone(),
         None => {
-            let sh = StrShared::new(Stream::fifo()?)?;
+            let sh = StrPerim::new(Stream::fifo()?)?;
             st.shared = Some(sh.clone());
             sh
         }
@@ -184,7 +180,7 @@ pub(crate) fn open(
         slot: slot.clone(),
         mode,
     };
-    let file = match StrFile::new(Link { shared, end: 0 }, false, registry.clone(), Some(fifo)) {
+    let file = match StrFile::new(shared, false, registry.clone(), Some(fifo)) {
         Ok(f) => f,
         Err(e) => {
             // Nobody counted yet: a Stream created for this open goes again.
@@ -194,7 +190,9 @@ pub(crate) fn open(
                 None
             };
             drop(st);
-            drop(gone);
+            if let Some(sh) = gone {
+                sh.close_now(Caller::Nobody);
+            }
             return Err(e);
         }
     };
@@ -232,7 +230,7 @@ pub(crate) fn release(file: &StrFile, f: &FifoOpen) {
     let mine = st
         .shared
         .as_ref()
-        .is_some_and(|sh| Arc::ptr_eq(sh, &file.link().shared));
+        .is_some_and(|sh| Arc::ptr_eq(sh, file.perim()));
     let gone = if mine { st.update(f.mode.write) } else { None };
     drop(st);
     drop(gone);

@@ -33,6 +33,8 @@ pub mod ktest;
 pub mod mods;
 #[path = "../streams_core/src/msg/mod.rs"]
 pub mod msg;
+#[path = "../streams_core/src/perim/mod.rs"]
+pub mod perim;
 #[path = "../streams_core/src/queue/mod.rs"]
 pub mod queue;
 #[path = "../streams_core/src/sched/mod.rs"]
@@ -41,6 +43,12 @@ pub mod sched;
 pub mod sth;
 #[path = "../streams_core/src/stream/mod.rs"]
 pub mod stream;
+
+// --- STREAMS pipes (`rust/pipe`): a crate of its own on the host, a module here. Its sources
+// name the core `streams_core::…`, which in this crate is the crate itself. ---
+extern crate self as streams_core;
+#[path = "../pipe/src/lib.rs"]
+pub mod pipe;
 
 // --- Kernel glue. ---
 mod chardev;
@@ -51,17 +59,22 @@ mod fattach;
 mod fdpass;
 mod fifo;
 mod iter;
-mod mux;
 mod nullmod;
 mod pipemod;
 mod procfs;
+mod runq;
+mod strdev;
 mod strfile;
 mod strioctl;
+mod strmux;
+mod strperim;
 mod strproc;
 mod strrw;
+mod strsig;
 mod strwait;
 mod uio;
 mod waitq;
+mod weld;
 
 // --- Test build only (`--cfg rstreams_test`): KUnit and the test drivers. ---
 #[cfg(rstreams_test)]
@@ -80,6 +93,10 @@ mod sloop;
 mod suites;
 #[cfg(rstreams_test)]
 mod testbuild;
+#[cfg(rstreams_test)]
+mod softirq;
+#[cfg(rstreams_test)]
+mod xput;
 
 /// The rstreams version (the workspace version in `Cargo.toml`; `cargo xtask` checks they match).
 pub const VERSION: &str = "0.1.0";
@@ -103,9 +120,12 @@ struct Streams {
     /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped early: no new
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
-    /// Test build: the test drivers' devices, then the KUnit suites (dropped last).
+    /// Test build: the test drivers' devices, then the KUnit suites.
     #[cfg(rstreams_test)]
     _test: testbuild::TestBuild,
+    /// The scheduler's runner: dropped after every device, so that destroying it drains
+    /// whatever the last Streams scheduled.
+    _runq: runq::RunQueue,
 }
 
 impl kernel::Module for Streams {
@@ -115,6 +135,7 @@ impl kernel::Module for Streams {
         for (_, tab) in LISTED {
             stream::reserve_totals(tab);
         }
+        let runq = runq::RunQueue::create().map_err(|e| Error::from_errno(-e.0))?;
         let registry = fmodsw()?;
         // Test build: run the KUnit suites, register the test devices.
         #[cfg(rstreams_test)]
@@ -152,6 +173,7 @@ impl kernel::Module for Streams {
             _pipe: pipe,
             #[cfg(rstreams_test)]
             _test: test,
+            _runq: runq,
         })
     }
 }
@@ -171,10 +193,13 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     (strproc::Kind::Driver, &mods::loopdrv::LOOP),
     #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &mods::loopdrv::SPX),
+    #[cfg(rstreams_test)]
+    (strproc::Kind::Driver, &xput::XPUT),
+    (strproc::Kind::Driver, &pipe::PIPE),
     (strproc::Kind::Module, &nullmod::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
     (strproc::Kind::Module, &mods::bufmod::BUFMOD),
-    (strproc::Kind::Module, &mods::connld::CONNLD),
+    (strproc::Kind::Module, &pipe::CONNLD),
 ];
 
 /// The module registry (`fmodsw`: nullmod, bufmod, pipemod, connld), shared by every device.
@@ -186,7 +211,7 @@ fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {
         .map_err(|e| Error::from_errno(-e.0))?;
     reg.register_module(&pipemod::PIPEMOD)
         .map_err(|e| Error::from_errno(-e.0))?;
-    reg.register_module(&mods::connld::CONNLD)
+    reg.register_module(&pipe::CONNLD)
         .map_err(|e| Error::from_errno(-e.0))?;
     Ok(kernel::sync::Arc::new(reg, GFP_KERNEL)?)
 }
@@ -200,28 +225,27 @@ fn register_dev(
     registry: kernel::sync::Arc<stream::Registry>,
 ) -> Result<chardev::MiscDevice<strfile::StrFile>> {
     let kind = match driver {
-        Some(drv) => strfile::StrKind::Driver(drv),
-        None => strfile::StrKind::PipeEnd,
+        Some(drv) => strdev::StrKind::Driver(drv),
+        None => strdev::StrKind::PipeEnd,
     };
-    let dev = strfile::StrDev { kind, registry };
+    let dev = strdev::StrDev { kind, registry };
     chardev::MiscDevice::register(names.0, names.1, dev, module)
 }
 
-/// A STREAMS clone device over a driver whose Streams share one Stream complex (a
-/// multiplexing driver, `sth/mux.rs`): every open adds a Stream to it. Only the test drivers
-/// `mux` and `loop`/`spx` are such drivers today; the production build keeps the complex path
-/// (and the I_LINK glue, `mux.rs`) compiled for the next one.
+/// The clone device of a multiplexing driver (`driver`'s instances implement
+/// `StreamModule::mux`): every open is an upper Stream of the driver's one link table
+/// (`stream::MuxTable`), which other Streams are linked under with I_LINK/I_PLINK. Only the
+/// test driver `mux` is such a driver today.
 #[cfg_attr(not(rstreams_test), allow(dead_code))]
-fn register_complex(
+fn register_mux(
     module: &'static ThisModule,
     names: (&'static kernel::str::CStr, &'static kernel::str::CStr),
     driver: &'static stream::StreamTab,
     registry: kernel::sync::Arc<stream::Registry>,
 ) -> Result<chardev::MiscDevice<strfile::StrFile>> {
-    let complex = stream::Stream::complex().map_err(|e| Error::from_errno(-e.0))?;
-    let shared = strfile::StrShared::new(complex).map_err(|e| Error::from_errno(-e.0))?;
-    let kind = strfile::StrKind::Complex(driver, shared);
-    let dev = strfile::StrDev { kind, registry };
+    let table = stream::mux::MuxTable::new().map_err(|e| Error::from_errno(-e.0))?;
+    let kind = strdev::StrKind::Mux(driver, table);
+    let dev = strdev::StrDev { kind, registry };
     chardev::MiscDevice::register(names.0, names.1, dev, module)
 }
 
@@ -240,8 +264,8 @@ fn register_fifos(
     ];
     let mut devs = KVec::with_capacity(fifo::NFIFO, GFP_KERNEL)?;
     for (name, node) in names {
-        let dev = strfile::StrDev {
-            kind: strfile::StrKind::Fifo(fifo::FifoSlot::new()?),
+        let dev = strdev::StrDev {
+            kind: strdev::StrKind::Fifo(fifo::FifoSlot::new()?),
             registry: registry.clone(),
         };
         devs.push(

@@ -2,8 +2,7 @@
 //! ioctl(2) on a STREAMS file: decode the user argument of each `I_*` command (an integer, a
 //! module name, an output buffer, `struct strioctl`, `struct strpmsg`, …; layouts in
 //! `docs/abi.md`) into the head's `IocArg`, run it through `StrFile::run`, and copy results
-//! back. I_GETPMSG/I_PUTPMSG (the putmsg/getmsg emulation of LfS) and I_FDINSERT (`fildes`
-//! resolved through the caller's descriptor table) are handled here too.
+//! back. I_GETPMSG/I_PUTPMSG (the putmsg/getmsg emulation of LfS) are handled here too.
 //! Commands outside the `'S'` group go down as transparent ioctls (M_COPYIN/M_COPYOUT reach
 //! the caller's whole address space through `UserBuf`, still bounds- and fault-checked).
 //!
@@ -16,13 +15,9 @@ use core::cell::Cell;
 
 use crate::errno::Errno;
 use crate::sth::consts::*;
-use kernel::sync::Arc;
 
-use crate::chardev::CallFile;
 use crate::sth::layout::{Layout, Model};
-use crate::sth::{
-    istr_timeout_ms, FdInsert, FdTarget, GetMsg, IocArg, Part, PeekArgs, StrIoctl, TranspIoctl,
-};
+use crate::sth::{istr_timeout_ms, GetMsg, IocArg, Part, PeekArgs, StrIoctl, TranspIoctl};
 use crate::strfile::StrFile;
 use crate::uio::UserBuf;
 
@@ -337,63 +332,4 @@ fn peek(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
         u.write_at(model.peek_flags(), fb.get(..n).unwrap_or_default())?;
     }
     Ok(r)
-}
-
-/// I_FDINSERT: `struct strfdinsert { strbuf ctlbuf; strbuf databuf; long flags; int fildes;
-/// int offset; }` (48 bytes). `fildes` must be an open Stream (EBADF if it is not open,
-/// EINVAL for another kind of file or a Stream linked under a multiplexor); its token is a
-/// queue of the caller's arena only when both files share one (`sth/fdinsert.rs`). The token
-/// is 8 bytes: 32-bit callers (`compat_ioctl`) get EINVAL.
-pub(crate) fn fdinsert(
-    f: &StrFile,
-    file: &CallFile<'_, StrFile>,
-    arg: usize,
-    nonblock: bool,
-    model: Model,
-) -> Result<i32, Errno> {
-    if model != Model::Lp64 {
-        return Err(Errno::EINVAL);
-    }
-    let b = UserBuf::new(arg, 48).read_array::<48>(0)?;
-    let c = model.strbuf(&b, 0);
-    let d = model.strbuf(&b, 16);
-    let (clen, cbuf, dlen, dbuf) = (c.len, c.buf, d.len, d.buf);
-    let flags = b
-        .get(32..40)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, i64::from_ne_bytes);
-    let (fildes, offset) = (i32_at(&b, 40), i32_at(&b, 44));
-    let them = file.any_device(fildes)?.link();
-    let me = f.link();
-    let target = if Arc::ptr_eq(&me.shared, &them.shared) {
-        FdTarget::Here(them.end)
-    } else {
-        // Another Stream's lock, taken and dropped before ours: never both at once.
-        if them.shared.stream.lock().plex_state().is_some() {
-            return Err(Errno::EINVAL);
-        }
-        FdTarget::Elsewhere
-    };
-    let cio = UserBuf::new(cbuf, usize::try_from(clen).unwrap_or(0));
-    let dio = UserBuf::new(dbuf, usize::try_from(dlen).unwrap_or(0));
-    let reg = &*f.registry;
-    f.run(
-        nonblock,
-        |s| {
-            let (mut c, mut d) = (cio, dio);
-            let mut a = FdInsert {
-                ctl: Part {
-                    io: &mut c,
-                    len: clen,
-                },
-                data: part(&mut d, dlen),
-                flags,
-                offset,
-                target,
-                nonblock,
-            };
-            s.strioctl(reg, I_FDINSERT, IocArg::FdInsert(&mut a))
-        },
-        |_| {},
-    )
 }

@@ -30,6 +30,9 @@
 #include <linux/device.h>
 #include <linux/kdev_t.h>
 #include <linux/uio.h>
+#include <linux/bottom_half.h>
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -235,7 +238,10 @@ void rstreams_fasync_move(struct fasync_struct **from, struct fasync_struct **to
 }
 EXPORT_SYMBOL_GPL(rstreams_fasync_move);
 
-/* A delayed work item calling fn(ctx) on the system workqueue (dwork.rs owns it). */
+/*
+ * A delayed work item calling fn(ctx) on the system workqueue (dwork.rs owns it). `atomic`:
+ * allocate without sleeping (the caller may hold a Stream lock).
+ */
 struct rstreams_dwork {
 	struct delayed_work dw;
 	void (*fn)(void *ctx);
@@ -249,10 +255,10 @@ static void rstreams_dwork_run(struct work_struct *w)
 	d->fn(d->ctx);
 }
 
-void *rstreams_dwork_new(void (*fn)(void *ctx), void *ctx);
-void *rstreams_dwork_new(void (*fn)(void *ctx), void *ctx)
+void *rstreams_dwork_new(void (*fn)(void *ctx), void *ctx, bool atomic);
+void *rstreams_dwork_new(void (*fn)(void *ctx), void *ctx, bool atomic)
 {
-	struct rstreams_dwork *d = kzalloc(sizeof(*d), GFP_KERNEL);
+	struct rstreams_dwork *d = kzalloc(sizeof(*d), atomic ? GFP_ATOMIC : GFP_KERNEL);
 
 	if (!d)
 		return NULL;
@@ -294,6 +300,117 @@ void *rstreams_dwork_free(void *p)
 	return ctx;
 }
 EXPORT_SYMBOL_GPL(rstreams_dwork_free);
+
+/*
+ * Softirq contexts (softirq.rs owns them): an hrtimer whose callback runs in softirq context
+ * (HRTIMER_MODE_REL_SOFT) and a tasklet, each calling fn(ctx). Made with GFP_ATOMIC (the
+ * caller may hold a Stream lock); freeing cancels and waits for a running callback first
+ * (hrtimer_cancel, tasklet_kill), so it sleeps: process context only.
+ */
+struct rstreams_hrtimer {
+	struct hrtimer t;
+	void (*fn)(void *ctx);
+	void *ctx;
+};
+
+static enum hrtimer_restart rstreams_hrtimer_run(struct hrtimer *t)
+{
+	struct rstreams_hrtimer *h = container_of(t, struct rstreams_hrtimer, t);
+
+	/* The callback restarts the timer itself if it wants to (hrtimer_start may be called
+	 * from the timer's own callback; the restart stands, whatever this returns). */
+	h->fn(h->ctx);
+	return HRTIMER_NORESTART;
+}
+
+void *rstreams_hrtimer_new(void (*fn)(void *ctx), void *ctx);
+void *rstreams_hrtimer_new(void (*fn)(void *ctx), void *ctx)
+{
+	struct rstreams_hrtimer *h = kzalloc(sizeof(*h), GFP_ATOMIC);
+
+	if (!h)
+		return NULL;
+	hrtimer_init(&h->t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	h->t.function = rstreams_hrtimer_run;
+	h->fn = fn;
+	h->ctx = ctx;
+	return h;
+}
+EXPORT_SYMBOL_GPL(rstreams_hrtimer_new);
+
+/* Run the callback `ns` nanoseconds from now (moving it if it is already armed). */
+void rstreams_hrtimer_start(void *p, u64 ns);
+void rstreams_hrtimer_start(void *p, u64 ns)
+{
+	struct rstreams_hrtimer *h = p;
+
+	hrtimer_start(&h->t, ns_to_ktime(ns), HRTIMER_MODE_REL_SOFT);
+}
+EXPORT_SYMBOL_GPL(rstreams_hrtimer_start);
+
+void *rstreams_hrtimer_free(void *p);
+void *rstreams_hrtimer_free(void *p)
+{
+	struct rstreams_hrtimer *h = p;
+	void *ctx = h->ctx;
+
+	hrtimer_cancel(&h->t);
+	kfree(h);
+	return ctx;
+}
+EXPORT_SYMBOL_GPL(rstreams_hrtimer_free);
+
+struct rstreams_tasklet {
+	struct tasklet_struct t;
+	void (*fn)(void *ctx);
+	void *ctx;
+};
+
+static void rstreams_tasklet_run(struct tasklet_struct *t)
+{
+	struct rstreams_tasklet *k = from_tasklet(k, t, t);
+
+	k->fn(k->ctx);
+}
+
+void *rstreams_tasklet_new(void (*fn)(void *ctx), void *ctx);
+void *rstreams_tasklet_new(void (*fn)(void *ctx), void *ctx)
+{
+	struct rstreams_tasklet *k = kzalloc(sizeof(*k), GFP_ATOMIC);
+
+	if (!k)
+		return NULL;
+	tasklet_setup(&k->t, rstreams_tasklet_run);
+	k->fn = fn;
+	k->ctx = ctx;
+	return k;
+}
+EXPORT_SYMBOL_GPL(rstreams_tasklet_new);
+
+/* Run the callback once more in softirq context (once, however often it is scheduled
+ * before it runs; scheduled from its own callback, it runs again afterwards). */
+void rstreams_tasklet_schedule(void *p);
+void rstreams_tasklet_schedule(void *p)
+{
+	struct rstreams_tasklet *k = p;
+
+	tasklet_schedule(&k->t);
+}
+EXPORT_SYMBOL_GPL(rstreams_tasklet_schedule);
+
+/* tasklet_kill marks the tasklet scheduled itself first, so a callback that schedules it
+ * again while we wait does not queue it; then it waits for the running callback. */
+void *rstreams_tasklet_free(void *p);
+void *rstreams_tasklet_free(void *p)
+{
+	struct rstreams_tasklet *k = p;
+	void *ctx = k->ctx;
+
+	tasklet_kill(&k->t);
+	kfree(k);
+	return ctx;
+}
+EXPORT_SYMBOL_GPL(rstreams_tasklet_free);
 
 /* File references and descriptors for I_SENDFD/I_RECVFD (fdpass.rs). */
 void rstreams_get_file(struct file *file);
@@ -637,3 +754,40 @@ module_exit(rstreams_shim_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("rstreams: C wrappers for APIs the 6.12 Rust kernel crate lacks");
+
+/*
+ * Bottom halves off and on again around the inbound lock of a perimeter (the core's
+ * sys::BhLock): local_bh_disable/enable are inline, so Rust reaches them through here.
+ */
+void rstreams_local_bh_disable(void);
+void rstreams_local_bh_disable(void)
+{
+	local_bh_disable();
+}
+EXPORT_SYMBOL_GPL(rstreams_local_bh_disable);
+
+void rstreams_local_bh_enable(void);
+void rstreams_local_bh_enable(void)
+{
+	local_bh_enable();
+}
+EXPORT_SYMBOL_GPL(rstreams_local_bh_enable);
+
+/*
+ * The STREAMS scheduler's runner (runq.rs): a per-CPU workqueue (not WQ_UNBOUND, so a
+ * perimeter scheduled from a CPU runs on that CPU), WQ_MEM_RECLAIM so that a Stream can
+ * still make progress under memory pressure. Destroying it drains what is queued.
+ */
+void *rstreams_runq_create(void);
+void *rstreams_runq_create(void)
+{
+	return alloc_workqueue("rstreams_runq", WQ_MEM_RECLAIM, 0);
+}
+EXPORT_SYMBOL_GPL(rstreams_runq_create);
+
+void rstreams_runq_destroy(void *wq);
+void rstreams_runq_destroy(void *wq)
+{
+	destroy_workqueue(wq);
+}
+EXPORT_SYMBOL_GPL(rstreams_runq_destroy);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What only the test build of `streams.ko` has (`--cfg rstreams_test`, what `cargo xtask test`
 //! loads): the KUnit suites, which run when they are registered at load, and the clone devices
-//! of the test drivers `sloop`, `echo`, `nuls`, `mux` and `loop`/`spx`.
+//! of the test drivers `sloop`, `echo`, `nuls`, `mux`, `loop`/`spx` and `xput`.
 //!
 //! The production build compiles none of it: not this file, not `kunit_glue.rs`, `suites.rs`,
 //! `selftest.rs`, `sloop.rs`, `echo.rs`, `nuls.rs`, nor the core's `ktest`, `tests` modules,
@@ -14,13 +14,13 @@ use kernel::sync::Arc;
 
 use crate::chardev::MiscDevice;
 use crate::strfile::StrFile;
-use crate::{echo, kunit_glue, mods, nuls, sloop, stream, suites, sys};
+use crate::{echo, kunit_glue, mods, nuls, sloop, stream, suites, sys, xput};
 
 /// The test build's part of the module. Fields drop in order: the devices, then the KUnit
 /// suites, then the tests' run-long buffers.
 pub(crate) struct TestBuild {
     _mux: MiscDevice<StrFile>,
-    /// `/dev/streams/clone/loop` and `…/spx`: the loop-around driver (each its own complex).
+    /// `/dev/streams/clone/loop` and `…/spx`: the loop-around driver (joined by I_FDINSERT).
     _loop: [MiscDevice<StrFile>; 2],
     /// `/dev/streams/clone/sloop`.
     _sloop: MiscDevice<StrFile>,
@@ -28,6 +28,8 @@ pub(crate) struct TestBuild {
     _echo: MiscDevice<StrFile>,
     /// `/dev/streams/clone/nuls`.
     _nuls: MiscDevice<StrFile>,
+    /// `/dev/streams/clone/xput`: puts from softirq, timer and workqueue context (`xput.rs`).
+    _xput: MiscDevice<StrFile>,
     /// Registered KUnit suites; dropping them unregisters (before the tables go away).
     kunit: kunit_glue::KunitSuites,
     /// Dropped last: frees the tests' run-long buffers (`sys::leak_zeroed`).
@@ -62,23 +64,29 @@ impl TestBuild {
             Some(&nuls::NULS),
             registry.clone(),
         )?;
-        let mux = crate::register_complex(
+        let xput = crate::register_dev(
+            module,
+            (c_str!("streams-xput"), c_str!("streams/clone/xput")),
+            Some(&xput::XPUT),
+            registry.clone(),
+        )?;
+        let mux = crate::register_mux(
             module,
             (c_str!("streams-mux"), c_str!("streams/clone/mux")),
             &mods::mux::MUX,
             registry.clone(),
         )?;
         let loop_devs = [
-            crate::register_complex(
+            crate::register_dev(
                 module,
                 (c_str!("streams-loop"), c_str!("streams/clone/loop")),
-                &mods::loopdrv::LOOP,
+                Some(&mods::loopdrv::LOOP),
                 registry.clone(),
             )?,
-            crate::register_complex(
+            crate::register_dev(
                 module,
                 (c_str!("streams-spx"), c_str!("streams/clone/spx")),
-                &mods::loopdrv::SPX,
+                Some(&mods::loopdrv::SPX),
                 registry.clone(),
             )?,
         ];
@@ -88,6 +96,7 @@ impl TestBuild {
             _sloop: sloop,
             _echo: echo,
             _nuls: nuls,
+            _xput: xput,
             kunit,
             _kept: kept,
         })

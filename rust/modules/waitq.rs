@@ -15,7 +15,6 @@
 
 use core::ffi::c_int;
 use core::marker::PhantomPinned;
-use core::ptr;
 
 use kernel::bindings;
 use kernel::ffi::c_long;
@@ -73,12 +72,6 @@ impl WaitQueue {
     /// The C wait queue (for `poll_wait`).
     pub(crate) fn as_raw(&self) -> *mut bindings::wait_queue_head {
         self.wq.get()
-    }
-
-    /// Wake every sleeper and poller.
-    pub(crate) fn wake_all(&self) {
-        // SAFETY: `wq` is initialised (type invariant); TASK_NORMAL with nr 0 wakes all.
-        unsafe { bindings::__wake_up(self.wq.get(), bindings::TASK_NORMAL, 0, ptr::null_mut()) };
     }
 
     /// Wake every sleeper and poller, if there is any (no wait-queue lock taken otherwise:

@@ -153,13 +153,14 @@ fn host_tests() -> Result<()> {
             ),
     )?;
     st.done();
-    // loom models of the scheduler and back-enable races (own target dir: other RUSTFLAGS).
-    let st = util::step("host: loom models (tests/loom_sched.rs)");
+    // loom models of the scheduler, back-enable and perimeter races (own target dir: other
+    // RUSTFLAGS).
+    let st = util::step("host: loom models (tests/loom_sched.rs, tests/loom_perim.rs)");
     util::run(
         Command::new(&cargo)
             .current_dir(&root)
             .args(["test", "-p", "streams_core", "--release", "--quiet"])
-            .args(["--test", "loom_sched"])
+            .args(["--test", "loom_sched", "--test", "loom_perim"])
             .env("RUSTFLAGS", "--cfg loom")
             .env("CARGO_TARGET_DIR", root.join("target/loom")),
     )?;

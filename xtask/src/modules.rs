@@ -90,11 +90,9 @@ pub(crate) fn build(k: &Kernel, v: Variant, b: Build) -> Result<Modules> {
         &stage.join("rust/modules"),
         &rs_or_kbuild,
     )?;
-    util::sync_tree(
-        &root.join("rust/streams_core/src"),
-        &stage.join("rust/streams_core/src"),
-        &rs_or_kbuild,
-    )?;
+    for src in ["rust/streams_core/src", "rust/pipe/src"] {
+        util::sync_tree(&root.join(src), &stage.join(src), &rs_or_kbuild)?;
+    }
     let log = stage.join("build.log");
     let _ = fs::remove_file(&log);
     let mut cmd = kernel::make(&k.kdir);

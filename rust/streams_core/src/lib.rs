@@ -11,6 +11,8 @@
 //!   putnext, qreply, canputnext, back-enable, push/pop, registration.
 //! - [`sth`]: the Stream head (read, write, putmsg, getmsg, ioctl, poll) as a state machine.
 //! - [`sched`]: qenable run lists and the service-procedure runners.
+//! - [`perim`]: a Stream's perimeter: its lock, its inbound gate (puts and back-enables from
+//!   other Streams and contexts), the run protocol and flow control across perimeters.
 //! - [`errno`]: the errno values the executive reports.
 //! - [`mods`]: ready-made modules on the core API (bufmod).
 //! - [`sys`]: the platform seam (allocation); [`ktest`]: tests shared with KUnit.
@@ -24,6 +26,7 @@ pub mod errno;
 pub mod ktest;
 pub mod mods;
 pub mod msg;
+pub mod perim;
 pub mod queue;
 pub mod sched;
 pub mod sth;

@@ -399,3 +399,160 @@ macro_rules! __coerce {
 
 #[doc(hidden)]
 pub use crate::__coerce;
+
+// --- Locks: the Stream lock and the inbound lock of a perimeter (`perim`). ---
+//
+// The kernel's are the kernel crate's `Mutex` and `SpinLock` (pinned in a box of their own so
+// that the structures holding them need no pin-initialisation); the host's are `std`'s (or
+// loom's, for the models). The core has no host locks without `std`: `perim` is not compiled
+// there.
+
+#[cfg(all(not(rstreams_kernel), not(loom), feature = "std"))]
+extern crate std;
+
+/// The Stream lock: a sleeping mutual-exclusion lock (process context only).
+///
+/// # Invariants
+/// The kernel mutex is initialised and pinned for the life of `self`.
+#[cfg(rstreams_kernel)]
+pub struct Mutex<T>(core::pin::Pin<Box<kernel::sync::Mutex<T>>>);
+
+/// The guard of a held [`Mutex`].
+#[cfg(rstreams_kernel)]
+pub type MutexGuard<'a, T> =
+    kernel::sync::lock::Guard<'a, T, kernel::sync::lock::mutex::MutexBackend>;
+
+#[cfg(rstreams_kernel)]
+impl<T> Mutex<T> {
+    /// A new lock holding `v` (a sleeping allocation: call it in process context, holding no
+    /// Stream lock). All Stream locks are one lockdep class: two are never held together.
+    pub fn new(v: T) -> Result<Self, NoMem> {
+        use kernel::init::InPlaceInit;
+        kernel::alloc::KBox::pin_init(
+            kernel::new_mutex!(v, "rstreams_stream"),
+            kernel::alloc::flags::GFP_KERNEL,
+        )
+        .map(Mutex)
+        .map_err(|_| NoMem)
+    }
+    /// Take the lock (may sleep).
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        self.0.lock()
+    }
+}
+
+/// The Stream lock: a sleeping mutual-exclusion lock (`std`'s on the host).
+#[cfg(all(not(rstreams_kernel), not(loom), feature = "std"))]
+pub struct Mutex<T>(std::sync::Mutex<T>);
+/// The guard of a held [`Mutex`].
+#[cfg(all(not(rstreams_kernel), not(loom), feature = "std"))]
+pub type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
+#[cfg(all(not(rstreams_kernel), not(loom), feature = "std"))]
+impl<T> Mutex<T> {
+    /// A new lock holding `v`.
+    pub fn new(v: T) -> Result<Self, NoMem> {
+        Ok(Mutex(std::sync::Mutex::new(v)))
+    }
+    /// Take the lock (a panic of another holder does not poison it for us).
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The Stream lock under the loom model checker.
+#[cfg(all(not(rstreams_kernel), loom))]
+pub struct Mutex<T>(loom::sync::Mutex<T>);
+/// The guard of a held [`Mutex`].
+#[cfg(all(not(rstreams_kernel), loom))]
+pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+#[cfg(all(not(rstreams_kernel), loom))]
+impl<T> Mutex<T> {
+    /// A new lock holding `v`.
+    pub fn new(v: T) -> Result<Self, NoMem> {
+        Ok(Mutex(loom::sync::Mutex::new(v)))
+    }
+    /// Take the lock.
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The Stream lock's host twin for the short leaf lock of an inbound list: never held across
+/// anything that sleeps, taken from any context.
+#[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
+pub type BhLock<T> = Mutex<T>;
+/// The guard of a held [`BhLock`].
+#[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
+pub type BhGuard<'a, T> = MutexGuard<'a, T>;
+
+#[cfg(rstreams_kernel)]
+extern "C" {
+    fn rstreams_local_bh_disable();
+    fn rstreams_local_bh_enable();
+}
+
+/// A spinlock taken with bottom halves disabled (`spin_lock_bh`): a leaf lock that process,
+/// workqueue, timer and softirq context may all take (never hard-interrupt context). It guards
+/// a perimeter's inbound list.
+///
+/// # Invariants
+/// The kernel spinlock is initialised and pinned for the life of `self`.
+#[cfg(rstreams_kernel)]
+pub struct BhLock<T>(core::pin::Pin<Box<kernel::sync::SpinLock<T>>>);
+
+/// The guard of a held [`BhLock`]: bottom halves stay disabled until it is dropped.
+#[cfg(rstreams_kernel)]
+pub struct BhGuard<'a, T> {
+    g: core::mem::ManuallyDrop<
+        kernel::sync::lock::Guard<'a, T, kernel::sync::lock::spinlock::SpinLockBackend>,
+    >,
+}
+
+#[cfg(rstreams_kernel)]
+impl<T> BhLock<T> {
+    /// A new lock holding `v` (a sleeping allocation: call it in process context).
+    pub fn new(v: T) -> Result<Self, NoMem> {
+        use kernel::init::InPlaceInit;
+        kernel::alloc::KBox::pin_init(
+            kernel::new_spinlock!(v, "rstreams_inbound"),
+            kernel::alloc::flags::GFP_KERNEL,
+        )
+        .map(BhLock)
+        .map_err(|_| NoMem)
+    }
+    /// Disable bottom halves on this CPU, then take the lock.
+    pub fn lock(&self) -> BhGuard<'_, T> {
+        // SAFETY: `local_bh_disable` may be called in any context but hard-interrupt
+        // context, which no caller of rstreams is (documented on the type); the matching
+        // `local_bh_enable` is in `BhGuard::drop`, after the lock is released.
+        unsafe { rstreams_local_bh_disable() };
+        BhGuard {
+            g: core::mem::ManuallyDrop::new(self.0.lock()),
+        }
+    }
+}
+
+#[cfg(rstreams_kernel)]
+impl<T> core::ops::Deref for BhGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.g
+    }
+}
+
+#[cfg(rstreams_kernel)]
+impl<T> core::ops::DerefMut for BhGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.g
+    }
+}
+
+#[cfg(rstreams_kernel)]
+impl<T> Drop for BhGuard<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: `g` is dropped exactly once, here (it is never touched again).
+        unsafe { core::mem::ManuallyDrop::drop(&mut self.g) };
+        // SAFETY: pairs with the `local_bh_disable` in `BhLock::lock`; the lock is released.
+        unsafe { rstreams_local_bh_enable() };
+    }
+}

@@ -9,8 +9,8 @@
 use proptest::prelude::*;
 use streams_core::sth::consts::*;
 use streams_core::sth::tests::drivers::{PSZ4, STHLOOP};
-use streams_core::sth::{IocArg, Part, SliceIo, Stop};
-use streams_core::stream::{Registry, Stream, StreamTab};
+use streams_core::sth::{IocArg, Part, SliceIo, Stop, Stream};
+use streams_core::stream::{Registry, StreamTab};
 
 fn write_all(s: &mut Stream, data: &[u8]) {
     let mut buf = data.to_vec();

@@ -8,7 +8,9 @@ use proptest::prelude::*;
 use streams_core::msg::{allocb, Bpri, Msg, M_DATA, M_PCPROTO};
 use streams_core::queue::QField;
 use streams_core::stream::testmods::{LOOP, NOSRV, PASS};
-use streams_core::stream::{OpenArgs, Stream};
+use streams_core::stream::{OpenArgs, RawHead};
+
+type Stream = streams_core::stream::Stream<RawHead>;
 
 #[derive(Debug, Clone)]
 enum Op {

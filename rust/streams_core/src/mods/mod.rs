@@ -4,8 +4,6 @@
 //! - [`bufmod`]: the Solaris bufmod(7M) buffering module (`I_PUSH "bufmod"`).
 //! - [`loopdrv`]: the `loop`/`spx` loop-around driver, joined with I_FDINSERT
 //!   (`/dev/streams/clone/loop`, `/dev/streams/clone/spx`).
-//! - [`connld`]: the SVR4 connld(7) module: opens of a path attached to a pipe end get new
-//!   pipes (`I_PUSH "connld"`; the platform's attached open does the work).
 //! - [`mux`]: a small multiplexing driver for I_LINK/I_PLINK (`/dev/streams/clone/mux`).
 //!
 //! The platform registers their streamtabs in its module registry (`fmodsw`); in `streams.ko`
@@ -16,7 +14,6 @@
 //! host always has them (and every `tests` module), as it always runs the tests.
 
 pub mod bufmod;
-pub mod connld;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
 pub mod loopdrv;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]

@@ -10,12 +10,14 @@
 //!   shared block goes through a checked copy-on-write; there is no way to alias it mutably.
 //!
 //! `b_rptr`/`b_wptr` are offsets into the data block. `b_cont` chains the blocks of one message;
-//! `b_next`/`b_prev` do not exist here: queues keep their own lists (see `queue`).
+//! queues keep their own lists (see `queue`); `b_next` links only the inbound lists of
+//! perimeters (`perim/gate.rs`).
 //!
 //! This file holds the types, allocation (allocb, esballoc) and the per-block accessors; the
 //! DDI utilities over whole messages (dupmsg, copymsg, pullupmsg, adjmsg, …) are in `ops`.
 //! freeb/freemsg are `drop`: dropping a `Msg` frees its whole chain, iteratively.
 
+use crate::stream::QRef;
 use crate::sys::{self, Box, NoMem};
 
 mod ops;
@@ -196,6 +198,11 @@ pub(crate) enum Data {
     /// A data block shared by `dupb`: read-only, reference counted. Never nested: dupb of a
     /// shared block clones the `Arc`.
     Shared(sys::Arc<Data>),
+    /// No bytes: a reference to a queue of another Stream and the name (`mi_idname`) of the
+    /// module or driver that owns it ([`Msg::with_qref`]). What SVR4 carries as a `queue_t *`
+    /// in a message (I_FDINSERT's control part, a loop driver's connect request) travels
+    /// here, where neither user data nor a forged number can become one.
+    Ref(QRef, &'static str),
 }
 
 /// One message block (mblk + the reference to its dblk).
@@ -210,6 +217,11 @@ pub struct Mblk {
     pub(crate) data: Data,
     /// `b_cont`: the next block of this message.
     pub(crate) cont: Option<Msg>,
+    /// `b_next`: the next message of a list that is not a queue (a Stream's inbound list,
+    /// `perim/gate.rs`). Always `None` for a message in a queue or in anybody's hands.
+    pub(crate) next: Option<Msg>,
+    /// `b_queue`: the queue a message on an inbound list is for (a `QueueId::raw`).
+    pub(crate) dest: u64,
 }
 
 /// An owned message: the first block of a `b_cont` chain.
@@ -219,6 +231,12 @@ impl Drop for Mblk {
     /// Free the rest of the chain one block at a time: the default drop would recurse once per
     /// block and overflow a kernel stack on a long message.
     fn drop(&mut self) {
+        // `b_next` lists are freed the same way, message by message.
+        let mut list = self.next.take();
+        while let Some(mut m) = list {
+            list = m.0.next.take();
+            // `m` is dropped here with no `b_next`; its `b_cont` chain goes below.
+        }
         let mut next = self.cont.take();
         while let Some(mut m) = next {
             next = m.0.cont.take();
@@ -247,6 +265,7 @@ impl Data {
             Data::Fast(b) => Some(b),
             Data::Heap(v) => Some(v.as_mut_slice()),
             Data::Ext(e) => Some(e.0.buf),
+            Data::Ref(..) => Some(&mut []),
             Data::Shared(_) => None,
         }
     }
@@ -256,7 +275,16 @@ impl Data {
             Data::Fast(b) => b,
             Data::Heap(v) => v.as_slice(),
             Data::Ext(e) => e.0.buf,
+            Data::Ref(..) => &[],
             Data::Shared(a) => a.bytes(),
+        }
+    }
+    /// The queue reference of a reference block (through a `dupb` share too).
+    pub(crate) fn qref(&self) -> Option<(&QRef, &'static str)> {
+        match self {
+            Data::Ref(q, name) => Some((q, name)),
+            Data::Shared(a) => a.qref(),
+            _ => None,
         }
     }
     pub(crate) fn is_shared(&self) -> bool {
@@ -275,6 +303,8 @@ impl Mblk {
             wptr: 0,
             data,
             cont: None,
+            next: None,
+            dest: 0,
         }
     }
     /// `b_wptr - b_rptr`.
@@ -290,6 +320,9 @@ impl Mblk {
     /// A fresh unique data block of the same size holding this block's readable bytes at the
     /// same offsets (copyb): headroom before `b_rptr` and room after `b_wptr` are kept.
     pub(crate) fn copy_data(&self) -> Result<Data, NoMem> {
+        if let Some((q, name)) = self.data.qref() {
+            return Ok(Data::Ref(q.clone(), name)); // a copy refers to the same queue
+        }
         let mut d = Data::alloc(self.data.bytes().len())?;
         if let Some(dst) = d.bytes_mut().and_then(|b| b.get_mut(self.rptr..self.wptr)) {
             sys::copy_bytes(dst, self.rd());
@@ -345,6 +378,19 @@ impl Msg {
         let mut m = Msg::with_type(ty, src.len())?;
         m.append(src);
         Ok(m)
+    }
+    /// A one-block message of type `ty` with no bytes that carries a reference to queue `q`
+    /// of another Stream, owned by the module or driver named `name` (see [`Msg::qref`]).
+    /// Only kernel code makes these: the Stream head for I_FDINSERT, drivers that introduce
+    /// themselves to another Stream.
+    pub fn with_qref(ty: MsgType, q: QRef, name: &'static str) -> Result<Msg, NoMem> {
+        Ok(Msg(sys::new_box(Mblk::new(ty, Data::Ref(q, name)))?))
+    }
+    /// The queue reference the first block carries, with the name of the module or driver
+    /// owning that queue; `None` for an ordinary block. (Freeing the block lets go of the
+    /// reference; `copyb`/`dupb` copies refer to the same queue; `pullupmsg` drops it.)
+    pub fn qref(&self) -> Option<(&QRef, &'static str)> {
+        self.0.data.qref()
     }
     /// `db_type` of the first block: the type of the message.
     pub fn db_type(&self) -> MsgType {

@@ -44,7 +44,7 @@ fn share(b: &mut Mblk) -> Result<(), NoMem> {
         Data::Shared(_) => return Ok(()),
         // The fast buffer is copied, so the original stays intact until the Arc exists.
         Data::Fast(buf) => sys::new_arc(Data::Fast(*buf))?,
-        Data::Heap(_) | Data::Ext(_) => {
+        Data::Heap(_) | Data::Ext(_) | Data::Ref(..) => {
             let d = mem::replace(&mut b.data, Data::empty());
             match sys::try_new_arc(d) {
                 Ok(a) => a,

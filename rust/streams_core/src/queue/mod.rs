@@ -141,6 +141,13 @@ impl Queue {
             _ => self.band(b).map_or(0, |qb| qb.count),
         }
     }
+    /// `qb_lowat` of band `b` (`q_lowat` for band 0).
+    pub fn band_lowat(&self, b: u8) -> usize {
+        match b {
+            0 => self.lowat,
+            _ => self.band(b).map_or(self.lowat, |qb| qb.lowat),
+        }
+    }
     /// `qb_flag` of band `b` (empty for band 0 or an unallocated band).
     pub fn band_flags(&self, b: u8) -> QbFlags {
         self.band(b).map_or(QbFlags::default(), |qb| qb.flags)

@@ -22,7 +22,8 @@
 //! wait for: only its modules are drained.
 
 use super::WAKE_WRITE;
-use crate::stream::{QueueId, Role, Stream};
+use crate::sth::Stream;
+use crate::stream::{QueueId, Role};
 
 /// What a closing head does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,15 +50,9 @@ impl Stream {
             .filter(|q| matches!(self.role(*q), Some(Role::Module | Role::Driver)))
     }
 
-    /// Write queues (modules, driver) below the head.
+    /// Write queues (modules, driver) below the head, as I_LIST counts them.
     fn sth_drain_level(&self) -> usize {
-        let mut n = 0;
-        let mut q = self.head_wq();
-        while let Some(next) = self.next(q).filter(|q| !q.is_read()) {
-            n += 1;
-            q = next;
-        }
-        n
+        self.sth_names().count().saturating_sub(1)
     }
 
     /// Whether close need not wait for `q`: it is empty, or nothing can leave any more.
@@ -72,6 +67,9 @@ impl Stream {
     /// wait for the next one. `nonblock`: the file is O_NONBLOCK/O_NDELAY (never waits).
     /// Call [`Stream::sth_close`] after [`Drain::Done`].
     pub fn sth_close_drain(&mut self, nonblock: bool, mut expired: bool) -> Drain {
+        if self.sth.plex.is_some() {
+            return Drain::Done; // linked: the Stream does not close now (`plex.rs`)
+        }
         self.sth_flush_hold();
         self.sth.draining = false;
         let ms = self.sth.cltime;

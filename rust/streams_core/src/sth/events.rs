@@ -14,7 +14,7 @@ use super::{IocBlk, IocSlot, WAKE_IOCTL, WAKE_POLL, WAKE_READ, WAKE_WRITE};
 use crate::errno::Errno;
 use crate::msg::*;
 use crate::queue::{QField, FLUSHALL, INFPSZ};
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 /// M_ERROR byte meaning "leave this side's error as it is" (two-byte form).
 pub const NOERROR: u8 = 0xff;

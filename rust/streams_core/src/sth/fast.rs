@@ -20,7 +20,7 @@ use super::{Block, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA};
 use crate::queue::INFPSZ;
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 /// Most messages one read takes in one go.
 pub const NTAKE: usize = 16;
@@ -101,7 +101,7 @@ impl Stream {
         if self.sth.rdopt & (RMODEMASK | RFILL) != RNORM || self.sth.mread || len == 0 {
             return false;
         }
-        if self.sth.hold.is_some() || self.sth.closed || self.sth.rerr.is_some() {
+        if self.sth.hold.is_some() || self.sth.closed || self.sth.rerr().is_some() {
             return false;
         }
         match self.queue(self.head_rq()).and_then(|q| q.first()) {

@@ -2,38 +2,42 @@
 //!
 //! `struct strfdinsert { struct strbuf ctlbuf, databuf; long flags; int fildes; int offset; }`
 //! sends an M_PROTO (M_PCPROTO for `flags` RS_HIPRI) built like putmsg's, except that the
-//! pointer-sized word at `offset` of the control part is replaced by a token for "the read
-//! queue of the driver of `fildes`'s Stream" (SVR4 puts the `queue_t *` there). Drivers that
-//! connect Streams this way (the `loop`/`spx` driver, `mods/loopdrv`) are the users.
+//! pointer-sized word at `offset` of the control part names "the read queue of the driver of
+//! `fildes`'s Stream" (SVR4 puts the `queue_t *` there). Drivers that join Streams this way
+//! (the `loop`/`spx` driver, `mods/loopdrv`) are the users.
 //!
-//! A queue here is a [`QueueId`] of an arena, not a pointer, so the token is
-//! [`QueueId::raw`] of that queue when `fildes`'s Stream is in the same arena as the caller's
-//! (another Stream of the same Stream complex, or the caller's own Stream), and
-//! [`NO_QUEUE`] otherwise: a driver can interpret only tokens of its own complex. The
-//! platform resolves `fildes` into an [`FdTarget`] (EBADF for a closed descriptor, EINVAL for
-//! a file that is not a Stream or is linked under a multiplexor).
+//! A queue of another Stream is a [`QRef`] (a counted reference to that Stream's perimeter
+//! and the queue's id there), which bytes cannot carry. So the message carries it as a block
+//! of its own: right after the user's control block comes a zero-length control block
+//! holding the reference and the driver's name ([`Msg::with_qref`]); the word at `offset`
+//! holds a token, [`QueueId::raw`] of that queue in its own Stream ([`NO_QUEUE`] when
+//! `fildes` has no driver), which only says which queue it was. A driver acts on the
+//! reference block alone: a token a user forges in a plain putmsg comes without one and
+//! names nothing, and a token is never a pointer. Where the message reaches a Stream head
+//! the reference block adds no bytes to the control part getmsg sees.
+//!
+//! The platform resolves `fildes` (EBADF for a closed descriptor, EINVAL for a file that is
+//! not a Stream): under the target's lock [`Stream::sth_fdinsert_queue`] gives its driver read
+//! queue and driver name (EINVAL while it is linked under a multiplexor), and the platform
+//! makes the [`QRef`] from its perimeter. `fildes` may be the caller's own Stream.
+//!
+//! What changed from the single-arena design: the token was the queue's id in the caller's
+//! arena and meant nothing for a Stream of another arena; now every Stream can be named,
+//! through the reference block.
 
 use super::consts::{MSG_HIPRI, RS_HIPRI, STRCTLSZ};
 use super::{Part, SliceIo, Stop};
 use crate::errno::Errno;
-use crate::stream::{Stream, VACANT};
+use crate::msg::{Msg, M_PCPROTO, M_PROTO};
+use crate::sth::Stream;
+use crate::stream::{QRef, QueueId};
 use crate::sys;
 
-/// The token of a queue that is not in the caller's arena: it names no queue.
+/// The token of a Stream without a driver (a FIFO): it names no queue.
 pub const NO_QUEUE: u64 = u64::MAX;
 
 /// Size of the token written into the control part (a pointer on LP64).
 pub const FDINSERT_TOKEN: usize = 8;
-
-/// `fildes` of I_FDINSERT as the platform resolved it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FdTarget {
-    /// A Stream of the caller's arena: the pair index of its Stream head (what `with_end`
-    /// takes; the caller's own head included).
-    Here(usize),
-    /// An open Stream of another arena.
-    Elsewhere,
-}
 
 /// The argument of I_FDINSERT.
 pub struct FdInsert<'a> {
@@ -45,22 +49,32 @@ pub struct FdInsert<'a> {
     pub flags: i64,
     /// `offset`: where the token goes in the control part.
     pub offset: i32,
-    /// `fildes`, resolved.
-    pub target: FdTarget,
+    /// `fildes`, resolved by the platform: its driver read queue and the driver's name
+    /// ([`Stream::sth_fdinsert_queue`]); `None` for a Stream without a driver.
+    pub target: Option<(QRef, &'static str)>,
     /// O_NONBLOCK: EAGAIN instead of waiting for flow control.
     pub nonblock: bool,
 }
 
 impl Stream {
-    /// I_FDINSERT on the Stream swapped in (see the module docs). Errors: EINVAL for `flags`
-    /// other than 0/RS_HIPRI, a `ctlbuf.len` that is not positive, an `offset` not 8-aligned
-    /// or whose token would not fit in the control part, or a target that is no open Stream;
-    /// then putmsg's: ERANGE (sizes), EFAULT, ENOSR, the write-side errors, EAGAIN/Block
-    /// under flow control (not for RS_HIPRI).
+    /// What I_FDINSERT needs of this Stream as `fildes` (the platform, under this Stream's
+    /// lock): its driver read queue and the driver's name, `None` if it has no driver (a
+    /// FIFO). EINVAL if the Stream is closed or linked under a multiplexor.
+    pub fn sth_fdinsert_queue(&self) -> Result<Option<(QueueId, &'static str)>, Errno> {
+        if self.sth.closed || self.sth.plex.is_some() || self.is_closed() {
+            return Err(Errno::EINVAL);
+        }
+        Ok(self.driver_rq().and_then(|q| self.name(q).map(|n| (q, n))))
+    }
+
+    /// I_FDINSERT (see the module docs). Errors: EINVAL for `flags` other than 0/RS_HIPRI, a
+    /// `ctlbuf.len` that is not positive, an `offset` not 8-aligned or whose token would not
+    /// fit in the control part; then putmsg's: ERANGE (sizes), EFAULT, ENOSR, the write-side
+    /// errors, EAGAIN/Block under flow control (not for RS_HIPRI). Nothing is sent on error.
     pub(crate) fn sth_fdinsert(&mut self, a: &mut FdInsert<'_>) -> Result<i32, Stop> {
-        let flags = match a.flags {
-            0 => 0,
-            f if f == i64::from(RS_HIPRI) => MSG_HIPRI,
+        let (flags, ty) = match a.flags {
+            0 => (0, M_PROTO),
+            f if f == i64::from(RS_HIPRI) => (MSG_HIPRI, M_PCPROTO),
             _ => return Err(Errno::EINVAL.into()),
         };
         let len = usize::try_from(a.ctl.len)
@@ -71,16 +85,20 @@ impl Stream {
             .ok()
             .filter(|o| o % FDINSERT_TOKEN == 0 && o + FDINSERT_TOKEN <= len)
             .ok_or(Errno::EINVAL)?;
-        let token = self.fdinsert_token(a.target)?;
         if len > STRCTLSZ {
             return Err(Errno::ERANGE.into());
         }
+        let token = a.target.as_ref().map_or(NO_QUEUE, |(q, _)| q.qid().raw());
         let mut ctl = sys::vec_zeroed(len)?;
         a.ctl.io.copy_from_user(&mut ctl, 0)?;
         let word = ctl
             .get_mut(off..off + FDINSERT_TOKEN)
             .ok_or(Errno::EINVAL)?;
-        word.copy_from_slice(&token.to_ne_bytes());
+        sys::copy_bytes(word, &token.to_ne_bytes());
+        let more = match &a.target {
+            Some((q, name)) => Some(Msg::with_qref(ty, q.clone(), name)?),
+            None => None,
+        };
         let mut io = SliceIo(&mut ctl);
         let cpart = Part {
             io: &mut io,
@@ -90,26 +108,7 @@ impl Stream {
             io: &mut *p.io,
             len: p.len,
         });
-        self.strputpmsg(Some(cpart), dpart, 0, flags, a.nonblock)?;
+        self.sth_putpmsg(Some(cpart), dpart, 0, flags, a.nonblock, more)?;
         Ok(0)
-    }
-
-    /// The token for `t`: the driver read queue of the Stream whose head is pair `h` (none
-    /// for a pipe end: [`NO_QUEUE`]). EINVAL if `h` is no open Stream head of this arena.
-    fn fdinsert_token(&mut self, t: FdTarget) -> Result<u64, Errno> {
-        let h = match t {
-            FdTarget::Elsewhere => return Ok(NO_QUEUE),
-            FdTarget::Here(h) => h,
-        };
-        let known = h == self.head || self.parked.iter().any(|p| p.head == h);
-        if !known || h == VACANT {
-            return Err(Errno::EINVAL);
-        }
-        self.with_head(h, |s| {
-            if !s.sth.active || s.sth.closed || s.sth.plex {
-                return Err(Errno::EINVAL);
-            }
-            Ok(s.driver_rq().map_or(NO_QUEUE, |q| q.raw()))
-        })
     }
 }

@@ -15,7 +15,7 @@ use super::write::wait;
 use super::{Block, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, M_PASSFP};
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 impl Stream {
     /// I_SENDFD: send the M_PASSFP message `mp` to the Stream head at the other end of this
@@ -44,7 +44,7 @@ impl Stream {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
         }
-        if let Some(e) = self.sth.rerr {
+        if let Some(e) = self.sth.rerr() {
             return Err(e.into());
         }
         let h = self.head_rq();

@@ -21,7 +21,7 @@
 use super::consts::SNDPIPE;
 use super::{WAKE_POLL, WAKE_READ, WAKE_WRITE};
 use crate::errno::Errno;
-use crate::stream::{QueueId, Role, Stream, HEAD_INFO};
+use crate::sth::Stream;
 
 /// Most `q_next` steps [`Stream::is_fifo`] follows.
 const MAXWALK: usize = 1024;
@@ -31,10 +31,9 @@ impl Stream {
     /// It starts hung up (nobody has it open); see [`Stream::fifo_openers`]. ENOSR when memory
     /// runs out.
     pub fn fifo() -> Result<Stream, Errno> {
-        let mut s = Stream::empty(true)?;
-        let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
-        s.set_next(QueueId::of(h, true), Some(QueueId::of(h, false)));
-        s.head = h;
+        let mut s = Stream::head_only(super::StrHead::new())?;
+        let (hw, hr) = (s.head_wq(), s.head_rq());
+        s.set_next(hw, Some(hr));
         s.sth.ispipe = true;
         s.sth.wropt |= SNDPIPE;
         s.sth.hangup = true;

@@ -26,7 +26,8 @@ use super::{Block, IocSlot, Stop, UserIo, WAKE_IOCTL};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA, M_FLUSH, M_IOCACK, M_IOCDATA, M_IOCNAK, M_IOCTL};
 use crate::queue::QField;
-use crate::stream::{Registry, Role, Stream};
+use crate::sth::Stream;
+use crate::stream::{Registry, Role};
 
 /// `struct iocblk`, the first block of M_IOCTL/M_IOCACK/M_IOCNAK, in the layout the C header
 /// will use: `ioc_cmd` i32 @0, `ioc_id` u32 @4, `ioc_count` u32 @8, `ioc_flag` u32 @12,
@@ -148,12 +149,6 @@ pub enum IocArg<'a, 'b> {
     Peek(&'a mut PeekArgs<'b>),
     /// A command outside the `'S'` group: a transparent ioctl.
     Transparent(&'a mut super::TranspIoctl<'b>),
-    /// I_LINK/I_PLINK: the Stream to link (the platform resolved the file descriptor).
-    Link(&'a mut super::LinkReq),
-    /// I_UNLINK/I_PUNLINK: the muxid (or MUXID_ALL).
-    Unlink(&'a mut super::UnlinkReq),
-    /// I_FDINSERT: `struct strfdinsert` with `fildes` resolved (`fdinsert.rs`).
-    FdInsert(&'a mut super::FdInsert<'b>),
     /// I_LIST with a `struct str_list` of `n` entries of FMNAMESZ + 1 bytes at `out`.
     List {
         /// `sl_nmods`: room in the list.
@@ -161,6 +156,13 @@ pub enum IocArg<'a, 'b> {
         /// `sl_modlist`.
         out: &'a mut dyn UserIo,
     },
+    /// I_LINK/I_PLINK: the lower Stream, resolved by the platform, and the link's state
+    /// across retries (`mux.rs`).
+    Link(&'a mut super::LinkReq),
+    /// I_UNLINK/I_PUNLINK (`mux.rs`).
+    Unlink(&'a mut super::UnlinkReq),
+    /// I_FDINSERT, `fildes` resolved by the platform (`fdinsert.rs`).
+    FdInsert(&'a mut super::FdInsert<'b>),
 }
 
 /// How long an I_STR with `ic_timout` = `timeout` may wait, in milliseconds (`None`: no
@@ -207,6 +209,9 @@ impl Stream {
     pub fn strioctl(&mut self, reg: &Registry, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
+        }
+        if self.sth.plex.is_some() {
+            return Err(Errno::EINVAL.into()); // linked under a multiplexor (SVR4 STPLEX)
         }
         let arg = match arg {
             IocArg::Transparent(t) if cmd & 0xff00 != SID => return self.sth_transparent(cmd, t),
@@ -347,11 +352,8 @@ impl Stream {
                 }
                 self.sth_istr(s)
             }
-            (I_LINK | I_PLINK, IocArg::Link(r)) => self.sth_link(r),
-            (I_UNLINK | I_PUNLINK, IocArg::Unlink(r)) => self.sth_unlink(r),
-            (I_FDINSERT, IocArg::FdInsert(a)) => self.sth_fdinsert(a),
             (I_LIST, IocArg::None) => {
-                Ok(i32::try_from(self.names_down().count().saturating_sub(1)).unwrap_or(i32::MAX))
+                Ok(i32::try_from(self.sth_names().count().saturating_sub(1)).unwrap_or(i32::MAX))
             }
             (I_LIST, IocArg::List { n, out }) => {
                 let n = usize::try_from(n)
@@ -359,7 +361,7 @@ impl Stream {
                     .filter(|n| *n > 0)
                     .ok_or(Errno::EINVAL)?;
                 let mut done = 0usize;
-                let names = self.names_down().skip(1).take(n);
+                let names = self.sth_names().skip(1).take(n);
                 for (i, (_, name)) in names.enumerate() {
                     out.copy_to_user(i * (FMNAMESZ + 1), &name_bytes(name))?;
                     done += 1;
@@ -375,7 +377,11 @@ impl Stream {
             }
             (I_SET_HIWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Hiwat, v),
             (I_SET_LOWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Lowat, v),
-            // Multiplexing and fd passing are later issues.
+            (I_LINK, IocArg::Link(r)) if !r.persistent() => self.sth_link(r),
+            (I_PLINK, IocArg::Link(r)) if r.persistent() => self.sth_link(r),
+            (I_UNLINK, IocArg::Unlink(r)) if !r.persistent() => self.sth_unlink(r),
+            (I_PUNLINK, IocArg::Unlink(r)) if r.persistent() => self.sth_unlink(r),
+            (I_FDINSERT, IocArg::FdInsert(a)) => self.sth_fdinsert(a),
             _ => Err(Errno::EINVAL.into()),
         }
     }
@@ -404,7 +410,7 @@ impl Stream {
         if self.sth.hangup {
             return Err(Errno::ENXIO.into());
         }
-        if let Some(e) = self.sth.werr.or(self.sth.rerr) {
+        if let Some(e) = self.sth.werr().or(self.sth.rerr()) {
             return Err(e.into());
         }
         Ok(())

@@ -1,9 +1,11 @@
 //! The SVR4 Stream head as a pure state machine: what read(2), write(2), putmsg(2),
 //! getmsg(2), ioctl(2) and poll(2) do to a Stream, without ever sleeping.
 //!
-//! The head state ([`StrHead`]) lives in the [`Stream`] next to the queue arena, under the same
-//! lock, so the head pair's read put procedure (special-cased by `Stream::put`) reaches it
-//! directly: messages arriving at the head are acted on at once (`events.rs`).
+//! The head state ([`StrHead`], SVR4 `stdata`) is the head of its Stream
+//! (`crate::stream::Stream<StrHead>`, called [`Stream`] here), under the same lock as the
+//! queues. Its procedures ([`HeadProcs`]: the read put procedure `strrput` and the write-side
+//! back-enable) are what the engine calls when a message or a back-enable reaches the head
+//! pair, so messages arriving at the head are acted on at once (`events.rs`).
 //!
 //! Platform independence: an operation takes user memory through [`UserIo`] (EFAULT propagates,
 //! nothing is consumed when a copy fails) and never waits. Where SVR4 would sleep it returns
@@ -17,9 +19,10 @@
 //! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent
 //! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
 //! `fast.rs` two-phase read/write (user copies outside the lock); `close.rs` the close-time
-//! drain (I_SETCLTIME); `fdpass.rs` I_SENDFD/I_RECVFD;
-//! `pipe.rs` STREAMS pipes (two heads in one Stream); `fifo.rs` FIFOs (one head feeding
-//! itself); `consts.rs` the user-visible numbers; `layout.rs` the ioctl structures that embed a
+//! drain (I_SETCLTIME); `fdpass.rs` I_SENDFD/I_RECVFD; `fdinsert.rs` I_FDINSERT; `mux.rs`
+//! the upper Stream of a multiplexor (I_LINK, I_PLINK, I_UNLINK, I_PUNLINK); `plex.rs` the
+//! head of a Stream linked under one;
+//! `pipe.rs` the head of a STREAMS pipe end; `fifo.rs` FIFOs (one head feeding itself); `consts.rs` the user-visible numbers; `layout.rs` the ioctl structures that embed a
 //! pointer, in both data models; `userio.rs` user-copy helpers.
 
 mod close;
@@ -34,6 +37,7 @@ pub mod layout;
 mod msg;
 pub mod mux;
 pub mod pipe;
+mod plex;
 mod poll;
 mod read;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
@@ -45,7 +49,7 @@ mod write;
 
 pub use close::Drain;
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
-pub use fdinsert::{FdInsert, FdTarget, NO_QUEUE};
+pub use fdinsert::{FdInsert, FDINSERT_TOKEN, NO_QUEUE};
 pub use ioctl::{istr_timeout_ms, IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
 pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
@@ -55,7 +59,10 @@ pub use write::STRHOLDSZ;
 
 use crate::errno::Errno;
 use crate::msg::Msg;
-use crate::stream::{OpenArgs, Stream, StreamTab};
+use crate::stream::{HeadProcs, OpenArgs, StreamTab};
+
+/// A Stream with a Stream head: what every system call acts on.
+pub type Stream = crate::stream::Stream<StrHead>;
 use consts::*;
 
 /// What a blocked operation waits for before it is called again.
@@ -139,16 +146,12 @@ pub(crate) enum IocSlot {
 /// The Stream head's state (`stdata` in SVR4): options, errors, hangup, hold buffer,
 /// SIGPOLL registrations, the ioctl slot and pending events.
 pub struct StrHead {
-    /// false: the placeholder head of `Stream::new` (everything arriving is queued as is).
-    pub(crate) active: bool,
     pub(crate) rdopt: u32,
     pub(crate) wropt: u32,
     pub(crate) wroff: usize,
     pub(crate) rerr: Option<Errno>,
     pub(crate) werr: Option<Errno>,
     pub(crate) hangup: bool,
-    /// A placeholder for a Stream linked under a multiplexor (`Stream::plex`).
-    pub(crate) plex: bool,
     pub(crate) mread: bool,
     pub(crate) delim: bool,
     pub(crate) ispipe: bool,
@@ -162,20 +165,25 @@ pub struct StrHead {
     pub(crate) ioc: IocSlot,
     pub(crate) ioc_seq: u32,
     pub(crate) ev: HeadEvents,
+    /// This Stream is an upper Stream of a multiplexing driver: its place in the driver's
+    /// link table (`mux.rs`).
+    pub(crate) mux: Option<mux::MuxUpper>,
+    /// This Stream is linked (or being linked) under a multiplexor (SVR4 STPLEX): the link
+    /// it shares with the driver's table. While it is set every operation of the Stream's
+    /// own files fails with EINVAL and its close is put off until the link goes (`plex.rs`).
+    pub(crate) plex: Option<crate::sys::Arc<crate::stream::Link>>,
 }
 
 impl StrHead {
     /// A head with SVR4 defaults (RNORM|RPROTNORM, no write options, no errors).
-    pub(crate) const fn new(active: bool) -> StrHead {
+    pub const fn new() -> StrHead {
         StrHead {
-            active,
             rdopt: RNORM | RPROTNORM,
             wropt: 0,
             wroff: 0,
             rerr: None,
             werr: None,
             hangup: false,
-            plex: false,
             mread: false,
             delim: false,
             ispipe: false,
@@ -193,6 +201,8 @@ impl StrHead {
                 sigpipe: false,
                 hold_timer: false,
             },
+            mux: None,
+            plex: None,
         }
     }
 
@@ -214,13 +224,28 @@ impl StrHead {
     pub fn wroff(&self) -> usize {
         self.wroff
     }
-    /// Read error from M_ERROR.
+    /// Read error: M_ERROR's, or EINVAL while the Stream is linked under a multiplexor.
     pub fn rerr(&self) -> Option<Errno> {
+        if self.plex.is_some() {
+            return Some(Errno::EINVAL);
+        }
         self.rerr
     }
-    /// Write error from M_ERROR.
+    /// Write error: M_ERROR's, or EINVAL while the Stream is linked under a multiplexor.
     pub fn werr(&self) -> Option<Errno> {
+        if self.plex.is_some() {
+            return Some(Errno::EINVAL);
+        }
         self.werr
+    }
+    /// Whether the Stream is linked (or being linked) under a multiplexor: its own file
+    /// operations fail with EINVAL, and its close waits for the link to go.
+    pub fn is_linked(&self) -> bool {
+        self.plex.is_some()
+    }
+    /// The Stream's name in its multiplexing driver's link table, if it is an upper Stream.
+    pub fn mux_id(&self) -> Option<crate::stream::UpperId> {
+        self.mux.as_ref().map(|m| m.me)
     }
     /// The Stream is hung up (M_HANGUP).
     pub fn hangup(&self) -> bool {
@@ -229,6 +254,10 @@ impl StrHead {
     /// M_READ is sent downstream before a read blocks (SO_MREADON).
     pub fn mread(&self) -> bool {
         self.mread
+    }
+    /// The head was closed (every operation fails).
+    pub fn is_closed(&self) -> bool {
+        self.closed
     }
     /// Bytes held by write hold, not yet sent.
     pub fn held(&self) -> usize {
@@ -240,11 +269,31 @@ impl StrHead {
     }
 }
 
+impl Default for StrHead {
+    fn default() -> Self {
+        StrHead::new()
+    }
+}
+
+impl HeadProcs for StrHead {
+    fn rput(s: &mut Stream, mp: Msg) {
+        s.sth_rput(mp)
+    }
+    fn backenable(s: &mut Stream, band: u8) {
+        if s.sth.plex.is_none() {
+            s.sth_backenable(band)
+        }
+    }
+    fn sync(s: &mut Stream) {
+        s.sth_plex_sync()
+    }
+}
+
 impl Stream {
-    /// Open a Stream with a real Stream head on driver `drv` (the head acts on what arrives
-    /// from the driver's open routine on). Errors: the driver's, or ENOSR.
+    /// Open a Stream with a Stream head on driver `drv` (the head acts on what arrives from
+    /// the driver's open routine on). Errors: the driver's, or ENOSR.
     pub fn sth_open(drv: &'static StreamTab, args: &OpenArgs) -> Result<Stream, Errno> {
-        Stream::open_head(drv, args, true)
+        Stream::open_with(StrHead::new(), drv, args)
     }
 
     /// [`Stream::sth_open`] with default arguments.
@@ -282,18 +331,32 @@ impl Stream {
         }
     }
 
-    /// close(2) at the head: flush held writes, then close modules and driver. Afterwards
+    /// close(2) at the head: flush held writes, then close modules and driver (an upper
+    /// Stream of a multiplexor unlinks what it linked with I_LINK first: `mux.rs`). Afterwards
     /// every operation fails (poll reports POLLNVAL).
+    ///
+    /// A Stream linked under a multiplexor stays open (SVR4: the link holds the file): its
+    /// modules and driver are closed when the link goes (`plex.rs`). The platform closes the
+    /// Stream's gate only if [`Stream::is_closed`](crate::stream::Stream::is_closed) says the
+    /// Stream closed.
     pub fn sth_close(&mut self) {
         self.sth_flush_hold();
         self.sth.closed = true;
         self.sth.ioc = IocSlot::Free;
-        if self.multi.is_some() {
-            self.sth_close_in_complex();
+        if self.sth.plex.is_some() {
             return;
         }
-        if !self.sth_close_pipe_end() {
-            self.close();
+        self.sth_mux_close();
+        self.sth_close_now();
+    }
+
+    /// Close modules and driver, and free what waits at the head: nobody reads it any more.
+    pub(crate) fn sth_close_now(&mut self) {
+        self.close();
+        let h = self.head_rq();
+        if let Some(s) = self.side_mut(h) {
+            let f = s.q.flushq(crate::queue::FLUSHALL);
+            let _ = f.event; // closed: nobody upstream waits on it
         }
     }
 
@@ -303,7 +366,7 @@ impl Stream {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
         }
-        if let Some(e) = self.sth.werr {
+        if let Some(e) = self.sth.werr() {
             return Err(e.into());
         }
         if self.sth.hangup {
@@ -325,7 +388,7 @@ impl Stream {
 
     /// Can band `band` be written downstream of the head (bcanputnext on the head write
     /// queue; a refusal arms the back-enable that wakes the writer).
-    pub(crate) fn sth_canput(&mut self, band: u8) -> bool {
+    pub fn sth_canput(&mut self, band: u8) -> bool {
         let h = self.head_wq();
         self.qctx(h).bcanputnext(band)
     }

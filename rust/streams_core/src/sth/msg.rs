@@ -12,7 +12,7 @@ use super::{Block, Stop, UserIo};
 use crate::errno::Errno;
 use crate::msg::{Msg, M_DATA, M_PASSFP, M_PCPROTO, M_PROTO};
 use crate::queue::INFPSZ;
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 /// One part of putmsg/getmsg: the user buffer and its `len` (putmsg) or `maxlen` (getmsg).
 pub struct Part<'a> {
@@ -167,11 +167,25 @@ impl Stream {
     /// (high priority is never flow controlled).
     pub fn strputpmsg(
         &mut self,
+        ctl: Option<Part<'_>>,
+        data: Option<Part<'_>>,
+        band: i32,
+        flags: i32,
+        nonblock: bool,
+    ) -> Result<(), Stop> {
+        self.sth_putpmsg(ctl, data, band, flags, nonblock, None)
+    }
+
+    /// [`Stream::strputpmsg`], with `more` (blocks of the control part the head made, such as
+    /// I_FDINSERT's queue reference) linked after the user's control block.
+    pub(crate) fn sth_putpmsg(
+        &mut self,
         mut ctl: Option<Part<'_>>,
         mut data: Option<Part<'_>>,
         band: i32,
         flags: i32,
         nonblock: bool,
+        more: Option<Msg>,
     ) -> Result<(), Stop> {
         let cl = maxlen(&ctl);
         let dl = maxlen(&data);
@@ -211,6 +225,9 @@ impl Stream {
                     .ok_or(Errno::ENOSR)?;
                 p.io.copy_from_user(dst, 0)?;
                 c.adj_wptr(n);
+                if let Some(m) = more {
+                    c.linkb(m);
+                }
                 if let Some(d) = dmsg {
                     c.linkb(d);
                 }
@@ -248,7 +265,7 @@ impl Stream {
             return Err(Errno::EBADF.into());
         }
         self.sth_flush_hold();
-        if let Some(e) = self.sth.rerr {
+        if let Some(e) = self.sth.rerr() {
             return Err(e.into());
         }
         let h = self.head_rq();

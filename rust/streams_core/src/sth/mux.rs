@@ -1,39 +1,53 @@
-//! Multiplexing at the Stream head: I_LINK, I_PLINK, I_UNLINK and I_PUNLINK.
+//! Multiplexing at the upper Stream head: joining the driver's link table, I_LINK, I_PLINK,
+//! I_UNLINK and I_PUNLINK, and what closing an upper Stream does to its links.
 //!
-//! A multiplexing driver lives in a Stream complex (`stream/complex.rs`): every open of it
-//! is an upper Stream of the complex. `I_LINK`/`I_PLINK` on an upper Stream take another
-//! (plain) Stream, move its pairs into the complex (`stream/transfer.rs`) and turn its
-//! former Stream head pair into the driver's lower half: the pair gets the role
-//! [`Role::Lower`] and the instance the driver's [`StreamModule::mux_lower`] creates. Then the
-//! head sends the driver `M_IOCTL` (`ioc_cmd` I_LINK or I_PLINK) carrying a [`LinkBlk`]
-//! (`l_qtop`: the upper driver's write queue, none for I_PLINK; `l_qbot`: the lower write
-//! queue; `l_index`: the new multiplexor id), as in SVR4. The ioctl completes with the
-//! driver's M_IOCACK (the caller gets the muxid) or fails with its M_IOCNAK (the lower Stream
-//! is taken out again and handed back through [`LinkReq::lower`]).
+//! Every open of a multiplexing driver is its own Stream. The platform gives it the driver's
+//! [`MuxTable`] ([`Stream::sth_mux_attach`]); the lower Stream of a link stays under its own
+//! lock and runs the driver's lower half on its head pair (`stream/mux.rs`, `plex.rs`).
+//!
+//! I_LINK and I_PLINK take two Streams and two locks, never held together. The platform
+//! resolves the file descriptor into the lower Stream's perimeter and makes a [`LinkReq`];
+//! under the lower Stream's lock it asks that Stream to be linked
+//! ([`Stream::sth_link_lower`]: the Stream is checked and from then on its own file
+//! operations fail with EINVAL); then, under the upper Stream's lock, it runs the ioctl like
+//! I_STR ([`IocArg::Link`](super::IocArg::Link)): the head records the link in the table (a
+//! new muxid), has the driver make the lower half
+//! ([`Multiplexor::open_lower`](crate::stream::Multiplexor::open_lower)), leaves it in the
+//! link and kicks the lower Stream, which installs it the next time it runs (right after
+//! this lock hold), and sends the driver `M_IOCTL` (`ioc_cmd` I_LINK or I_PLINK) carrying a
+//! [`LinkBlk`], as in SVR4. The ioctl completes with the driver's M_IOCACK (the caller gets
+//! the muxid) or fails with its M_IOCNAK; a link that fails or is given up
+//! ([`Stream::sth_link_cancel`], or the request dropped) is taken out of the table and the
+//! lower Stream kicked again: it takes the lower half out and is a Stream again.
 //!
 //! Unlinking (`I_UNLINK` for links made by this Stream, `I_PUNLINK` for persistent links,
-//! `MUXID_ALL` for all of them) sends M_IOCTL I_UNLINK/I_PUNLINK, and after the driver's
-//! acknowledgement closes the lower half, gives the pair back its Stream head role and
-//! moves the pairs out again. The Stream comes back intact (its modules, driver and queued
-//! messages) and waits in the link table until the platform collects it with
-//! [`Stream::take_unlinked`] and gives it back to its file (or closes it if the file is gone).
-//! Closing an upper Stream unlinks what it linked with I_LINK (the driver is told with
-//! M_IOCTL I_UNLINK; its answer is not awaited); persistent links stay until I_PUNLINK or
-//! the complex goes away.
+//! `MUXID_ALL` for all of them) sends M_IOCTL I_UNLINK/I_PUNLINK; after the driver's
+//! acknowledgement the link leaves the table and its lower Stream is kicked: it comes back
+//! intact (its modules, driver and the messages its lower half held), under its own file, or
+//! closes if that file was closed while it was linked. Closing an upper Stream unlinks what it
+//! linked with I_LINK (the driver is told with M_IOCTL I_UNLINK; its answer is not awaited)
+//! and takes the Stream out of the table (links routed to it lose their route); persistent
+//! links stay until I_PUNLINK, or until the platform retires the driver's table
+//! ([`MuxTable::unlink_all`]).
 //!
-//! A driver finds its links through its context: [`QCtx::mux_lower`] (muxid → the lower
-//! write queue to `putnext` from), [`QCtx::mux_route`]/[`QCtx::mux_set_route`] (a per-link
-//! upper read queue the lower half sends to; cleared by the head when that Stream closes, so
-//! a route never names a reused queue).
+//! What changed from the single-arena design (one lock for the driver's every Stream, linked
+//! Streams moved into it): a link no longer moves the lower Stream, so the linked file keeps
+//! its Stream (its operations fail with EINVAL instead of running on a placeholder) and
+//! nothing has to be handed back to the platform after an unlink; `l_qtop`/`l_qbot` of the
+//! [`LinkBlk`] name queues of two different Streams (informative only: drivers route through
+//! the table by muxid); and the lower half is installed when the lower Stream next runs, not
+//! in the ioctl's lock hold, so the uppers do not send down a link before it is
+//! ([`MuxTable::send_down`] holds the message meanwhile).
 
+use super::consts::{I_LINK, I_PLINK, I_PUNLINK, I_UNLINK, MUXID_ALL};
 use super::ioctl::IocBlk;
 use super::{Block, IocSlot, Stop, WAKE_IOCTL};
 use crate::errno::Errno;
 use crate::msg::{Msg, M_DATA, M_IOCACK, M_IOCTL};
-use crate::stream::{Moved, QCtx, QueueId, Role, Stream, HEAD_INFO};
-use crate::sys::{self, Vec};
-
-use super::consts::{I_LINK, I_PLINK, I_PUNLINK, I_UNLINK, MUXID_ALL};
+use crate::sth::Stream;
+use crate::stream::link::{let_go, lower_wq};
+use crate::stream::{Link, MuxTable, Perimeter, QRef, QueueId, UpperId};
+use crate::sys::Arc;
 
 /// Size of an encoded [`LinkBlk`] (the C `struct linkblk` on LP64).
 pub const LINKBLK_SIZE: usize = 24;
@@ -43,7 +57,7 @@ pub const LINKBLK_SIZE: usize = 24;
 pub struct LinkBlk {
     /// `l_qtop`: the upper driver write queue of the Stream that linked (none for I_PLINK).
     pub qtop: Option<QueueId>,
-    /// `l_qbot`: the lower write queue (the former Stream head of the linked Stream).
+    /// `l_qbot`: the lower write queue (the head pair of the linked Stream, in that Stream).
     pub qbot: QueueId,
     /// `l_index`: the multiplexor id.
     pub index: i32,
@@ -84,87 +98,79 @@ impl LinkBlk {
     }
 }
 
-/// Where a link stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    /// The link M_IOCTL (this id) is unanswered.
-    Linking(u32),
-    /// Linked.
-    Linked,
-    /// The unlink M_IOCTL (this id) is unanswered.
-    Unlinking(u32),
+/// An upper Stream's place in its driver's link table (the head's part).
+pub(crate) struct MuxUpper {
+    pub(crate) table: Arc<MuxTable>,
+    pub(crate) me: UpperId,
 }
 
-/// One link of the complex.
-pub(crate) struct LinkRec {
-    muxid: i32,
-    persistent: bool,
-    /// Head pair of the Stream that made an I_LINK link (none for I_PLINK).
-    upper: Option<usize>,
-    /// The lower pair (the linked Stream's former head pair).
-    lower: usize,
-    route: Option<QueueId>,
-    state: State,
-    /// The linked Stream's pairs while linked; its husk.
-    moved: Option<Moved>,
-    /// The unlinked Stream, waiting for the platform (`take_unlinked`).
-    out: Option<Stream>,
-}
-
-/// The link table of a Stream complex.
-pub(crate) struct Complex {
-    links: Vec<Option<LinkRec>>,
-    last_muxid: i32,
-}
-
-impl Complex {
-    pub(crate) fn new() -> Complex {
-        Complex {
-            links: Vec::new(),
-            last_muxid: 0,
-        }
-    }
-    fn find(&self, f: impl Fn(&LinkRec) -> bool) -> Option<usize> {
-        self.links.iter().position(|l| l.as_ref().is_some_and(&f))
-    }
-    fn rec(&mut self, i: usize) -> Option<&mut LinkRec> {
-        self.links.as_mut_slice().get_mut(i)?.as_mut()
-    }
-    fn by_muxid(&self, muxid: i32) -> Option<usize> {
-        self.find(|l| l.muxid == muxid && l.out.is_none())
-    }
-}
-
-/// The argument of I_LINK/I_PLINK: the Stream to link (taken by the first call; handed back
-/// here when the link fails) and the state of the ioctl across retries.
+/// I_LINK/I_PLINK of one lower Stream, across its steps and the ioctl's retries (see the
+/// module docs). Dropping a request whose link did not complete undoes it.
 pub struct LinkReq {
-    /// The Stream to link; `Some` again after a failure.
-    pub lower: Option<Stream>,
+    /// The lower Stream's head write queue, until the table takes it.
+    lower: Option<QRef>,
+    link: Arc<Link>,
     persistent: bool,
+    /// The lower Stream agreed ([`Stream::sth_link_lower`]).
+    pub(crate) plexed: bool,
+    /// The table the link is recorded in, once it is.
+    table: Option<Arc<MuxTable>>,
     muxid: Option<i32>,
     id: Option<u32>,
+    done: bool,
 }
 
 impl LinkReq {
-    /// I_LINK (`persistent == false`) or I_PLINK of `lower`.
-    pub fn new(lower: Stream, persistent: bool) -> LinkReq {
-        LinkReq {
-            lower: Some(lower),
+    /// I_LINK (`persistent == false`) or I_PLINK of the Stream behind `lower` (the platform
+    /// resolved the file descriptor into its perimeter). ENOSR when memory runs out.
+    pub fn new(lower: Arc<dyn Perimeter>, persistent: bool) -> Result<LinkReq, Errno> {
+        Ok(LinkReq {
+            lower: Some(QRef::new(lower, lower_wq())),
+            link: Link::new()?,
             persistent,
+            plexed: false,
+            table: None,
             muxid: None,
             id: None,
+            done: false,
+        })
+    }
+
+    /// Whether this is I_PLINK.
+    pub fn persistent(&self) -> bool {
+        self.persistent
+    }
+
+    /// The muxid of the link in progress (recorded, its M_IOCTL unanswered), if any.
+    pub fn pending_muxid(&self) -> Option<i32> {
+        self.muxid.filter(|_| !self.done)
+    }
+
+    /// The link this request makes (for the lower Stream's head).
+    pub(crate) fn link(&self) -> &Arc<Link> {
+        &self.link
+    }
+}
+
+impl Drop for LinkReq {
+    /// A link that did not complete goes: out of the table if it got there, and the lower
+    /// Stream (plexed or not) is kicked on the platform's runner to be a Stream again.
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let lower = match (self.table.take(), self.muxid.take()) {
+            (Some(t), Some(m)) => t.remove_link(m).map(|(_, q)| q),
+            _ => None,
+        };
+        drop(self.link.cut());
+        if let Some(q) = lower.or_else(|| self.lower.take()) {
+            q.backenable(0);
         }
     }
 }
 
-impl LinkReq {
-    /// The muxid of the link in progress (its M_IOCTL unanswered), if any.
-    pub fn pending_muxid(&self) -> Option<i32> {
-        self.muxid
-    }
-}
-
-/// The argument of I_UNLINK/I_PUNLINK and its state across retries.
+/// I_UNLINK/I_PUNLINK and its state across retries.
 pub struct UnlinkReq {
     persistent: bool,
     muxid: i32,
@@ -182,41 +188,59 @@ impl UnlinkReq {
             cur: None,
         }
     }
-}
 
-impl Stream {
-    /// Whether this Stream may be linked under a multiplexor (I_LINK's lower Stream): a
-    /// plain Stream over a driver, open, not a pipe, FIFO or Stream complex.
-    pub fn is_linkable(&self) -> bool {
-        self.multi.is_none()
-            && self.parked.is_empty()
-            && self.sth.active
-            && !self.sth.closed
-            && !self.closed
-            && self.driver_wq().is_some()
-    }
-
-    /// What the file of a Stream linked under a multiplexor has meanwhile (SVR4's STPLEX):
-    /// a lone head on which every read, write and ioctl fails with EINVAL.
-    pub fn plex() -> Result<Stream, Errno> {
-        let mut s = Stream::empty(true)?;
-        s.alloc_pair(HEAD_INFO, Role::Head)?;
-        s.sth.rerr = Some(Errno::EINVAL);
-        s.sth.werr = Some(Errno::EINVAL);
-        s.sth.plex = true;
-        s.closed = true; // no driver: no close routine to call
-        Ok(s)
-    }
-
-    /// Whether this is a [`Stream::plex`] placeholder, and whether its file is still open.
-    pub fn plex_state(&self) -> Option<bool> {
-        self.sth.plex.then_some(!self.sth.closed)
+    /// Whether this is I_PUNLINK.
+    pub fn persistent(&self) -> bool {
+        self.persistent
     }
 }
 
 impl Stream {
-    fn complex_mut(&mut self) -> Result<&mut Complex, Errno> {
-        self.multi.as_deref_mut().ok_or(Errno::EINVAL)
+    /// The platform opened this Stream on a multiplexing driver whose link table is `table`:
+    /// the Stream joins it (so its driver can route to links and other Streams can link under
+    /// it). Call once, after [`Stream::set_perimeter`](crate::stream::Stream::set_perimeter).
+    /// EINVAL if the driver is no multiplexor, the Stream was not given its perimeter or has
+    /// joined already; ENOSR.
+    pub fn sth_mux_attach(&mut self, table: Arc<MuxTable>) -> Result<(), Errno> {
+        if self.sth.mux.is_some() || self.sth.closed || self.sth.plex.is_some() {
+            return Err(Errno::EINVAL);
+        }
+        let d = self.driver_wq().ok_or(Errno::EINVAL)?;
+        if self.mux_of(d).is_none() {
+            return Err(Errno::EINVAL);
+        }
+        let (wq, rq) = match (self.qref_here(d), self.qref_here(d.rd())) {
+            (Some(w), Some(r)) => (w, r),
+            _ => return Err(Errno::EINVAL),
+        };
+        let me = match table.join(wq, rq) {
+            Ok(me) => me,
+            Err((e, wq, rq)) => {
+                self.later_mut().release(wq.into_perim());
+                self.later_mut().release(rq.into_perim());
+                return Err(e);
+            }
+        };
+        if let Some(m) = self.mux_of(d) {
+            m.attach(table.clone(), me);
+        }
+        // The lower halves routed here put into the driver's read queue.
+        if let Some(s) = self.side_mut(d.rd()) {
+            s.publish = true;
+        }
+        self.sth.mux = Some(MuxUpper { table, me });
+        Ok(())
+    }
+
+    /// The driver instance of write queue `d` as a multiplexor, if it is one (and not busy).
+    fn mux_of(&mut self, d: QueueId) -> Option<&mut dyn crate::stream::Multiplexor> {
+        self.pair_mut(d.pair())?.inst.as_deref_mut()?.mux()
+    }
+
+    /// Whether this Stream is an upper Stream of a multiplexing driver (it joined the
+    /// driver's link table).
+    pub fn is_mux_upper(&self) -> bool {
+        self.sth.mux.is_some()
     }
 
     /// The M_IOCTL of a link change.
@@ -247,28 +271,25 @@ impl Stream {
         }
     }
 
-    /// I_LINK/I_PLINK on the Stream swapped in (see the module docs). Returns the muxid.
-    pub fn sth_link(&mut self, req: &mut LinkReq) -> Result<i32, Stop> {
+    /// I_LINK/I_PLINK on an upper Stream (see the module docs). Returns the muxid.
+    pub(crate) fn sth_link(&mut self, req: &mut LinkReq) -> Result<i32, Stop> {
+        if req.done {
+            return Err(Errno::EINVAL.into());
+        }
         if let Some(muxid) = req.muxid {
-            return match self.sth_ioc_slot(&mut req.id) {
-                Ok(true) => match self.sth_ioc_verdict() {
-                    Ok(()) => {
-                        req.muxid = None;
-                        let c = self.complex_mut()?;
-                        if let Some(r) = c.by_muxid(muxid).and_then(|i| c.rec(i)) {
-                            r.state = State::Linked;
-                        }
-                        Ok(muxid)
+            let r = match self.sth_ioc_slot(&mut req.id) {
+                Ok(true) => self.sth_ioc_verdict().map_err(Stop::from),
+                Err(Stop::Block(b)) => return Err(Stop::Block(b)),
+                Ok(false) => Err(Errno::EINVAL.into()),
+                Err(e) => Err(e),
+            };
+            return match r {
+                Ok(()) => {
+                    if let Some(t) = &req.table {
+                        t.set_linked(muxid);
                     }
-                    Err(e) => {
-                        self.link_undo(req);
-                        Err(e.into())
-                    }
-                },
-                Err(Stop::Block(b)) => Err(Stop::Block(b)),
-                Ok(false) => {
-                    self.link_undo(req);
-                    Err(Errno::EINVAL.into())
+                    req.done = true;
+                    Ok(muxid)
                 }
                 Err(e) => {
                     self.link_undo(req);
@@ -280,84 +301,59 @@ impl Stream {
             return Err(Errno::EINVAL.into()); // an answer for an ioctl this request never sent
         }
         self.sth_ioc_ok()?;
+        let Some(MuxUpper { table, me }) = self.sth.mux.as_ref() else {
+            return Err(Errno::EINVAL.into());
+        };
+        let (table, me) = (table.clone(), *me);
         let d = self.driver_wq().ok_or(Errno::EINVAL)?;
-        let lower_open = self
-            .pair(d.pair())
-            .and_then(|p| p.inst.as_ref())
-            .and_then(|i| i.mux_lower())
-            .ok_or(Errno::EINVAL)?;
         let info = self.pair(d.pair()).map(|p| p.info).ok_or(Errno::EINVAL)?;
-        if !req.lower.as_ref().is_some_and(Stream::is_linkable) {
+        if !req.plexed || self.mux_of(d).is_none() {
             return Err(Errno::EINVAL.into());
         }
-        // Every allocation before the lower Stream moves.
-        let inst = lower_open()?;
-        let c = self.complex_mut()?;
-        sys::vec_reserve(&mut c.links, 1)?;
-        let muxid = loop {
-            c.last_muxid = if c.last_muxid >= i32::MAX - 1 {
-                1
-            } else {
-                c.last_muxid + 1
-            };
-            let m = c.last_muxid;
-            if c.by_muxid(m).is_none() {
-                break m;
-            }
-        };
-        let id = self.sth_ioc_id();
-        if let Some(l) = req.lower.as_mut() {
-            l.sth_flush_hold();
-        }
-        let moved = self.absorb(&mut req.lower)?;
-        let Some(lp) = moved.head() else {
-            req.lower = Some(self.release(moved));
-            return Err(Errno::EINVAL.into());
-        };
-        let lb = LinkBlk {
-            qtop: (!req.persistent).then_some(d),
-            qbot: QueueId::of(lp, true),
-            index: muxid,
-        };
-        let m = match Stream::link_ioctl(if req.persistent { I_PLINK } else { I_LINK }, id, &lb) {
+        let lower = req.lower.take().ok_or(Errno::EINVAL)?;
+        let muxid = match table.add_link(&req.link, lower, req.persistent, me) {
             Ok(m) => m,
-            Err(e) => {
-                req.lower = Some(self.release(moved));
+            Err((e, lower)) => {
+                req.lower = Some(lower);
                 return Err(e.into());
             }
         };
-        if let Some(p) = self.pair_mut(lp) {
-            p.role = Role::Lower;
-            p.info = info;
-            p.sides[0].srv = inst.has_rsrv();
-            p.sides[1].srv = inst.has_wsrv();
-            p.inst = Some(inst);
-        }
-        let head = self.head;
-        let rec = LinkRec {
-            muxid,
-            persistent: req.persistent,
-            upper: (!req.persistent).then_some(head),
-            lower: lp,
-            route: None,
-            state: State::Linking(id),
-            moved: Some(moved),
-            out: None,
-        };
-        let c = self.complex_mut()?;
-        match c.links.iter().position(Option::is_none) {
-            Some(i) => {
-                if let Some(slot) = c.links.as_mut_slice().get_mut(i) {
-                    *slot = Some(rec);
-                }
+        req.table = Some(table.clone());
+        req.muxid = Some(muxid);
+        let inst = match self.mux_of(d).map(|m| m.open_lower(muxid)) {
+            Some(Ok(i)) => i,
+            Some(Err(e)) => {
+                self.link_undo(req);
+                return Err(e.into());
             }
             None => {
-                let _ = sys::vec_push(&mut c.links, Some(rec)); // reserved above
+                self.link_undo(req);
+                return Err(Errno::EINVAL.into());
             }
+        };
+        let id = self.sth_ioc_id();
+        let lb = LinkBlk {
+            qtop: (!req.persistent).then_some(d),
+            qbot: lower_wq(),
+            index: muxid,
+        };
+        let cmd = if req.persistent { I_PLINK } else { I_LINK };
+        let m = match Stream::link_ioctl(cmd, id, &lb) {
+            Ok(m) => m,
+            Err(e) => {
+                drop(inst);
+                self.link_undo(req);
+                return Err(e.into());
+            }
+        };
+        if let Err(inst) = req.link.offer(inst, info) {
+            drop(inst);
+            drop(m);
+            self.link_undo(req);
+            return Err(Errno::EINVAL.into());
         }
-        // What waited at the old head goes up through the lower half now.
-        self.qenable(QueueId::of(lp, false));
-        req.muxid = Some(muxid);
+        // The lower Stream installs the lower half when it runs, right after this lock hold.
+        self.link_kick(&table, muxid);
         req.id = Some(id);
         self.sth_flush_hold();
         if self.sth_ioc_send(id, m) {
@@ -366,133 +362,116 @@ impl Stream {
         Err(Stop::Block(Block::IoctlAck))
     }
 
+    /// Kick the lower Stream of link `muxid` (run it after this lock hold).
+    fn link_kick(&mut self, table: &MuxTable, muxid: i32) {
+        if let Some(p) = table.lower_perim(muxid) {
+            if p.backenable_in(lower_wq(), 0) {
+                self.later_mut().run(p);
+            } else {
+                self.later_mut().release(p);
+            }
+        }
+    }
+
     /// The platform gives up waiting for an I_LINK/I_PLINK (signal, timeout): the link is
-    /// undone and the Stream handed back in `req.lower`.
+    /// undone and the lower Stream is a Stream again when it next runs.
     pub fn sth_link_cancel(&mut self, req: &mut LinkReq) {
-        if let Some(id) = req.id {
+        if let Some(id) = req.id.take() {
             self.sth_ioctl_cancel(id);
         }
-        self.link_undo(req);
+        if !req.done {
+            self.link_undo(req);
+        }
     }
 
+    /// Take a link that did not complete out of the table and let its lower Stream go.
     fn link_undo(&mut self, req: &mut LinkReq) {
         req.id = None;
-        let Some(muxid) = req.muxid.take() else {
-            return;
+        req.done = true; // nothing left for the request's drop to undo
+        let removed = match (req.table.take(), req.muxid.take()) {
+            (Some(t), Some(m)) => t.remove_link(m).map(|(_, q)| q),
+            _ => None,
         };
-        let Some(i) = self.multi.as_ref().and_then(|c| c.by_muxid(muxid)) else {
-            return;
-        };
-        self.link_dismantle(i);
-        if let Some(c) = self.multi.as_deref_mut() {
-            let out = c.links.as_mut_slice().get_mut(i).and_then(Option::take);
-            req.lower = out.and_then(|r| r.out);
+        let lower = removed.or_else(|| req.lower.take());
+        match lower {
+            Some(q) => let_go(self.later_mut(), &req.link, q),
+            None => drop(req.link.cut()),
         }
     }
 
-    /// Close the lower half of link `i`, give its pair back the Stream head role and move
-    /// the Stream out into the record's `out`.
-    fn link_dismantle(&mut self, i: usize) {
-        let Some(r) = self.multi.as_deref_mut().and_then(|c| c.rec(i)) else {
-            return;
+    /// I_UNLINK/I_PUNLINK on an upper Stream (see the module docs).
+    pub(crate) fn sth_unlink(&mut self, req: &mut UnlinkReq) -> Result<i32, Stop> {
+        let Some(MuxUpper { table, me }) = self.sth.mux.as_ref() else {
+            return Err(Errno::EINVAL.into());
         };
-        let lp = r.lower;
-        let moved = r.moved.take();
-        self.run_close(lp);
-        if let Some(p) = self.pair_mut(lp) {
-            p.role = Role::Head;
-            p.info = HEAD_INFO;
-            p.inst = None;
-            for s in p.sides.iter_mut() {
-                s.srv = false;
-            }
-        }
-        let out = moved.map(|m| self.release(m));
-        if let Some(r) = self.multi.as_deref_mut().and_then(|c| c.rec(i)) {
-            r.out = out;
-            r.route = None;
-        }
-    }
-
-    /// I_UNLINK/I_PUNLINK on the Stream swapped in (see the module docs).
-    pub fn sth_unlink(&mut self, req: &mut UnlinkReq) -> Result<i32, Stop> {
-        let me = self.head;
+        let (table, me) = (table.clone(), *me);
         loop {
             if let Some(cur) = req.cur {
-                let slot = self.sth_ioc_slot(&mut req.id);
-                let c = self.complex_mut()?;
-                let i = c.by_muxid(cur);
-                let relink = |s: &mut Stream, req: &mut UnlinkReq| {
-                    req.cur = None;
-                    if let Some(r) = i.and_then(|i| s.multi.as_deref_mut()?.rec(i)) {
-                        r.state = State::Linked;
-                    }
-                };
-                match slot {
-                    Ok(true) => {
-                        if let Err(e) = self.sth_ioc_verdict() {
-                            relink(self, req);
-                            return Err(e.into());
-                        }
-                        req.cur = None;
-                        if let Some(i) = i {
-                            self.link_dismantle(i);
-                        }
-                        if req.muxid != MUXID_ALL {
-                            return Ok(0);
-                        }
-                    }
+                let r = match self.sth_ioc_slot(&mut req.id) {
+                    Ok(true) => self.sth_ioc_verdict().map_err(Stop::from),
                     Err(Stop::Block(b)) => return Err(Stop::Block(b)),
-                    Ok(false) => {
-                        relink(self, req);
-                        return Err(Errno::EINVAL.into());
-                    }
-                    Err(e) => {
-                        relink(self, req);
-                        return Err(e);
-                    }
+                    Ok(false) => Err(Errno::EINVAL.into()),
+                    Err(e) => Err(e),
+                };
+                req.cur = None;
+                req.id = None;
+                if let Err(e) = r {
+                    table.stop_unlink(cur);
+                    return Err(e);
+                }
+                if let Some((link, lower)) = table.remove_link(cur) {
+                    let_go(self.later_mut(), &link, lower);
+                }
+                if req.muxid != MUXID_ALL {
+                    return Ok(0);
                 }
             }
-            let (persistent, muxid) = (req.persistent, req.muxid);
-            let c = self.complex_mut()?;
-            let next = c.find(|l| {
-                l.state == State::Linked
-                    && l.out.is_none()
-                    && l.persistent == persistent
-                    && (muxid == MUXID_ALL || l.muxid == muxid)
-                    && (persistent || l.upper == Some(me))
-            });
-            let Some(i) = next else {
-                return if muxid == MUXID_ALL {
+            let Some(muxid) = table.start_unlink(me, req.persistent, req.muxid) else {
+                return if req.muxid == MUXID_ALL {
                     Ok(0)
                 } else {
                     Err(Errno::EINVAL.into())
                 };
             };
-            if self.sth_ioc_slot(&mut req.id)? {
-                return Err(Errno::EINVAL.into());
-            }
-            self.sth_ioc_ok()?;
-            let id = self.sth_ioc_id();
-            let d = self.driver_wq();
-            let Some(r) = self.multi.as_deref_mut().and_then(|c| c.rec(i)) else {
-                return Err(Errno::EINVAL.into());
-            };
-            let lb = LinkBlk {
-                qtop: if persistent { None } else { d },
-                qbot: QueueId::of(r.lower, true),
-                index: r.muxid,
-            };
-            let cmd = if persistent { I_PUNLINK } else { I_UNLINK };
-            let m = Stream::link_ioctl(cmd, id, &lb)?;
-            r.state = State::Unlinking(id);
-            req.cur = Some(r.muxid);
-            req.id = Some(id);
-            self.sth_flush_hold();
-            if !self.sth_ioc_send(id, m) {
-                return Err(Stop::Block(Block::IoctlAck));
+            let sent = self.sth_unlink_send(&table, muxid, req);
+            match sent {
+                Ok(true) => continue,
+                Ok(false) => return Err(Stop::Block(Block::IoctlAck)),
+                Err(e) => {
+                    table.stop_unlink(muxid);
+                    return Err(e);
+                }
             }
         }
+    }
+
+    /// Send the driver the M_IOCTL unlinking `muxid`; true if the answer came back at once.
+    fn sth_unlink_send(
+        &mut self,
+        table: &MuxTable,
+        muxid: i32,
+        req: &mut UnlinkReq,
+    ) -> Result<bool, Stop> {
+        if self.sth_ioc_slot(&mut req.id)? {
+            return Err(Errno::EINVAL.into());
+        }
+        self.sth_ioc_ok()?;
+        let id = self.sth_ioc_id();
+        let lb = LinkBlk {
+            qtop: if req.persistent {
+                None
+            } else {
+                self.driver_wq()
+            },
+            qbot: table.lower_qid(muxid).unwrap_or(lower_wq()),
+            index: muxid,
+        };
+        let cmd = if req.persistent { I_PUNLINK } else { I_UNLINK };
+        let m = Stream::link_ioctl(cmd, id, &lb)?;
+        req.cur = Some(muxid);
+        req.id = Some(id);
+        self.sth_flush_hold();
+        Ok(self.sth_ioc_send(id, m))
     }
 
     /// The platform gives up waiting for an I_UNLINK/I_PUNLINK: the link stays.
@@ -500,139 +479,33 @@ impl Stream {
         if let Some(id) = req.id.take() {
             self.sth_ioctl_cancel(id);
         }
-        if let Some(cur) = req.cur.take() {
-            if let Some(c) = self.multi.as_deref_mut() {
-                if let Some(r) = c.by_muxid(cur).and_then(|i| c.rec(i)) {
-                    r.state = State::Linked;
-                }
-            }
+        if let (Some(cur), Some(m)) = (req.cur.take(), self.sth.mux.as_ref()) {
+            m.table.stop_unlink(cur);
         }
     }
 
-    /// A Stream unlinked from this complex, with its muxid, for the platform to give back to
-    /// its file (or to close). Call after every operation until it returns `None`.
-    pub fn take_unlinked(&mut self) -> Option<(i32, Stream)> {
-        let c = self.multi.as_deref_mut()?;
-        let i = c.find(|l| l.out.is_some())?;
-        let r = c.links.as_mut_slice().get_mut(i)?.take()?;
-        Some((r.muxid, r.out?))
-    }
-
-    /// Close of the Stream swapped in, in a complex: unlink what it linked with I_LINK (the
-    /// driver is told; its answer is not awaited), drop routes to it, then close it.
-    pub(crate) fn sth_close_in_complex(&mut self) {
-        let me = self.head;
+    /// Close of an upper Stream (before its modules and driver close): unlink what it linked
+    /// with I_LINK (the driver is told with M_IOCTL I_UNLINK; its answer is not awaited) and
+    /// leave the table.
+    pub(crate) fn sth_mux_close(&mut self) {
+        let Some(MuxUpper { table, me }) = self.sth.mux.take() else {
+            return;
+        };
         let d = self.driver_wq();
-        let n = self.multi.as_ref().map_or(0, |c| c.links.len());
-        for i in 0..n {
-            let Some(r) = self.multi.as_deref_mut().and_then(|c| c.rec(i)) else {
-                continue;
-            };
-            if r.out.is_some() || r.persistent || r.upper != Some(me) {
-                continue;
-            }
+        while let Some(muxid) = table.owned_by(me) {
             let lb = LinkBlk {
                 qtop: d,
-                qbot: QueueId::of(r.lower, true),
-                index: r.muxid,
+                qbot: table.lower_qid(muxid).unwrap_or(lower_wq()),
+                index: muxid,
             };
             let id = self.sth_ioc_id();
             if let Ok(m) = Stream::link_ioctl(I_UNLINK, id, &lb) {
                 self.write(m);
             }
-            self.link_dismantle(i);
-        }
-        self.close_in();
-        // Routes to the queues just freed go, before an open reuses the slots.
-        for i in 0..n {
-            let route = self
-                .multi
-                .as_deref_mut()
-                .and_then(|c| c.rec(i))
-                .and_then(|r| r.route);
-            if route.is_some_and(|q| self.pair(q.pair()).is_none()) {
-                if let Some(r) = self.multi.as_deref_mut().and_then(|c| c.rec(i)) {
-                    r.route = None;
-                }
+            if let Some((link, lower)) = table.remove_link(muxid) {
+                let_go(self.later_mut(), &link, lower);
             }
         }
-    }
-
-    /// The complex is going away: every link left (persistent ones) is dismantled and its
-    /// Stream closed.
-    pub(crate) fn mux_close_all(&mut self) {
-        let n = self.multi.as_ref().map_or(0, |c| c.links.len());
-        for i in 0..n {
-            if self
-                .multi
-                .as_deref_mut()
-                .and_then(|c| c.rec(i))
-                .is_some_and(|r| r.out.is_none())
-            {
-                self.link_dismantle(i);
-            }
-        }
-        while let Some((_, s)) = self.take_unlinked() {
-            drop(s); // closes its modules and driver
-        }
-    }
-}
-
-impl QCtx<'_> {
-    /// A multiplexing driver: the lower write queue of link `muxid` (send down the linked
-    /// Stream with `cx.at(q).putnext(mp)`). None if there is no such link (any more).
-    pub fn mux_lower(&self, muxid: i32) -> Option<QueueId> {
-        let c = self.stream().multi.as_deref()?;
-        let r = c.links.get(c.by_muxid(muxid)?)?.as_ref()?;
-        r.moved.is_some().then_some(QueueId::of(r.lower, true))
-    }
-
-    /// In the lower half of a link: the upper read queue the driver routed this link to
-    /// (send up with `cx.at(q).putnext(mp)`), if any.
-    pub fn mux_route(&self) -> Option<QueueId> {
-        let p = self.qid().pair();
-        let c = self.stream().multi.as_deref()?;
-        let r = c
-            .links
-            .get(c.find(|l| l.lower == p && l.moved.is_some())?)?
-            .as_ref()?;
-        r.route
-    }
-
-    /// Route link `muxid`'s upstream traffic to upper read queue `up` (or nowhere). ENXIO if
-    /// there is no such link.
-    pub fn mux_set_route(&mut self, muxid: i32, up: Option<QueueId>) -> Result<(), Errno> {
-        let c = self
-            .stream_mut()
-            .multi
-            .as_deref_mut()
-            .ok_or(Errno::EINVAL)?;
-        let i = c.by_muxid(muxid).ok_or(Errno::ENXIO)?;
-        c.rec(i).ok_or(Errno::ENXIO)?.route = up;
-        Ok(())
-    }
-
-    /// In an upper half's read queue: enable the lower read queues routed to it (the upper
-    /// Stream head drained, so what they hold may go up now).
-    pub fn mux_enable_routed(&mut self) {
-        let me = self.qid();
-        let n = self.stream().multi.as_ref().map_or(0, |c| c.links.len());
-        for i in 0..n {
-            let c = self.stream().multi.as_deref();
-            let hit = c
-                .and_then(|c| c.links.get(i)?.as_ref())
-                .filter(|r| r.route == Some(me));
-            if let Some(lp) = hit.map(|r| r.lower) {
-                self.at(QueueId::of(lp, false)).qenable();
-            }
-        }
-    }
-
-    /// In the lower half: the lower side can take data again, so enable the write queues of
-    /// every upper Stream of this driver (their service procedures retry what they hold).
-    pub fn mux_enable_uppers(&mut self) {
-        if let Some(name) = self.stream().name(self.qid()) {
-            self.stream_mut().enable_drivers_named(name);
-        }
+        table.part(me, self.later_mut());
     }
 }

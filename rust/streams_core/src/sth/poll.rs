@@ -5,7 +5,7 @@
 //! wakes the poller. Errors and hangup are always reported; POLLOUT is not after a hangup.
 
 use super::consts::*;
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 impl Stream {
     /// The poll mask for the `events` asked (POLLERR, POLLHUP and POLLNVAL are always
@@ -13,6 +13,9 @@ impl Stream {
     pub fn strpoll(&mut self, events: u32) -> u32 {
         if self.sth.closed {
             return POLLNVAL;
+        }
+        if self.sth.plex.is_some() {
+            return POLLERR; // linked under a multiplexor: every operation fails
         }
         let mut m = 0u32;
         if self.sth.rerr.is_some() || self.sth.werr.is_some() {

@@ -12,7 +12,7 @@ use super::write::wait;
 use super::{Block, Stop, UserIo};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA, M_PASSFP, M_READ};
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 /// Whether block `b` of a message is delivered by read() under protocol option `prot`.
 fn delivered(b: &Msg, is_proto: bool, prot: u32) -> bool {
@@ -86,7 +86,7 @@ impl Stream {
             return Err(Errno::EBADF.into());
         }
         self.sth_flush_hold();
-        if let Some(e) = self.sth.rerr {
+        if let Some(e) = self.sth.rerr() {
             return Err(e.into());
         }
         if len == 0 {

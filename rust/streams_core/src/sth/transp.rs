@@ -13,7 +13,7 @@ use super::ioctl::{IocBlk, TRANSPARENT};
 use super::{Block, IocSlot, Stop, UserIo, WAKE_IOCTL};
 use crate::errno::Errno;
 use crate::msg::{Msg, M_COPYIN, M_DATA, M_IOCACK, M_IOCDATA, M_IOCNAK, M_IOCTL};
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 /// A transparent ioctl in progress: the argument and the caller's memory.
 pub struct TranspIoctl<'a> {

@@ -11,7 +11,7 @@ use super::{Block, Stop, UserIo};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, FASTBUF, M_DATA};
 use crate::queue::INFPSZ;
-use crate::stream::Stream;
+use crate::sth::Stream;
 
 /// `Block(b)`, or EAGAIN for a non-blocking caller.
 pub(crate) fn wait(nonblock: bool, b: Block) -> Stop {

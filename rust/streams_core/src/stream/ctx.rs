@@ -9,22 +9,48 @@
 //! The engine applies the [`QEvent`]s queue operations return: enable requests become
 //! `qenable` (only queues with a service procedure are scheduled, as in SVR4), back-enables
 //! walk upstream (`backq`) past queues without a service procedure and enable the first one
-//! that has one, marking QBACK/QB_BACK. The walk stops at the Stream head, whose QBACK tells
-//! the (future) head to wake writers.
+//! that has one, marking QBACK/QB_BACK. At the Stream head the walk ends in the head's
+//! back-enable procedure ([`HeadProcs::backenable`]), which wakes its writers.
+//!
+//! Across a perimeter (a queue with a [`QRef`] instead of a `q_next`) putnext hands the
+//! message to the other Stream's inbound list, and bcanputnext asks that Stream's published
+//! flow-control state (`cross.rs`).
+//!
+//! `QCtx` is the same type whatever the Stream's head: it reaches the Stream through the
+//! object-safe [`Engine`] trait, so module code is written once.
 
-use super::{QueueId, Role, Stream};
+use super::cross::Later;
+use super::{HeadProcs, QRef, QueueId, Role, Side, Stream};
 use crate::errno::Errno;
 use crate::msg::Msg;
 use crate::queue::{QEvent, QField, QFlags, Queue};
 
+/// What a [`QCtx`] needs from its Stream, whatever the Stream's head type.
+pub(crate) trait Engine {
+    fn side(&self, q: QueueId) -> Option<&Side>;
+    fn side_mut(&mut self, q: QueueId) -> Option<&mut Side>;
+    fn apply(&mut self, q: QueueId, ev: QEvent);
+    fn flush(&mut self, q: QueueId, band: Option<u8>, flag: i32) -> usize;
+    fn putnext_from(&mut self, q: QueueId, mp: Msg);
+    fn put(&mut self, q: QueueId, mp: Msg);
+    fn bcanputnext_from(&mut self, q: QueueId, band: u8) -> bool;
+    fn qenable(&mut self, q: QueueId);
+    fn name(&self, q: QueueId) -> Option<&'static str>;
+    fn driver_name(&self) -> Option<&'static str>;
+    fn set_timeout(&mut self, q: QueueId, deadline_ns: Option<u64>);
+    fn set_remote(&mut self, q: QueueId, to: Option<QRef>);
+    fn later_mut(&mut self) -> &mut Later;
+    fn qref_here(&self, q: QueueId) -> Option<QRef>;
+}
+
 /// The context of a running procedure (or of outside code acting on one queue).
 pub struct QCtx<'a> {
-    s: &'a mut Stream,
+    s: &'a mut dyn Engine,
     q: QueueId,
 }
 
 impl<'a> QCtx<'a> {
-    pub(crate) fn new(s: &'a mut Stream, q: QueueId) -> QCtx<'a> {
+    pub(crate) fn new<H: HeadProcs>(s: &'a mut Stream<H>, q: QueueId) -> QCtx<'a> {
         QCtx { s, q }
     }
 
@@ -34,7 +60,7 @@ impl<'a> QCtx<'a> {
     }
     /// Read-only view of this queue (counts, watermarks, flags, messages).
     pub fn queue(&self) -> Option<&Queue> {
-        self.s.queue(self.q)
+        self.s.side(self.q).map(|s| &s.q)
     }
     /// `q_flag` of this queue.
     pub fn flags(&self) -> QFlags {
@@ -44,28 +70,68 @@ impl<'a> QCtx<'a> {
     pub fn is_read(&self) -> bool {
         self.q.is_read()
     }
+    /// Name (`mi_idname`) of the module or driver this queue belongs to.
+    pub fn name(&self) -> Option<&'static str> {
+        self.s.name(self.q)
+    }
+    /// Name of this Stream's driver (`None` for a Stream without one, such as a FIFO).
+    pub fn driver_name(&self) -> Option<&'static str> {
+        self.s.driver_name()
+    }
     /// A context on the other queue of this pair (`OTHERQ(q)`: SVR4's `RD(q)`/`WR(q)` in a
     /// driver). A loopback driver's write side asks `cx.otherq().bcanputnext(band)` before it
     /// `qreply`s, and its read service procedure (back-enabled from upstream) restarts the write
     /// side with `cx.otherq().qenable()`. The instance stays out of the arena as before.
     pub fn otherq(&mut self) -> QCtx<'_> {
-        QCtx::new(self.s, self.q.otherq())
+        QCtx {
+            s: &mut *self.s,
+            q: self.q.otherq(),
+        }
     }
 
-    /// A context on any queue `q` of this arena (`put(9F)`-style access to another queue): a
-    /// multiplexing driver reaches the queues of its other Streams with it, e.g.
-    /// `cx.at(lower_wq).putnext(mp)`. Instances stay out of the arena as with [`otherq`].
-    ///
-    /// [`otherq`]: QCtx::otherq
-    pub fn at(&mut self, q: QueueId) -> QCtx<'_> {
-        QCtx::new(self.s, q)
+    /// The link of this queue into another Stream (see `Side::remote`), if any.
+    pub fn remote(&self) -> Option<&QRef> {
+        self.s.side(self.q)?.remote.as_ref()
     }
-
-    pub(crate) fn stream(&self) -> &Stream {
-        self.s
+    /// Link this queue to a queue of another Stream (or unlink it with `None`): on a queue
+    /// without `q_next`, putnext and canputnext then go there; on the entry of a twist it is
+    /// where this Stream's back-enables go. A replaced link is released after the lock is
+    /// dropped.
+    pub fn set_remote(&mut self, to: Option<QRef>) {
+        self.s.set_remote(self.q, to)
     }
-    pub(crate) fn stream_mut(&mut self) -> &mut Stream {
-        self.s
+    /// Run `p` after this Stream's lock is dropped (a driver that claimed another perimeter
+    /// with [`crate::stream::Perimeter::put_in`]).
+    pub fn run_later(&mut self, p: crate::sys::Arc<dyn super::Perimeter>) {
+        self.s.later_mut().run(p)
+    }
+    /// Let go of `p` after this Stream's lock is dropped (a reference to another Stream the
+    /// procedure no longer needs: its last release must not happen under this lock).
+    pub fn release_later(&mut self, p: crate::sys::Arc<dyn super::Perimeter>) {
+        self.s.later_mut().release(p)
+    }
+    /// A reference to this queue for code outside this Stream: another Stream (given, say, in
+    /// a message made with [`Msg::with_qref`]), a timer or a softirq receive path putting here
+    /// with `QRef::put`; if the platform gave this Stream its perimeter
+    /// ([`Stream::set_perimeter`]) and the Stream is open.
+    pub fn qref_here(&self) -> Option<QRef> {
+        self.s.qref_here(self.q)
+    }
+    /// Put `mp` on queue `to` of another Stream (its put procedure runs there, under that
+    /// Stream's lock): the cross-perimeter `put(9F)`. A perimeter the put claims runs after
+    /// this Stream's lock is dropped. `Err(mp)`: that Stream is closed.
+    pub fn put_to(&mut self, to: &QRef, mp: Msg) -> Result<(), Msg> {
+        if to.perim().put_in(to.qid(), mp)? {
+            self.s.later_mut().run(to.perim().clone());
+        }
+        Ok(())
+    }
+    /// Back-enable queue `to` of another Stream (its service procedure, or the nearest one
+    /// upstream of it there, is enabled), running it after this Stream's lock is dropped.
+    pub fn backenable_to(&mut self, to: &QRef, band: u8) {
+        if to.perim().backenable_in(to.qid(), band) {
+            self.s.later_mut().run(to.perim().clone());
+        }
     }
 
     /// putq on this queue. On allocation failure the message comes back.
@@ -114,27 +180,20 @@ impl<'a> QCtx<'a> {
         s.q.strqset(what, band, val)
     }
 
-    /// putnext: call the next queue's put procedure now. Off the end of the Stream the
-    /// message is freed (and counted in [`Stream::dropped`]).
+    /// putnext: call the next queue's put procedure now (across a perimeter: hand the message
+    /// to the other Stream). Off the end of the Stream the message is freed (and counted in
+    /// [`Stream::dropped`]).
     pub fn putnext(&mut self, mp: Msg) {
-        match self.s.next(self.q) {
-            Some(n) => self.s.put(n, mp),
-            None => {
-                drop(mp);
-                self.s.count_drop();
-            }
-        }
+        self.s.putnext_from(self.q, mp)
     }
-    /// put(9F): call this queue's put procedure with `mp` (with [`at`](QCtx::at): a driver
-    /// telling a driver of another Stream of its complex, as a loop driver tells its peer).
-    /// If that instance is running, `mp` is queued on the queue instead (see `stream`).
+    /// put(9F): call this queue's put procedure with `mp`. If that instance is running, `mp`
+    /// is queued on the queue instead (see `stream`).
     pub fn put(&mut self, mp: Msg) {
         self.s.put(self.q, mp)
     }
     /// qreply: send `mp` the other way (putnext from `OTHERQ(q)`).
     pub fn qreply(&mut self, mp: Msg) {
-        let o = self.q.otherq();
-        QCtx::new(self.s, o).putnext(mp)
+        self.s.putnext_from(self.q.otherq(), mp)
     }
     /// canputnext: can the next queue with a service procedure (or the last queue) take
     /// band-0 data? A refusal marks it QWANTW, so it back-enables this side later.
@@ -143,10 +202,7 @@ impl<'a> QCtx<'a> {
     }
     /// bcanputnext: as canputnext, for band `band`.
     pub fn bcanputnext(&mut self, band: u8) -> bool {
-        match self.s.next(self.q) {
-            Some(n) => self.s.bcanput_from(n, band),
-            None => true,
-        }
+        self.s.bcanputnext_from(self.q, band)
     }
     /// qenable this queue (if it has a service procedure; once until it runs).
     pub fn qenable(&mut self) {
@@ -164,9 +220,69 @@ impl<'a> QCtx<'a> {
             s.q.enableok()
         }
     }
+    /// Enable this queue's service procedure once the platform's monotonic clock reaches
+    /// `deadline_ns` (replacing this queue's earlier timeout, if any): qtimeout, `timeout.rs`.
+    pub fn qtimeout_at(&mut self, deadline_ns: u64) {
+        self.s.set_timeout(self.q, Some(deadline_ns))
+    }
+    /// Cancel this queue's timeout (`quntimeout`).
+    pub fn quntimeout(&mut self) {
+        self.s.set_timeout(self.q, None)
+    }
 }
 
-impl Stream {
+impl<H: HeadProcs> Engine for Stream<H> {
+    fn side(&self, q: QueueId) -> Option<&Side> {
+        Stream::side(self, q)
+    }
+    fn side_mut(&mut self, q: QueueId) -> Option<&mut Side> {
+        Stream::side_mut(self, q)
+    }
+    fn apply(&mut self, q: QueueId, ev: QEvent) {
+        Stream::apply(self, q, ev)
+    }
+    fn flush(&mut self, q: QueueId, band: Option<u8>, flag: i32) -> usize {
+        Stream::flush(self, q, band, flag)
+    }
+    fn putnext_from(&mut self, q: QueueId, mp: Msg) {
+        Stream::putnext_from(self, q, mp)
+    }
+    fn put(&mut self, q: QueueId, mp: Msg) {
+        Stream::put(self, q, mp)
+    }
+    fn bcanputnext_from(&mut self, q: QueueId, band: u8) -> bool {
+        match self.next(q) {
+            Some(n) => self.bcanput_from(n, band),
+            None => match self.remote(q) {
+                Some(r) => r.bcanput(band),
+                None => true,
+            },
+        }
+    }
+    fn qenable(&mut self, q: QueueId) {
+        Stream::qenable(self, q)
+    }
+    fn name(&self, q: QueueId) -> Option<&'static str> {
+        Stream::name(self, q)
+    }
+    fn driver_name(&self) -> Option<&'static str> {
+        self.driver_wq().and_then(|q| Stream::name(self, q))
+    }
+    fn set_timeout(&mut self, q: QueueId, deadline_ns: Option<u64>) {
+        Stream::set_timeout(self, q, deadline_ns)
+    }
+    fn set_remote(&mut self, q: QueueId, to: Option<QRef>) {
+        Stream::set_remote(self, q, to)
+    }
+    fn later_mut(&mut self) -> &mut Later {
+        Stream::later_mut(self)
+    }
+    fn qref_here(&self, q: QueueId) -> Option<QRef> {
+        Stream::qref_here(self, q)
+    }
+}
+
+impl<H: HeadProcs> Stream<H> {
     /// Act on what a queue operation on `q` reported.
     pub(crate) fn apply(&mut self, q: QueueId, ev: QEvent) {
         if ev.needs_enable() {
@@ -195,7 +311,7 @@ impl Stream {
         }
     }
 
-    /// backq: the queue whose `q_next` is `q`.
+    /// backq: the queue of this Stream whose `q_next` is `q`.
     pub fn backq(&self, q: QueueId) -> Option<QueueId> {
         let n = self.pairs.len();
         (0..n)
@@ -205,15 +321,27 @@ impl Stream {
 
     /// Back-enable: the nearest queue upstream of `q` with a service procedure (or the Stream
     /// head) gets QBACK/QB_BACK for `band` and, if it has a service procedure, is enabled.
+    /// The walk ends at the first queue of this Stream (back-enables across a perimeter are
+    /// the perimeter's business: `perim::Perim::publish`).
     fn backenable(&mut self, q: QueueId, band: u8) {
-        let mut b = self.backq(q);
+        if let Some(up) = self.backq(q) {
+            self.backenable_at(up, band);
+        }
+    }
+
+    /// Back-enable starting at `q` itself: `q` if it has a service procedure or is the head's
+    /// write queue, else the nearest such queue upstream of it. What a back-enable arriving
+    /// from another Stream does to the queue whose `q_next` is there.
+    pub fn backenable_at(&mut self, q: QueueId, band: u8) {
+        let mut b = Some(q);
         while let Some(up) = b {
-            if self.has_srv(up) || self.role(up) == Some(Role::Head) {
+            let head = up == self.head_wq();
+            if self.has_srv(up) || head {
                 if let Some(s) = self.side_mut(up) {
                     s.q.set_back(band);
                 }
-                if self.role(up) == Some(Role::Head) {
-                    self.with_head(up.pair(), |s| s.sth_backenable(band));
+                if head {
+                    H::backenable(self, band);
                 }
                 self.qenable(up);
                 return;
@@ -223,12 +351,21 @@ impl Stream {
     }
 
     /// bcanput on the first queue from `n` downstream that has a service procedure or no
-    /// `q_next` (a queue without one never holds messages, so its flow control is further on).
+    /// `q_next` (a queue without one never holds messages, so its flow control is further on);
+    /// across a perimeter, the other Stream's published state.
     fn bcanput_from(&mut self, mut n: QueueId, band: u8) -> bool {
         loop {
+            if self.has_srv(n) {
+                break;
+            }
             match self.next(n) {
-                Some(nn) if !self.has_srv(n) => n = nn,
-                _ => break,
+                Some(nn) => n = nn,
+                None => {
+                    if let Some(r) = self.remote(n) {
+                        return r.bcanput(band);
+                    }
+                    break;
+                }
             }
         }
         match self.side_mut(n) {
@@ -249,10 +386,39 @@ impl Stream {
         f.msgs
     }
 
-    /// put(9F): call `q`'s put procedure with `mp`. The Stream head's read queue just queues
-    /// it; its write queue passes it on. If `q`'s instance is already running, `mp` is queued
-    /// on `q` instead (see the module docs).
+    /// putnext from `q`: the next queue's put procedure in this Stream, or the other Stream's
+    /// inbound list across a link; off the end the message is freed (and counted).
+    pub(crate) fn putnext_from(&mut self, q: QueueId, mp: Msg) {
+        if let Some(n) = self.next(q) {
+            return self.put(n, mp);
+        }
+        let Some(r) = self.remote(q) else {
+            drop(mp);
+            self.count_drop();
+            return;
+        };
+        let (perim, rq) = (r.perim().clone(), r.qid());
+        match perim.put_in(rq, mp) {
+            Ok(true) => self.later.run(perim),
+            Ok(false) => {}
+            Err(mp) => {
+                drop(mp);
+                self.count_drop();
+            }
+        }
+    }
+
+    /// put(9F): call `q`'s put procedure with `mp`. The Stream head's read queue gets the
+    /// head's read put procedure; its write queue passes the message on. If `q`'s instance is
+    /// already running, `mp` is queued on `q` instead (see the module docs).
     pub fn put(&mut self, q: QueueId, mp: Msg) {
+        if self.closed {
+            // A closed Stream whose gate is still open (one that closed when its link to a
+            // multiplexor went): what still arrives is freed, not kept until it is dropped.
+            drop(mp);
+            self.count_drop();
+            return;
+        }
         if self.put_once(q, mp) {
             self.drain_deferred(q.pair());
         }
@@ -261,24 +427,21 @@ impl Stream {
     /// One put without draining deferred messages; true if `q`'s instance ran (so messages
     /// may have been deferred to its pair meanwhile).
     fn put_once(&mut self, q: QueueId, mp: Msg) -> bool {
-        if self.role(q) == Some(Role::Head) {
-            self.count_stat(q, super::stats::Stat::Put);
-        }
-        if q.is_read() && self.role(q) == Some(Role::Head) && self.head_active(q.pair()) {
-            self.with_head(q.pair(), |s| s.sth_rput(mp));
-            return false;
-        }
         let Some(pair) = self.pair_mut(q.pair()) else {
             drop(mp);
             self.count_drop();
             return false;
         };
         if pair.role == Role::Head {
+            self.count_stat(q, super::stats::Stat::Put);
             if q.is_read() {
-                let r = pair.sides[0].q.putq(mp);
-                self.putq_result(q, r);
+                H::rput(self, mp);
             } else {
-                QCtx::new(self, q).putnext(mp);
+                // The head sends down with putnext; a put on its write queue can only come
+                // from another Stream (a multiplexor's upper half that has not yet seen its
+                // link go): the head pair is no lower half (any more), so it goes nowhere.
+                drop(mp);
+                self.count_drop();
             }
             return false;
         }
@@ -320,16 +483,6 @@ impl Stream {
             inst.rput(&mut cx, mp)
         } else {
             inst.wput(&mut cx, mp)
-        }
-    }
-
-    fn putq_result(&mut self, q: QueueId, r: Result<QEvent, Msg>) {
-        match r {
-            Ok(ev) => self.apply(q, ev),
-            Err(mp) => {
-                drop(mp);
-                self.count_drop();
-            }
         }
     }
 

@@ -5,6 +5,11 @@
 //! `OTHERQ` are bit operations ([`QueueId::rd`], [`QueueId::wr`], [`QueueId::otherq`]). `q_next`
 //! is an `Option<QueueId>` per queue. Each pair owns its module instance.
 //!
+//! Pair 0 is the Stream head. Its state is the Stream's `H` ([`HeadProcs`], `head.rs`): the
+//! engine calls the head's procedures when a message reaches the head's read queue or a
+//! back-enable its write queue; the real Stream head is `crate::sth`, and [`RawHead`] just
+//! queues what arrives ([`Stream::read`]).
+//!
 //! Procedures run with a [`QCtx`] (see `ctx.rs`): `putnext` calls the next put procedure
 //! directly, as in SVR4. While a procedure runs its instance is taken out of the arena; a put
 //! that reaches an instance already running (a loopback driver's `qreply` coming back up into a
@@ -14,20 +19,21 @@
 //! loop, not recursively). Every instance is thus on the call stack at most once, which bounds
 //! the recursion depth by the number of pairs.
 //!
-//! The top pair is the Stream head. Opened with [`Stream::open`] it is a placeholder: its read
-//! queue collects whatever arrives ([`Stream::read`]), and [`Stream::write`] sends down from
-//! its write queue. Opened with `Stream::sth_open` the head's read put procedure is the real
-//! one (`crate::sth`): it acts on M_SETOPTS, M_FLUSH, M_ERROR, … and queues only data.
-//! `qenable` puts a queue on this Stream's run list once (QENAB);
-//! [`Stream::runqueues`] runs the service procedures.
+//! A Stream is one perimeter: everything here runs under its lock (`docs/concurrency.md`). A
+//! queue whose `q_next` is in another Stream (the twist of a STREAMS pipe, a multiplexor's
+//! link) has a [`QRef`] instead (`cross.rs`): `putnext` hands the message to that Stream's
+//! inbound list, `canputnext` reads its published flow-control state, and the perimeters such
+//! a put claims are run after this Stream's lock is dropped ([`Later`]).
+//!
+//! `qenable` puts a queue on this Stream's run list once (QENAB); [`Stream::runqueues`] runs
+//! the service procedures.
 
-mod complex;
+pub mod cross;
 mod ctx;
-mod timeout;
-mod transfer;
-pub(crate) use complex::VACANT;
-pub(crate) use transfer::Moved;
+pub mod head;
+pub mod link;
 pub mod module;
+pub mod mux;
 pub mod registry;
 pub mod stats;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
@@ -39,9 +45,14 @@ pub mod testmods;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
+mod timeout;
 
+pub use cross::{Later, Perimeter, QRef};
 pub use ctx::QCtx;
-pub use module::{LowerOpenFn, ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
+pub use head::{HeadProcs, RawHead};
+pub use link::Link;
+pub use module::{ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
+pub use mux::{Multiplexor, MuxTable, UpperId};
 pub use registry::Registry;
 pub use stats::{mstat_total, reserve_totals, ModuleStat};
 
@@ -55,7 +66,7 @@ pub const STRHIGH: usize = 5120;
 /// Stream head read-queue low water mark (LfS `STRLOW`).
 pub const STRLOW: usize = 1024;
 
-/// `module_info` of the placeholder Stream head.
+/// `module_info` of the Stream head pair.
 pub const HEAD_INFO: ModuleInfo = ModuleInfo {
     mi_idnum: 0,
     mi_idname: "strhead",
@@ -64,6 +75,9 @@ pub const HEAD_INFO: ModuleInfo = ModuleInfo {
     mi_hiwat: STRHIGH,
     mi_lowat: STRLOW,
 };
+
+/// The pair index of the Stream head.
+const HEAD: usize = 0;
 
 /// A queue of a Stream: pair index and side (read = even, write = odd).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,12 +109,12 @@ impl QueueId {
     pub(crate) const fn of(pair: usize, write: bool) -> QueueId {
         QueueId(pair << 1 | write as usize)
     }
-    /// The number naming this queue in a `linkblk` (`l_qtop`, `l_qbot`).
+    /// The number naming this queue (in a `linkblk`, an I_FDINSERT token).
     pub const fn raw(self) -> u64 {
         self.0 as u64
     }
-    /// The queue a `linkblk` number names (`None` if out of range; a stale or forged number
-    /// names at worst another queue of the same arena, never memory).
+    /// The queue a number names (`None` if out of range; a stale or forged number names at
+    /// worst another queue of the same Stream, never memory).
     pub fn from_raw(v: u64) -> Option<QueueId> {
         usize::try_from(v).ok().map(QueueId)
     }
@@ -115,8 +129,8 @@ pub enum Role {
     Module,
     /// The driver (bottom).
     Driver,
-    /// The lower half of a multiplexing driver: the former Stream head of a Stream linked
-    /// under it with I_LINK/I_PLINK (`sth/mux.rs`).
+    /// The Stream head pair of a Stream linked under a multiplexing driver, running the
+    /// driver's lower half (SVR4 `setq` with `st_muxrinit`/`st_muxwinit`; `mux.rs`).
     Lower,
 }
 
@@ -124,6 +138,16 @@ pub enum Role {
 pub(crate) struct Side {
     pub(crate) q: Queue,
     pub(crate) next: Option<QueueId>,
+    /// A link to a queue of another Stream (`cross.rs`). On a queue without `next` it is the
+    /// `q_next` across the perimeter (putnext and canputnext go there); on a queue whose
+    /// `backq` is in the other Stream (the entry of a pipe's twist) it is that `backq`, where
+    /// this Stream's back-enables go.
+    pub(crate) remote: Option<QRef>,
+    /// Other Streams put into this queue without a link back (a multiplexor's queues, which
+    /// many Streams feed): its flow control is published as an entry's, and a refused writer's
+    /// back-enable enables this queue's own service procedure, which wakes the writers it
+    /// knows (`cross.rs`, `mux.rs`).
+    pub(crate) publish: bool,
     pub(crate) srv: bool,
     /// Messages putq'd because the put procedure was busy (re-entry) and there is no service
     /// procedure to pick them up: to be fed to the put procedure when it returns.
@@ -157,6 +181,8 @@ impl Pair {
                 readr,
             ),
             next: None,
+            remote: None,
+            publish: false,
             srv: false,
             deferred: 0,
             stats: ModuleStat::default(),
@@ -173,8 +199,19 @@ impl Pair {
     }
 }
 
-/// A Stream: head, modules, driver, and its run list of enabled queues.
-pub struct Stream {
+/// A Stream: head (`H`, pair 0), modules, driver, and its run list of enabled queues.
+///
+/// # Locking
+/// A `Stream` is one perimeter: the platform keeps it under one lock (the Stream lock) and
+/// every method runs with that lock held (`&mut self` is the proof). Nothing here sleeps or
+/// allocates other than atomically; puts into other Streams go through [`QRef`]s, and what
+/// must wait for the lock to be dropped is collected in [`Stream::take_later`].
+///
+/// # Invariants
+/// - Pair 0 exists and is the head ([`Role::Head`]) until the Stream is dropped.
+/// - The run list holds each enabled queue once (QENAB) and has room for every queue, so
+///   `qenable` never allocates.
+pub struct Stream<H: HeadProcs> {
     pairs: Vec<Option<Pair>>,
     runlist: Ring<QueueId>,
     dropped: usize,
@@ -182,39 +219,42 @@ pub struct Stream {
     /// Some queue may have a qtimeout pending (`timeout.rs`; cleared by a scan that finds
     /// none, so Streams that never use one never scan).
     pub(crate) timeouts: bool,
-    /// The Stream head's state (see `sth`); inactive for the placeholder head of
-    /// [`Stream::open`], which queues whatever arrives.
-    /// Boxed, so that swapping the ends of a pipe (`with_end`) swaps two pointers.
-    pub(crate) sth: Box<crate::sth::StrHead>,
-    /// Pair index of the head `sth` belongs to: the head that `head_rq`/`head_wq`, push/pop
-    /// and the Stream head operations act on.
-    pub(crate) head: usize,
-    /// The Stream heads not swapped in: the other end of a pipe (`sth/pipe.rs`), or the
-    /// heads of a Stream complex (`sth/mux.rs`); `with_end` swaps one in.
-    pub(crate) parked: Vec<crate::sth::pipe::Parked>,
-    /// A Stream complex: the Streams of a multiplexing (or loop) driver and the Streams
-    /// linked under it share this arena and lock (`sth/mux.rs`).
-    pub(crate) multi: Option<Box<crate::sth::mux::Complex>>,
+    /// The Stream head's state (SVR4 `stdata`); its procedures are [`HeadProcs`].
+    pub(crate) sth: H,
+    /// Perimeters to run and references to release once the lock is dropped (`cross.rs`).
+    later: Later,
+    /// This Stream's own perimeter, given by the platform ([`Stream::set_perimeter`]) so that
+    /// drivers can hand other Streams a [`QRef`] to their queues; let go of at close.
+    me: Option<sys::Arc<dyn Perimeter>>,
 }
 
-impl Stream {
-    /// Open a Stream on driver `drv`: a head pair on top of a driver pair, then the driver's
-    /// open routine. Errors: the driver's, or ENOSR when memory runs out.
-    pub fn open(drv: &'static StreamTab, args: &OpenArgs) -> Result<Stream, Errno> {
-        Stream::open_head(drv, args, false)
+impl Stream<RawHead> {
+    /// Open a Stream on driver `drv` with a [`RawHead`]: a head pair on top of a driver pair,
+    /// then the driver's open routine. Errors: the driver's, or ENOSR when memory runs out.
+    pub fn open(drv: &'static StreamTab, args: &OpenArgs) -> Result<Self, Errno> {
+        Stream::open_with(RawHead, drv, args)
     }
 
-    /// Open with a placeholder head (`sth == false`) or a real Stream head (`sth::`).
-    pub(crate) fn open_head(
-        drv: &'static StreamTab,
-        args: &OpenArgs,
-        sth: bool,
-    ) -> Result<Stream, Errno> {
-        let mut s = Stream::empty(sth)?;
-        let head = s.alloc_pair(HEAD_INFO, Role::Head)?;
+    /// [`Stream::open`] with default arguments (device 0, DRVOPEN).
+    pub fn new(drv: &'static StreamTab) -> Result<Self, Errno> {
+        Stream::open(drv, &OpenArgs::driver(0))
+    }
+
+    /// Open by major number through the registry's `cdevsw` (ENXIO if no such driver).
+    pub fn open_major(reg: &Registry, major: u32, args: &OpenArgs) -> Result<Self, Errno> {
+        let drv = reg.find_driver(major).ok_or(Errno::ENXIO)?;
+        Stream::open(drv, args)
+    }
+}
+
+impl<H: HeadProcs> Stream<H> {
+    /// Open a Stream on driver `drv` under the head `sth`: a head pair over a driver pair,
+    /// then the driver's open routine (which may already send messages up to the head).
+    pub fn open_with(sth: H, drv: &'static StreamTab, args: &OpenArgs) -> Result<Self, Errno> {
+        let mut s = Stream::head_only(sth)?;
         let d = s.alloc_pair(drv.info, Role::Driver)?;
-        s.set_next(QueueId::of(head, true), Some(QueueId::of(d, true)));
-        s.set_next(QueueId::of(d, false), Some(QueueId::of(head, false)));
+        s.set_next(QueueId::of(HEAD, true), Some(QueueId::of(d, true)));
+        s.set_next(QueueId::of(d, false), Some(QueueId::of(HEAD, false)));
         if let Err(e) = s.run_open(d, drv, args) {
             s.closed = true; // nothing opened: no close routine to call
             return Err(e);
@@ -222,30 +262,22 @@ impl Stream {
         Ok(s)
     }
 
-    /// A Stream with no pairs yet; its head will be pair 0.
-    pub(crate) fn empty(sth: bool) -> Result<Stream, Errno> {
-        Ok(Stream {
+    /// A Stream with only its head pair (a FIFO links the head's write side to its own read
+    /// side; a pipe end is given a driver later). ENOSR when memory runs out.
+    pub fn head_only(sth: H) -> Result<Self, Errno> {
+        let mut s = Stream {
             pairs: sys::vec_with_capacity(4)?,
             runlist: Ring::new(),
             dropped: 0,
             closed: false,
             timeouts: false,
-            sth: sys::new_box(crate::sth::StrHead::new(sth))?,
-            head: 0,
-            parked: Vec::new(),
-            multi: None,
-        })
-    }
-
-    /// Open a Stream on driver `drv` with default arguments (device 0, DRVOPEN).
-    pub fn new(drv: &'static StreamTab) -> Result<Stream, Errno> {
-        Stream::open(drv, &OpenArgs::driver(0))
-    }
-
-    /// Open by major number through the registry's `cdevsw` (ENXIO if no such driver).
-    pub fn open_major(reg: &Registry, major: u32, args: &OpenArgs) -> Result<Stream, Errno> {
-        let drv = reg.find_driver(major).ok_or(Errno::ENXIO)?;
-        Stream::open(drv, args)
+            sth,
+            later: Later::new(),
+            me: None,
+        };
+        let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
+        debug_assert_eq!(h, HEAD);
+        Ok(s)
     }
 
     pub(crate) fn alloc_pair(&mut self, info: ModuleInfo, role: Role) -> Result<usize, Errno> {
@@ -263,6 +295,23 @@ impl Stream {
         let i = self.pairs.len();
         sys::vec_push(&mut self.pairs, Some(pair)).map_err(|_| Errno::ENOSR)?;
         Ok(i)
+    }
+
+    /// Put driver `drv` under a head-only Stream (a pipe end: its twist) and call its open
+    /// routine. EINVAL if the Stream already has something below its head.
+    pub fn attach_driver(&mut self, drv: &'static StreamTab, args: &OpenArgs) -> Result<(), Errno> {
+        if self.next(self.head_wq()).is_some() {
+            return Err(Errno::EINVAL);
+        }
+        let d = self.alloc_pair(drv.info, Role::Driver)?;
+        self.set_next(QueueId::of(HEAD, true), Some(QueueId::of(d, true)));
+        self.set_next(QueueId::of(d, false), Some(QueueId::of(HEAD, false)));
+        if let Err(e) = self.run_open(d, drv, args) {
+            self.set_next(QueueId::of(HEAD, true), None);
+            self.free_pair(d);
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Call `tab.open` for pair `p` (already linked); on success store the instance.
@@ -299,6 +348,10 @@ impl Stream {
         }
     }
 
+    /// Number of pair slots (some may be free).
+    pub(crate) fn npairs(&self) -> usize {
+        self.pairs.len()
+    }
     pub(crate) fn pair(&self, p: usize) -> Option<&Pair> {
         self.pairs.as_slice().get(p)?.as_ref()
     }
@@ -317,13 +370,36 @@ impl Stream {
         }
     }
 
+    /// The Stream head's state.
+    pub fn head(&self) -> &H {
+        &self.sth
+    }
+    /// The Stream head's state, to change it.
+    pub fn head_mut(&mut self) -> &mut H {
+        &mut self.sth
+    }
+
     /// The queue `q` (read-only view of counts and flags).
     pub fn queue(&self, q: QueueId) -> Option<&Queue> {
         self.side(q).map(|s| &s.q)
     }
-    /// `q_next` of `q`.
+    /// `q_next` of `q` inside this Stream.
     pub fn next(&self, q: QueueId) -> Option<QueueId> {
         self.side(q)?.next
+    }
+    /// The link of `q` into another Stream, if any (see [`Side`]).
+    pub fn remote(&self, q: QueueId) -> Option<&QRef> {
+        self.side(q)?.remote.as_ref()
+    }
+    /// Set (or clear) the link of `q` into another Stream. A link that is replaced is released
+    /// after the lock is dropped ([`Stream::take_later`]).
+    pub fn set_remote(&mut self, q: QueueId, to: Option<QRef>) {
+        let Some(s) = self.side_mut(q) else {
+            return;
+        };
+        if let Some(old) = core::mem::replace(&mut s.remote, to) {
+            self.later.release(old.perim().clone());
+        }
     }
     /// Whether `q` has a service procedure.
     pub fn has_srv(&self, q: QueueId) -> bool {
@@ -338,15 +414,15 @@ impl Stream {
         self.pair(q.pair()).map(|p| p.role)
     }
     /// The Stream head's read queue (where upstream messages collect).
-    pub fn head_rq(&self) -> QueueId {
-        QueueId::of(self.head, false)
+    pub const fn head_rq(&self) -> QueueId {
+        QueueId::of(HEAD, false)
     }
     /// The Stream head's write queue.
-    pub fn head_wq(&self) -> QueueId {
-        QueueId::of(self.head, true)
+    pub const fn head_wq(&self) -> QueueId {
+        QueueId::of(HEAD, true)
     }
-    /// The driver's write queue (the bottom of the write side). A pipe end has none: its
-    /// write side turns into the other head's read side.
+    /// The driver's write queue (the bottom of the write side); none for a head-only Stream
+    /// or a FIFO (whose write side turns around into its read side).
     pub fn driver_wq(&self) -> Option<QueueId> {
         let mut q = self.head_wq();
         while let Some(n) = self.next(q) {
@@ -355,7 +431,7 @@ impl Stream {
             }
             q = n;
         }
-        (q != self.head_wq()).then_some(q)
+        (q != self.head_wq() && self.role(q) == Some(Role::Driver)).then_some(q)
     }
     /// The driver's read queue (where a driver's interrupt side starts).
     pub fn driver_rq(&self) -> Option<QueueId> {
@@ -371,8 +447,7 @@ impl Stream {
             .filter(|(r, _)| *r == Role::Module)
             .count()
     }
-    /// Roles and names of the pairs from the head down to the driver (on a pipe end: down to
-    /// the twist, where the write side meets the other end's read side).
+    /// Roles and names of the pairs from the head down to the driver.
     pub fn names_down(&self) -> impl Iterator<Item = (Role, &'static str)> + '_ {
         let mut q = Some(self.head_wq());
         core::iter::from_fn(move || {
@@ -382,12 +457,22 @@ impl Stream {
             Some((p.role, p.info.mi_idname))
         })
     }
-    /// Messages freed because they had nowhere to go (putnext off the end, failed putq).
+    /// Messages freed because they had nowhere to go (putnext off the end, a closed Stream
+    /// across a link, a failed putq).
     pub fn dropped(&self) -> usize {
         self.dropped
     }
     pub(crate) fn count_drop(&mut self) {
         self.dropped = self.dropped.saturating_add(1);
+    }
+
+    /// What this lock hold leaves for after the lock is dropped (see [`Later`]); the platform
+    /// takes it before unlocking and finishes it after.
+    pub fn take_later(&mut self) -> Later {
+        self.later.take()
+    }
+    pub(crate) fn later_mut(&mut self) -> &mut Later {
+        &mut self.later
     }
 
     /// A context for code acting on queue `q` from outside its procedures (a driver's
@@ -402,7 +487,7 @@ impl Stream {
         QCtx::new(self, h).putnext(mp)
     }
 
-    /// Take the next message that arrived at the Stream head (getq on its read queue,
+    /// Take the next message queued at the Stream head (getq on its read queue,
     /// back-enabling the Stream when it drains).
     pub fn read(&mut self) -> Option<crate::msg::Msg> {
         let h = self.head_rq();
@@ -419,8 +504,7 @@ impl Stream {
     /// unlinked again and the error returned.
     pub fn push_tab(&mut self, tab: &'static StreamTab, args: &OpenArgs) -> Result<(), Errno> {
         let below = self.top_wq().ok_or(Errno::EINVAL)?;
-        // The queue feeding the head's read side: `RD(below)` in a Stream over a driver, the
-        // other end's write side on a pipe.
+        // The queue feeding the head's read side: `RD(below)` in a Stream over a driver.
         let feeder = self.backq(self.head_rq());
         let p = self.alloc_pair(tab.info, Role::Module)?;
         let (h, n) = (self.head_wq(), QueueId::of(p, true));
@@ -443,8 +527,6 @@ impl Stream {
     /// I_POP: close and remove the module just below the head (EINVAL if there is none).
     pub fn pop(&mut self) -> Result<(), Errno> {
         let top = self.top_wq().ok_or(Errno::EINVAL)?;
-        // A read queue below the head is the twist of a pipe: the module there (if any) was
-        // pushed on the other end.
         if top.is_read() || self.role(top) != Some(Role::Module) {
             return Err(Errno::EINVAL);
         }
@@ -486,12 +568,21 @@ impl Stream {
             let hr = self.head_rq();
             self.set_next(f, Some(hr));
         }
-        self.runlist.extract_if(|q| q.pair() == p, |_| {});
         if let Some(pair) = self.pair_mut(p) {
             for s in pair.sides.iter_mut() {
                 let f = s.q.flushq(FLUSHALL);
                 let _ = f.event; // the pair is going away: nobody upstream waits on it
             }
+        }
+        self.free_pair(p);
+    }
+
+    /// Free pair `p`: its queued messages, its links to other Streams (released after the
+    /// lock is dropped) and its run-list entries go.
+    pub(crate) fn free_pair(&mut self, p: usize) {
+        self.runlist.extract_if(|q| q.pair() == p, |_| {});
+        for side in [false, true] {
+            self.set_remote(QueueId::of(p, side), None);
         }
         if let Some(slot) = self.pairs.as_mut_slice().get_mut(p) {
             *slot = None;
@@ -499,24 +590,65 @@ impl Stream {
     }
 
     /// Close the Stream: pop every module (their close routines run top-down), then close the
-    /// driver. Idempotent; also done on drop.
+    /// driver (and a multiplexor's lower half on the head pair, if the Stream is still linked),
+    /// free what is still queued below the head, and let go of every link to other Streams
+    /// and of its own perimeter. Idempotent; also done on drop.
     pub fn close(&mut self) {
         if self.closed {
             return;
         }
-        if self.multi.is_some() {
-            self.close_complex();
-            self.closed = true;
-            return;
-        }
         while self.pop().is_ok() {}
-        if !self.parked.is_empty() {
-            self.with_other_end(|s| while s.pop().is_ok() {});
-        }
         if let Some(d) = self.driver_wq() {
             self.run_close(d.pair());
         }
+        self.mux_uninstall();
+        for p in 0..self.pairs.len() {
+            for side in [false, true] {
+                self.set_remote(QueueId::of(p, side), None);
+                // What is still queued goes now, not when the last reference to the
+                // Stream does (a closed Stream may be referenced for a while); what reached
+                // the head is the head's to free.
+                let q = QueueId::of(p, side);
+                if q == self.head_rq() {
+                    continue;
+                }
+                if let Some(s) = self.side_mut(q) {
+                    let f = s.q.flushq(FLUSHALL);
+                    let _ = f.event; // closed: nobody upstream waits on it
+                    s.deferred = 0;
+                }
+            }
+        }
+        self.runlist.extract_if(|_| true, |_| {});
+        if let Some(me) = self.me.take() {
+            self.later.release(me);
+        }
         self.closed = true;
+    }
+
+    /// Give the Stream a reference to its own perimeter (the platform, right after wrapping
+    /// the Stream in it): drivers then make [`QRef`]s to their own queues for other Streams
+    /// ([`QCtx::qref_here`]). The Stream keeps it until it closes, so a Stream that is given
+    /// one is freed only after [`Stream::close`]. A replaced reference is released after the
+    /// lock is dropped.
+    pub fn set_perimeter(&mut self, me: sys::Arc<dyn Perimeter>) {
+        if self.closed {
+            return;
+        }
+        if let Some(old) = self.me.replace(me) {
+            self.later.release(old);
+        }
+    }
+
+    /// A reference to queue `q` of this Stream for another Stream, if the Stream was given
+    /// its perimeter ([`Stream::set_perimeter`]) and is open.
+    pub fn qref_here(&self, q: QueueId) -> Option<QRef> {
+        self.me.as_ref().map(|p| QRef::new(p.clone(), q))
+    }
+
+    /// Whether the Stream was closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed
     }
 
     /// Run each enabled service procedure, in qenable order, until the run list is empty;
@@ -540,14 +672,14 @@ impl Stream {
     }
 }
 
-impl Drop for Stream {
+impl<H: HeadProcs> Drop for Stream<H> {
     fn drop(&mut self) {
         self.close();
     }
 }
 
 /// The scheduler drives a Stream's service procedures through `Schedulable`.
-impl crate::sched::Schedulable for Stream {
+impl<H: HeadProcs> crate::sched::Schedulable for Stream<H> {
     fn runqueues(&mut self) -> usize {
         Stream::runqueues(self)
     }

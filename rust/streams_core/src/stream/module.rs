@@ -74,9 +74,6 @@ impl OpenArgs {
 /// queues are already linked into the Stream (it may putnext/qreply), and returns the instance.
 pub type OpenFn = fn(&mut QCtx<'_>, &OpenArgs) -> Result<Box<dyn StreamModule>, Errno>;
 
-/// Creates the lower-half instance of a multiplexing driver for a new link (`sth/mux.rs`).
-pub type LowerOpenFn = fn() -> Result<Box<dyn StreamModule>, Errno>;
-
 /// `streamtab`: the static description of a module or driver.
 pub struct StreamTab {
     /// Name, id, packet sizes and watermarks (used for both queues of the pair).
@@ -112,10 +109,11 @@ pub trait StreamModule: Send {
     fn has_wsrv(&self) -> bool {
         false
     }
-    /// A multiplexing driver (`st_muxrinit`/`st_muxwinit` in SVR4): how to make the instance
-    /// whose procedures run on the lower pair of each Stream linked under this one (I_LINK,
-    /// I_PLINK). `None`, the default: not a multiplexor, I_LINK fails with EINVAL.
-    fn mux_lower(&self) -> Option<LowerOpenFn> {
+    /// A multiplexing driver's upper half (SVR4 `st_muxrinit`/`st_muxwinit`): what the Stream
+    /// head asks when this Stream joins the driver's link table and when another Stream is
+    /// linked under it (`mux.rs`). `None`, the default: not a multiplexor, I_LINK fails with
+    /// EINVAL.
+    fn mux(&mut self) -> Option<&mut dyn super::Multiplexor> {
         None
     }
     /// Close routine (`qi_qclose`), called before the pair leaves the Stream; the queues are

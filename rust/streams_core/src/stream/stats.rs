@@ -16,7 +16,7 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::module::StreamTab;
-use super::{QueueId, Stream};
+use super::{HeadProcs, QueueId, Stream};
 
 /// `module_stat`: how often a queue's procedures ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -133,7 +133,7 @@ pub fn mstat_total(tab: &'static StreamTab) -> [ModuleStat; 2] {
     totals_of(tab, false).map_or([ModuleStat::default(); 2], |t| [t.read(0), t.read(1)])
 }
 
-impl Stream {
+impl<H: HeadProcs> Stream<H> {
     /// `module_stat` of queue `q` in this Stream (None if `q` is not in the Stream).
     pub fn mstat(&self, q: QueueId) -> Option<ModuleStat> {
         self.side(q).map(|s| s.stats)

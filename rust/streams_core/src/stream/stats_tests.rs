@@ -5,6 +5,9 @@
 
 use super::testmods::{open_loop, open_pass, LOOP, SRC};
 use super::*;
+
+/// The Streams of these tests: a head that queues whatever arrives.
+type Stream = super::Stream<RawHead>;
 use crate::ktest::{Failure, TestResult};
 use crate::msg::{Msg, M_DATA, M_PCPROTO};
 use crate::queue::tests::mk;

@@ -4,6 +4,9 @@
 
 use super::testmods::*;
 use super::*;
+
+/// The Streams of these tests: a head that queues whatever arrives.
+type Stream = super::Stream<RawHead>;
 use crate::errno::Errno;
 use crate::ktest::{Failure, TestResult};
 use crate::msg::Msg;

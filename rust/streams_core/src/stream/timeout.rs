@@ -12,30 +12,17 @@
 //! when it fires, calls [`Stream::run_timeouts`] under the stream lock and runs the enabled
 //! service procedures as after any operation. One timeout per queue: a new one replaces it.
 
-use super::{QCtx, QueueId, Stream};
+use super::{HeadProcs, QueueId, Stream};
 
-impl QCtx<'_> {
-    /// Enable this queue's service procedure once the platform's monotonic clock reaches
-    /// `deadline_ns` (replacing this queue's earlier timeout, if any).
-    pub fn qtimeout_at(&mut self, deadline_ns: u64) {
-        let q = self.qid();
-        let s = self.stream_mut();
-        if let Some(side) = s.side_mut(q) {
-            side.timeout = Some(deadline_ns);
-            s.timeouts = true;
+impl<H: HeadProcs> Stream<H> {
+    /// Set (or with `None` cancel) queue `q`'s timeout (`QCtx::qtimeout_at`).
+    pub(crate) fn set_timeout(&mut self, q: QueueId, deadline_ns: Option<u64>) {
+        if let Some(side) = self.side_mut(q) {
+            side.timeout = deadline_ns;
+            self.timeouts |= deadline_ns.is_some();
         }
     }
 
-    /// Cancel this queue's timeout (`quntimeout`).
-    pub fn quntimeout(&mut self) {
-        let q = self.qid();
-        if let Some(side) = self.stream_mut().side_mut(q) {
-            side.timeout = None;
-        }
-    }
-}
-
-impl Stream {
     /// The earliest pending qtimeout deadline, if any (what the platform's timer is armed
     /// for).
     pub fn next_timeout(&mut self) -> Option<u64> {

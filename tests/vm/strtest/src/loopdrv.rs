@@ -7,7 +7,7 @@ use super::*;
 
 const SPX: &str = "/dev/streams/clone/spx";
 const LOOP: &str = "/dev/streams/clone/loop";
-/// The token of a Stream of another arena (`NO_QUEUE` in the core).
+/// The token of a Stream without a driver, a FIFO (`NO_QUEUE` in the core).
 const NO_QUEUE: u64 = u64::MAX;
 
 fn open_dev(path: &str) -> Result<Stream, String> {
@@ -164,7 +164,9 @@ pub(crate) fn t_fdinsert_message() -> R {
         "control part changed"
     );
     let tok = u64::from_ne_bytes(c[8..16].try_into().unwrap_or_default());
-    ensure!(tok == NO_QUEUE, "another Stream's token: {tok:#x}");
+    // Every Stream with a driver can be named: the token is its driver read queue's number
+    // (the driver of the caller gets a reference to that queue with the message).
+    ensure!(tok != NO_QUEUE, "another Stream's token: {tok:#x}");
     // RS_HIPRI: M_PCPROTO; the caller's own Stream: a token that names a queue.
     let r = fdinsert_raw(
         &s,

@@ -8,7 +8,8 @@
 //! and STREAMS pipes (`pipes.rs`: full duplex, hangup, I_SENDFD/I_RECVFD, SIGPOLL).
 //! `drivers.rs` covers the `echo` and `nuls` test drivers, I_SET_HIWAT/I_SET_LOWAT and
 //! `/proc/streams/modules`; `fattach.rs` fattach/fdetach of pipe ends and driver Streams;
-//! `connld.rs` connld(7) on an attached pipe end (a new pipe per open).
+//! `connld.rs` connld(7) on an attached pipe end (a new pipe per open); `xput.rs` puts into a
+//! Stream from an hrtimer, a tasklet and a workqueue (sequence numbers, flow control, close).
 //! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
 //! `N passed, N failed` line; the exit status is non-zero if any case failed.
 
@@ -48,6 +49,7 @@ mod headops;
 mod loopdrv;
 mod mux;
 mod pipes;
+mod xput;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
     r.map_err(|err| format!("{what}: {err}"))
@@ -779,6 +781,26 @@ fn main() {
         (
             "close drain: I_SETCLTIME 300 ms bounds a stalled close, O_NONBLOCK does not wait",
             headops::t_close_drain_cltime,
+        ),
+        (
+            "xput: 100000 puts from an hrtimer (softirq), in order, flow control, back-enable",
+            xput::t_xput_hrtimer,
+        ),
+        (
+            "xput: 100000 puts from a tasklet, in order, flow control, back-enable",
+            xput::t_xput_tasklet,
+        ),
+        (
+            "xput: 100000 puts from a workqueue, in order, flow control, back-enable",
+            xput::t_xput_workqueue,
+        ),
+        (
+            "xput: close mid-run in every mode stops and frees the producer, later put refused",
+            xput::t_xput_close_mid_run,
+        ),
+        (
+            "xput: bad requests EINVAL, second start EBUSY",
+            xput::t_xput_errors,
         ),
         (
             "spx: s_pipe by I_FDINSERT, both ways, hangup",

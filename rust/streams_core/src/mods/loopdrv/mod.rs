@@ -2,54 +2,63 @@
 //! full-duplex pipe, the SVR4-portable way of APUE's `s_pipe` (open the driver twice, then
 //! I_FDINSERT on one with the other as `fildes`).
 //!
-//! Every open is one Stream of one Stream complex (`stream/complex.rs`), so a driver can name
-//! another of its Streams by a queue token: I_FDINSERT puts the `QueueId::raw` of `fildes`'s
-//! driver read queue into the control part (`sth/fdinsert.rs`). Tokens mean something only
-//! inside the complex that made them; a token from anywhere else names no queue here.
+//! Every open is its own Stream under its own lock. I_FDINSERT hands this driver a reference
+//! to `fildes`'s driver read queue as a block of the message (`sth/fdinsert.rs`), and the two
+//! instances then talk through their Streams' perimeters with M_CTL messages that carry a
+//! reference to the sender's read queue ([`Msg::with_qref`]): a reference is the only way to
+//! name another Stream's queue, so a token a user forges names nothing.
 //!
 //! ```text
-//!   unconnected ──M_PROTO(8-byte token of B)──▶ connecting(B) ──ACCEPT──▶ connected(B)
+//!   unconnected ──M_PROTO(8 bytes + ref to B)──▶ connecting(B) ──ACCEPT──▶ connected(B)
 //!        │  (A puts M_CTL CONNECT on B's read queue; B answers ACCEPT or REFUSE)   │
-//!        └── data: M_ERROR ENXIO                            close of B: hung up ◀─┘
+//!        └── data: M_ERROR ENXIO                     close of B: hung up ◀───────┘
 //! ```
 //!
-//! Connecting: an *unconnected* Stream that receives an M_PROTO or M_PCPROTO whose control
-//! part is exactly 8 bytes takes it as a connect request (a data part is freed). The token
-//! must name the driver read queue of another Stream of this driver in this complex; if not,
-//! the requester gets M_ERROR EINVAL. The requester tells the peer with a put of an M_CTL
-//! CONNECT on the peer's read queue (as SVR4 drivers reach each other); an unconnected peer
-//! accepts, any other answers REFUSE and the requester gets M_ERROR EBUSY. The answer is put
-//! on the requester's read queue, which is running, so it is queued there and its read
-//! service procedure completes the connection (the platform runs it before the ioctl
-//! returns). Data written meanwhile is held on the write queue.
+//! Connecting: an *unconnected* Stream that receives an M_PROTO or M_PCPROTO whose first
+//! block is exactly 8 bytes takes it as a connect request (the rest is freed). It must carry
+//! the reference I_FDINSERT adds, to the driver read queue of another Stream of this driver
+//! (same name); if not, the requester gets M_ERROR EINVAL. The requester puts an M_CTL CONNECT
+//! on the peer's read queue; an unconnected peer accepts, any other answers REFUSE and the
+//! requester gets M_ERROR EBUSY. Both answers come back through the requester's perimeter,
+//! which the platform runs before the ioctl returns. Data written meanwhile is held on the
+//! write queue.
 //!
-//! Connected: M_DATA, M_PROTO and M_PCPROTO written on one end go up the other
-//! (`putnext` from the peer's driver read queue). Flow control runs across: the write put
-//! procedure queues what the peer's Stream head cannot take (`bcanputnext` there, which arms
-//! its back-enable), and when that head drains, the peer's read service procedure enables
-//! this write queue again. High-priority messages are never held. M_FLUSH is a pipe's:
-//! FLUSHW flushes this write queue and goes up the peer as FLUSHR (its head flushes its read
-//! side); FLUSHR flushes the peer's write queue (data on its way here) and goes back up this
-//! Stream. M_IOCTL is NAK'd with EINVAL; anything else is freed.
+//! Connected: the driver is a pipe's twist (the `rust/pipe` crate): its write queue's `q_next`
+//! is the peer's read queue across the perimeter, so M_DATA, M_PROTO and M_PCPROTO written on
+//! one end go up the other, and flow control runs as for a pipe: the write side queues what
+//! the peer's Stream head cannot take (`bcanputnext` there), and the peer back-enables this
+//! write queue when its head drains. High-priority messages are never held. M_FLUSH is a
+//! pipe's: FLUSHW flushes this write queue and goes up the peer as FLUSHR (its head flushes
+//! its read side); FLUSHR asks the peer to flush its write queue (data on its way here) and
+//! goes back up this Stream. M_IOCTL is NAK'd with EINVAL; anything else is freed.
 //!
-//! Before a connection, data is answered with M_ERROR ENXIO, as the loop driver of the
-//! SVR4 STREAMS Programmer's Guide does: the Stream is then unusable, so connect first.
+//! Before a connection, data is answered with M_ERROR ENXIO, as the loop driver of the SVR4
+//! STREAMS Programmer's Guide does: the Stream is then unusable, so connect first.
 //!
 //! Close: what this end still holds on its write queue goes up the peer regardless of flow
-//! control, then an M_CTL DISCONNECT is put on the peer's read queue: the peer frees what it
-//! held for this end and sends M_HANGUP up its Stream (its reader gets end of file after the
-//! data, its writer ENXIO/EPIPE). A hung-up Stream never connects again.
+//! control, then an M_CTL DISCONNECT (made when the connection was, so a close never lacks
+//! memory for it): the peer frees what it held for this end and sends M_HANGUP up its Stream
+//! (its reader gets end of file after the data, its writer ENXIO). A hung-up Stream never
+//! connects again.
+//!
+//! What changed from the single-arena design: the peer is reached through its perimeter
+//! (answers are no longer queued on a busy read queue, so the read side has no service
+//! procedure), a connect request needs I_FDINSERT's reference block instead of a queue id
+//! (a Stream of any other driver, or of none, gets EINVAL as a foreign token did), and FLUSHR
+//! reaches the peer's write queue as a message.
 
 #[doc(hidden)]
 pub mod tests;
 
 use crate::box_dyn;
 use crate::errno::Errno;
-use crate::msg::{Msg, M_CTL, M_DATA, M_ERROR, M_FLUSH, M_IOCNAK, M_IOCTL, M_PCPROTO, M_PROTO};
+use crate::msg::{
+    Msg, M_CTL, M_DATA, M_ERROR, M_FLUSH, M_HANGUP, M_IOCNAK, M_IOCTL, M_PCPROTO, M_PROTO,
+};
 use crate::queue::FLUSHALL;
 use crate::sth::consts::{FLUSHBAND, FLUSHR, FLUSHW};
 use crate::sth::IocBlk;
-use crate::stream::{ModuleInfo, OpenArgs, QCtx, QueueId, Role, StreamModule, StreamTab};
+use crate::stream::{ModuleInfo, OpenArgs, QCtx, QRef, StreamModule, StreamTab};
 use crate::sys::Box;
 
 /// The `module_info` of both names: only the name differs.
@@ -76,48 +85,47 @@ pub static SPX: StreamTab = StreamTab {
     open,
 };
 
-/// Size of a connect request's control part: one queue token.
+/// Size of a connect request's control part (the I_FDINSERT token).
 pub const TOKEN_SIZE: usize = 8;
 
 fn open(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
-    Ok(box_dyn!(Loop { peer: Peer::Unconnected } => dyn StreamModule)?)
+    Ok(box_dyn!(Loop { peer: Peer::Unconnected, bye: None } => dyn StreamModule)?)
 }
 
 /// Where a loop Stream stands (the peer named by its driver read queue).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Peer {
     Unconnected,
     /// CONNECT sent to this peer; its answer is on the way.
-    Connecting(QueueId),
-    Connected(QueueId),
+    Connecting(QRef),
+    Connected(QRef),
     /// The peer closed; for good.
     HungUp,
 }
 
-/// What the M_CTL messages between two loop Streams say (first byte; the sender's read
-/// queue token follows).
+/// What the M_CTL messages between two loop Streams say (first byte; the second is a band
+/// for FLUSHW; the next block refers to the sender's read queue).
 const CONNECT: u8 = 1;
 const ACCEPT: u8 = 2;
 const REFUSE: u8 = 3;
 const DISCONNECT: u8 = 4;
+/// Flush your write queue (the data on its way to me): `[FLUSHW_PEER, band + 1 or 0]`.
+const FLUSHW_PEER: u8 = 5;
 
-/// The M_CTL `what` from read queue `me`.
-fn ctl_msg(what: u8, me: QueueId) -> Option<Msg> {
-    let mut b = [0u8; 1 + TOKEN_SIZE];
-    for (d, s) in b
-        .iter_mut()
-        .zip(core::iter::once(what).chain(me.raw().to_ne_bytes()))
-    {
-        *d = s;
-    }
-    Msg::from_bytes(M_CTL, &b).ok()
+/// Our M_CTL `what` (with `arg`), introducing our read queue `cx` acts on. `None` when
+/// memory runs out or the Stream was not given its perimeter.
+fn ctl_msg(cx: &QCtx<'_>, what: u8, arg: u8) -> Option<Msg> {
+    let me = cx.qref_here()?;
+    let name = cx.name()?;
+    let mut m = Msg::from_bytes(M_CTL, &[what, arg]).ok()?;
+    m.linkb(Msg::with_qref(M_CTL, me, name).ok()?);
+    Some(m)
 }
 
-/// Parse one of our M_CTLs: (what, sender's read queue).
-fn parse_ctl(mp: &Msg) -> Option<(u8, QueueId)> {
+/// Parse one of our M_CTLs: (what, arg, the sender's read queue).
+fn parse_ctl(mp: &Msg) -> Option<(u8, u8, &QRef)> {
     let b = mp.rd();
-    let tok = u64::from_ne_bytes(b.get(1..1 + TOKEN_SIZE)?.try_into().ok()?);
-    Some((*b.first()?, QueueId::from_raw(tok)?))
+    let (q, _) = mp.cont()?.qref()?;
+    Some((*b.first()?, b.get(1).copied().unwrap_or(0), q))
 }
 
 fn is_data(mp: &Msg) -> bool {
@@ -131,116 +139,142 @@ fn error_up(cx: &mut QCtx<'_>, e: Errno) {
     }
 }
 
-/// Send `mp` up peer read queue `p` unless its Stream is full (high priority always goes).
-fn forward(cx: &mut QCtx<'_>, p: QueueId, mp: Msg) -> Result<(), Msg> {
-    let mut at = cx.at(p);
-    if !mp.is_hipri() && !at.bcanputnext(mp.band()) {
-        return Err(mp);
-    }
-    at.putnext(mp);
-    Ok(())
+/// A reference to the other queue of the pair `q` names.
+fn otherq(q: &QRef) -> QRef {
+    QRef::new(q.perim().clone(), q.qid().otherq())
 }
 
 /// One Stream's instance of the driver.
 struct Loop {
     peer: Peer,
+    /// The DISCONNECT this end sends at close, made when it started connecting.
+    bye: Option<Msg>,
 }
 
 impl Loop {
-    /// Whether `q` names the driver read queue of another Stream of this driver here.
-    fn names_peer(cx: &QCtx<'_>, q: QueueId) -> bool {
-        let s = cx.stream();
-        let me = cx.qid().rd();
-        q.is_read()
-            && q != me
-            && s.role(q) == Some(Role::Driver)
-            && s.name(q).is_some_and(|n| s.name(me) == Some(n))
-    }
-
     /// A connect request (see the module docs), on the write queue.
     fn connect(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
-        let tok = mp.rd().try_into().ok().map(u64::from_ne_bytes);
+        let to = mp
+            .blocks()
+            .find_map(|b| b.qref())
+            .map(|(q, n)| (q.clone(), n));
         drop(mp);
-        let me = cx.qid().rd();
-        let Some(q) = tok
-            .and_then(QueueId::from_raw)
-            .filter(|q| Loop::names_peer(cx, *q))
-        else {
+        let me = cx.otherq().qref_here();
+        let ok = match (&to, &me) {
+            (Some((q, name)), Some(me)) => {
+                q.qid().is_read() && Some(*name) == cx.name() && !q.same(me)
+            }
+            _ => false,
+        };
+        let Some((to, _)) = to.filter(|_| ok) else {
             error_up(&mut cx.otherq(), Errno::EINVAL);
             return;
         };
-        let Some(m) = ctl_msg(CONNECT, me) else {
+        let m = ctl_msg(&cx.otherq(), CONNECT, 0);
+        let bye = ctl_msg(&cx.otherq(), DISCONNECT, 0);
+        let (Some(m), Some(bye)) = (m, bye) else {
             error_up(&mut cx.otherq(), Errno::ENOSR);
             return;
         };
-        self.peer = Peer::Connecting(q);
-        cx.at(q).put(m);
+        if cx.put_to(&to, m).is_err() {
+            error_up(&mut cx.otherq(), Errno::EINVAL); // closed meanwhile
+            return;
+        }
+        self.bye = Some(bye);
+        self.peer = Peer::Connecting(to);
+    }
+
+    /// Connected to `p`: this write queue's `q_next` is `p`, and `p`'s write queue is where
+    /// this read queue's back-enables go (`cx` on the read queue).
+    fn connected(&mut self, cx: &mut QCtx<'_>, p: QRef) {
+        cx.set_remote(Some(otherq(&p)));
+        cx.otherq().set_remote(Some(p.clone()));
+        self.peer = Peer::Connected(p);
+        cx.otherq().qenable(); // what was written meanwhile goes now
+    }
+
+    /// Not connected any more (`cx` on the read queue).
+    fn cut(&mut self, cx: &mut QCtx<'_>, to: Peer) {
+        cx.set_remote(None);
+        cx.otherq().set_remote(None);
+        cx.otherq().flushq(FLUSHALL);
+        self.bye = None;
+        self.peer = to;
     }
 
     /// One of our M_CTLs, on the read queue.
     fn ctl(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
-        let Some((what, from)) = parse_ctl(&mp) else {
+        let Some((what, arg, from)) = parse_ctl(&mp) else {
             return;
         };
+        let from = from.clone();
         drop(mp);
-        let me = cx.qid();
-        match (what, self.peer) {
-            (CONNECT, Peer::Unconnected) if Loop::names_peer(cx, from) => {
-                if let Some(m) = ctl_msg(ACCEPT, me) {
-                    self.peer = Peer::Connected(from);
-                    cx.at(from).put(m);
+        let mine = |p: &QRef| p.same(&from);
+        match (what, &self.peer) {
+            (CONNECT, Peer::Unconnected) => {
+                let (Some(m), Some(bye)) = (ctl_msg(cx, ACCEPT, 0), ctl_msg(cx, DISCONNECT, 0))
+                else {
+                    if let Some(m) = ctl_msg(cx, REFUSE, 0) {
+                        let _ = cx.put_to(&from, m);
+                    }
+                    return;
+                };
+                if cx.put_to(&from, m).is_ok() {
+                    self.bye = Some(bye);
+                    self.connected(cx, from);
                 }
             }
             (CONNECT, _) => {
-                if let Some(m) = ctl_msg(REFUSE, me) {
-                    cx.at(from).put(m);
+                if let Some(m) = ctl_msg(cx, REFUSE, 0) {
+                    let _ = cx.put_to(&from, m);
                 }
             }
-            (ACCEPT, Peer::Connecting(p)) if p == from => {
-                self.peer = Peer::Connected(p);
-                cx.otherq().qenable(); // what was written meanwhile goes now
-            }
-            (REFUSE, Peer::Connecting(p)) if p == from => {
-                self.peer = Peer::Unconnected;
-                cx.otherq().flushq(FLUSHALL);
+            (ACCEPT, Peer::Connecting(p)) if mine(p) => self.connected(cx, from),
+            (REFUSE, Peer::Connecting(p)) if mine(p) => {
+                self.cut(cx, Peer::Unconnected);
                 error_up(cx, Errno::EBUSY);
             }
-            (DISCONNECT, Peer::Connected(p) | Peer::Connecting(p)) if p == from => {
-                self.peer = Peer::HungUp;
-                cx.otherq().flushq(FLUSHALL);
-                if let Ok(m) = Msg::from_bytes(crate::msg::M_HANGUP, &[]) {
+            (DISCONNECT, Peer::Connected(p) | Peer::Connecting(p)) if mine(p) => {
+                self.cut(cx, Peer::HungUp);
+                if let Ok(m) = Msg::from_bytes(M_HANGUP, &[]) {
                     cx.putnext(m);
                 }
+            }
+            (FLUSHW_PEER, Peer::Connected(p)) if mine(p) => {
+                let mut w = cx.otherq();
+                let _ = match arg.checked_sub(1) {
+                    Some(b) => w.flushband(b, FLUSHALL),
+                    None => w.flushq(FLUSHALL),
+                };
             }
             _ => {}
         }
     }
 
+    /// M_FLUSH from this Stream's head (`cx` on the write queue).
     fn flush(&mut self, cx: &mut QCtx<'_>, mut mp: Msg) {
         let f = mp.rd().first().copied().unwrap_or(0);
         let band = (f & FLUSHBAND != 0).then(|| mp.rd().get(1).copied().unwrap_or(0));
-        let flush = |cx: &mut QCtx<'_>| match band {
-            Some(b) => cx.flushband(b, FLUSHALL),
-            None => cx.flushq(FLUSHALL),
-        };
-        let peer = match self.peer {
-            Peer::Connected(p) => Some(p),
-            _ => None,
-        };
+        let connected = matches!(self.peer, Peer::Connected(_));
         if f & FLUSHW != 0 {
-            flush(cx);
-            if let Some(p) = peer {
-                let mut up = [(f & FLUSHBAND) | FLUSHR, band.unwrap_or(0)];
+            let _ = match band {
+                Some(b) => cx.flushband(b, FLUSHALL),
+                None => cx.flushq(FLUSHALL),
+            };
+            if connected {
+                let up = [(f & FLUSHBAND) | FLUSHR, band.unwrap_or(0)];
                 let n = if band.is_some() { 2 } else { 1 };
-                if let Ok(m) = Msg::from_bytes(M_FLUSH, up.get_mut(..n).unwrap_or_default()) {
-                    cx.at(p).putnext(m);
+                if let Ok(m) = Msg::from_bytes(M_FLUSH, up.get(..n).unwrap_or_default()) {
+                    cx.putnext(m);
                 }
             }
         }
         if f & FLUSHR != 0 {
-            flush(&mut cx.otherq());
-            if let Some(p) = peer {
-                flush(&mut cx.at(p.wr()));
+            if connected {
+                let arg = band.map_or(0, |b| b.saturating_add(1));
+                if let Some(m) = ctl_msg(&cx.otherq(), FLUSHW_PEER, arg) {
+                    cx.putnext(m);
+                }
             }
             if let Some(b) = mp.rd_mut().and_then(|b| b.first_mut()) {
                 *b &= !FLUSHW;
@@ -282,15 +316,12 @@ impl StreamModule for Loop {
                 Peer::Connecting(_) => {
                     let _ = cx.putq(mp);
                 }
-                Peer::Connected(p) => {
+                Peer::Connected(_) => {
                     let queued = cx.queue().is_some_and(|q| q.qsize() > 0);
-                    let held = if queued && !mp.is_hipri() {
-                        Err(mp)
-                    } else {
-                        forward(cx, p, mp)
-                    };
-                    if let Err(mp) = held {
+                    if !mp.is_hipri() && (queued || !cx.bcanputnext(mp.band())) {
                         let _ = cx.putq(mp);
+                    } else {
+                        cx.putnext(mp);
                     }
                 }
                 Peer::HungUp => {}
@@ -299,64 +330,60 @@ impl StreamModule for Loop {
         }
     }
 
+    /// Enabled when connected (what was written meanwhile), and back-enabled by the peer
+    /// when its Stream head drains.
     fn wsrv(&mut self, cx: &mut QCtx<'_>) {
-        while let Some(mp) = cx.getq() {
-            match self.peer {
-                Peer::Connected(p) => {
-                    if let Err(mp) = forward(cx, p, mp) {
+        match self.peer {
+            Peer::Connected(_) => {
+                while let Some(mp) = cx.getq() {
+                    if !mp.is_hipri() && !cx.bcanputnext(mp.band()) {
                         let _ = cx.putbq(mp);
-                        break;
+                        return;
                     }
+                    cx.putnext(mp);
                 }
-                Peer::Connecting(_) => {
-                    let _ = cx.putbq(mp);
-                    break;
-                }
-                Peer::Unconnected | Peer::HungUp => {}
+            }
+            Peer::Connecting(_) => {}
+            Peer::Unconnected | Peer::HungUp => {
+                cx.flushq(FLUSHALL);
             }
         }
     }
 
+    /// What the peer puts here (through this Stream's perimeter): our M_CTLs, and once
+    /// connected its data, M_FLUSH and the rest, which go up.
     fn rput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
         if mp.db_type() == M_CTL {
             self.ctl(cx, mp);
+        } else if matches!(self.peer, Peer::Connected(_)) {
+            cx.putnext(mp);
         }
     }
 
-    /// Runs for the answers queued while this instance was busy, and when back-enabled by
-    /// this Stream's head: the peer may send what it holds for us again.
-    fn rsrv(&mut self, cx: &mut QCtx<'_>) {
-        while let Some(mp) = cx.getq() {
-            if mp.db_type() == M_CTL {
-                self.ctl(cx, mp);
-            }
-        }
-        if let Peer::Connected(p) = self.peer {
-            cx.at(p.wr()).qenable();
-        }
-    }
-
-    fn has_rsrv(&self) -> bool {
-        true
-    }
     fn has_wsrv(&self) -> bool {
         true
     }
 
     fn close(&mut self, cx: &mut QCtx<'_>) {
-        let p = match self.peer {
-            Peer::Connected(p) | Peer::Connecting(p) => p,
-            _ => return,
-        };
-        if let Peer::Connected(_) = self.peer {
-            let w = cx.qid().wr();
-            while let Some(mp) = cx.at(w).getq() {
-                cx.at(p).putnext(mp);
+        let bye = self.bye.take();
+        match core::mem::replace(&mut self.peer, Peer::HungUp) {
+            Peer::Connected(_) => {
+                let mut w = cx.otherq();
+                while let Some(mp) = w.getq() {
+                    w.putnext(mp);
+                }
+                if let Some(m) = bye {
+                    w.putnext(m);
+                }
             }
+            Peer::Connecting(p) => {
+                if let Some(m) = bye {
+                    let _ = cx.put_to(&p, m);
+                }
+            }
+            Peer::Unconnected | Peer::HungUp => {}
         }
-        self.peer = Peer::HungUp;
-        if let Some(m) = ctl_msg(DISCONNECT, cx.qid().rd()) {
-            cx.at(p).put(m);
-        }
+        cx.set_remote(None);
+        cx.otherq().set_remote(None);
     }
 }

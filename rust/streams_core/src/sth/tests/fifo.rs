@@ -7,7 +7,8 @@ use super::super::*;
 use super::{get, nread, put, rd, reg, wr};
 use crate::errno::Errno;
 use crate::ktest::{Failure, TestResult};
-use crate::stream::{Stream, STRHIGH};
+use crate::sth::Stream;
+use crate::stream::STRHIGH;
 use crate::{check, check_eq, check_ok, ktest_suite};
 
 /// A FIFO with one reader and one writer (both sides present: not hung up).

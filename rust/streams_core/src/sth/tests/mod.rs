@@ -5,11 +5,11 @@
 pub mod ctl;
 pub mod drivers;
 pub mod edge;
-pub mod fast;
 pub mod fdinsert;
 pub mod fifo;
 pub mod layout;
-pub mod pipe;
+pub mod perim;
+
 pub mod transp;
 pub mod waits;
 pub mod wat;
@@ -20,27 +20,28 @@ use crate::errno::Errno;
 use crate::ktest::{Failure, TestResult};
 use crate::msg::{M_DATA, M_PCPROTO, M_PROTO};
 use crate::queue::tests::FaultGuard;
+use crate::sth::Stream;
 use crate::stream::testmods::HOLD;
-use crate::stream::{QueueId, Registry, Stream, StreamTab};
+use crate::stream::{QueueId, Registry, StreamTab};
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
 use drivers::*;
 
-pub(crate) const BUF: usize = 256;
+pub const BUF: usize = 256;
 
 /// A module registry with the test modules `pass` and `nosrv` (for I_PUSH, I_FIND).
-pub(crate) fn reg() -> Result<Registry, Failure> {
+pub fn reg() -> Result<Registry, Failure> {
     let mut r = Registry::new();
     check_ok!(r.register_module(&crate::stream::testmods::PASS));
     check_ok!(r.register_module(&crate::stream::testmods::NOSRV));
     Ok(r)
 }
 
-pub(crate) fn open(drv: &'static StreamTab) -> Result<Stream, Failure> {
+pub fn open(drv: &'static StreamTab) -> Result<Stream, Failure> {
     Ok(check_ok!(Stream::sth_new(drv)))
 }
 
 /// write(2) of `data`, non-blocking.
-pub(crate) fn wr(s: &mut Stream, data: &[u8]) -> Result<usize, Stop> {
+pub fn wr(s: &mut Stream, data: &[u8]) -> Result<usize, Stop> {
     let mut b = [0u8; BUF];
     let n = data.len().min(BUF);
     if let (Some(d), Some(src)) = (b.get_mut(..n), data.get(..n)) {
@@ -50,18 +51,18 @@ pub(crate) fn wr(s: &mut Stream, data: &[u8]) -> Result<usize, Stop> {
 }
 
 /// Bytes a read or getmsg brought back.
-pub(crate) struct Got {
-    pub(crate) buf: [u8; BUF],
-    pub(crate) n: usize,
+pub struct Got {
+    pub buf: [u8; BUF],
+    pub n: usize,
 }
 impl Got {
-    pub(crate) fn bytes(&self) -> &[u8] {
+    pub fn bytes(&self) -> &[u8] {
         self.buf.get(..self.n).unwrap_or_default()
     }
 }
 
 /// read(2) of up to `len` bytes, non-blocking.
-pub(crate) fn rd(s: &mut Stream, len: usize) -> Result<Got, Stop> {
+pub fn rd(s: &mut Stream, len: usize) -> Result<Got, Stop> {
     let mut g = Got {
         buf: [0; BUF],
         n: 0,
@@ -76,7 +77,7 @@ pub(crate) fn rd(s: &mut Stream, len: usize) -> Result<Got, Stop> {
 }
 
 /// putpmsg with optional control and data parts, non-blocking.
-pub(crate) fn put(
+pub fn put(
     s: &mut Stream,
     ctl: Option<&[u8]>,
     data: Option<&[u8]>,
@@ -108,7 +109,7 @@ pub(crate) fn put(
 }
 
 /// getpmsg with control and data `maxlen`s (negative: part not processed), non-blocking.
-pub(crate) fn get(
+pub fn get(
     s: &mut Stream,
     cmax: i32,
     dmax: i32,
@@ -141,13 +142,13 @@ pub(crate) fn get(
     Ok((r, c, d))
 }
 
-pub(crate) fn nread(s: &mut Stream) -> Result<(i32, i32), Failure> {
+pub fn nread(s: &mut Stream) -> Result<(i32, i32), Failure> {
     let mut b = [0u8; 4];
     let r = check_ok!(s.strioctl(&Registry::new(), I_NREAD, IocArg::Out(&mut SliceIo(&mut b))));
     Ok((r, i32::from_ne_bytes(b)))
 }
 
-pub(crate) fn dwq(s: &Stream) -> Result<QueueId, Failure> {
+pub fn dwq(s: &Stream) -> Result<QueueId, Failure> {
     Ok(check_some!(s.driver_wq()))
 }
 
@@ -539,7 +540,7 @@ fn sigpoll_events_on_arrival() -> TestResult {
 }
 
 fn placeholder_head_still_queues_everything() -> TestResult {
-    let mut s = check_ok!(Stream::new(&STHLOOP));
+    let mut s = check_ok!(crate::stream::Stream::new(&STHLOOP));
     s.write(check_ok!(crate::msg::Msg::from_bytes(M_PCPROTO, b"a")));
     s.write(check_ok!(crate::msg::Msg::from_bytes(M_PCPROTO, b"b")));
     check_eq!(s.queue(s.head_rq()).map(|q| q.qsize()), Some(2));

@@ -197,46 +197,6 @@ fn close_hangup_or_error_does_not_wait() -> TestResult {
     Ok(())
 }
 
-/// A pipe end waits only for its own modules (not the other head's read queue), and is woken
-/// when the other end's reads let them drain: through the events the platform collects for
-/// the end that is not swapped in.
-fn close_pipe_end_drains_its_modules() -> TestResult {
-    let mut s = check_ok!(Stream::pipe());
-    let r = reg()?;
-    check_eq!(
-        s.with_end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("pass"))),
-        Ok(0)
-    );
-    let mut sent = 0usize;
-    while sent < 1_000_000 {
-        match s.with_end(0, |s| wr(s, &[7u8; 200])) {
-            Ok(n) => sent += n,
-            Err(_) => break,
-        }
-        s.runqueues();
-    }
-    check!(sent < 1_000_000);
-    check_eq!(s.with_end(0, |s| s.sth_close_drain(false, false)), wait(1));
-    let _ = s.with_end(0, Stream::sth_take_events);
-    let mut got = 0usize;
-    while got < sent {
-        match s.with_end(1, |s| rd(s, BUF)) {
-            Ok(g) if g.n > 0 => got += g.n,
-            _ => check!(s.runqueues() > 0), // nothing readable: something must move
-        }
-    }
-    s.runqueues();
-    let ev = s.with_end(1, |s| s.sth_take_events_of(0));
-    check!(ev.wake & WAKE_WRITE != 0);
-    check_eq!(
-        s.with_end(0, |s| s.sth_close_drain(false, false)),
-        Drain::Done
-    );
-    check_eq!(s.with_end(0, |s| s.nmodules()), 0);
-    s.with_end(0, Stream::sth_close);
-    Ok(())
-}
-
 ktest_suite!(STH_WAITS_SUITE, "streams_sth_waits":
     istr_timeout_values,
     istr_bad_timeout_sends_nothing,
@@ -248,5 +208,4 @@ ktest_suite!(STH_WAITS_SUITE, "streams_sth_waits":
     close_pops_empty_module_at_once,
     close_drain_wakes_when_queue_empties,
     close_hangup_or_error_does_not_wait,
-    close_pipe_end_drains_its_modules,
 );

@@ -1,16 +1,12 @@
 //! Shared tests of bufmod's ioctls (every SBIOC* get and set, NAK on bad values and sizes,
-//! other M_IOCTLs passed down) and of bufmod pushed on a STREAMS pipe end, set up with I_PUSH
-//! and I_STR and read through the real Stream heads.
+//! other M_IOCTLs passed down). bufmod pushed on a STREAMS pipe end, set up with I_PUSH and
+//! I_STR and read through the real Stream heads, is tested with the pipes (`rust/pipe`).
 
 use super::super::*;
 use super::{get, ioctl, nak, open, set, timeval};
 use crate::ktest::TestResult;
 use crate::msg::M_IOCACK;
-use crate::queue::QField;
-use crate::sth::consts::{I_FLUSH, I_PUSH, I_STR};
-use crate::sth::tests::{rd, wr};
-use crate::sth::{IocArg, IocBlk, SliceIo, Stop, StrIoctl, TRANSPARENT};
-use crate::stream::{Registry, Stream};
+use crate::sth::{IocBlk, TRANSPARENT};
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
 
 fn ioctl_defaults() -> TestResult {
@@ -107,65 +103,9 @@ fn foreign_ioctl_passes_down() -> TestResult {
     Ok(())
 }
 
-/// bufmod on end 1 of a STREAMS pipe, set up and driven through the real Stream heads:
-/// I_PUSH, I_STR SBIOCSCHUNK/SBIOCGCHUNK, write on end 0, chunked records read on end 1.
-fn pipe_end_push_istr_and_read() -> TestResult {
-    let mut s = check_ok!(Stream::pipe());
-    let mut reg = Registry::new();
-    check_ok!(reg.register_module(&BUFMOD));
-    let push = s.with_end(1, |s| s.strioctl(&reg, I_PUSH, IocArg::Name("bufmod")));
-    check_eq!(push, Ok(0));
-    let hi = s.with_end(1, |s| {
-        let h = s.head_rq();
-        s.qctx(h).strqget(QField::Hiwat, 0)
-    });
-    check_eq!(hi, Ok(4 * 8192 + 512)); // the M_SETOPTS reached end 1's head
-    let mut b = 64u32.to_ne_bytes();
-    let mut io = SliceIo(&mut b);
-    let mut st = StrIoctl {
-        cmd: SBIOCSCHUNK,
-        timeout: -1,
-        len: 4,
-        io: &mut io,
-        id: None,
-    };
-    let r = s.with_end(1, |s| s.strioctl(&reg, I_STR, IocArg::Str(&mut st)));
-    check_eq!(r, Ok(0));
-    let mut b = [0u8; 4];
-    let mut io = SliceIo(&mut b);
-    let mut st = StrIoctl {
-        cmd: SBIOCGCHUNK,
-        timeout: -1,
-        len: 4,
-        io: &mut io,
-        id: None,
-    };
-    let r = s.with_end(1, |s| s.strioctl(&reg, I_STR, IocArg::Str(&mut st)));
-    check_eq!((r, st.len), (Ok(0), 4));
-    check_eq!(u32::from_ne_bytes(b), 64);
-    for d in [b"first.....", b"second....", b"third....."] {
-        check_eq!(s.with_end(0, |s| wr(s, d)), Ok(10));
-    }
-    // Two 40-byte records have gone up (each when the next did not fit); the third waits.
-    let g = check_ok!(s.with_end(1, |s| rd(s, 256)));
-    check_eq!(g.n, 80);
-    let h = check_some!(SbHdr::decode(g.bytes()));
-    check_eq!((h.msglen, h.totlen), (10, 40));
-    check_eq!(g.bytes().get(64..74), Some(&b"second...."[..]));
-    let again = s.with_end(1, |s| rd(s, 256)).err();
-    check_eq!(again, Some(Stop::Err(Errno::EAGAIN)));
-    // I_FLUSH FLUSHW on end 1 pushes the partial chunk up to its reader.
-    let r = s.with_end(1, |s| s.strioctl(&reg, I_FLUSH, IocArg::Int(2)));
-    check_eq!(r, Ok(0));
-    let g = check_ok!(s.with_end(1, |s| rd(s, 256)));
-    check_eq!((g.n, g.bytes().get(24..34)), (40, Some(&b"third....."[..])));
-    Ok(())
-}
-
 ktest_suite!(BUFMOD_IOCTL_SUITE, "streams_bufmod_ioctl":
     ioctl_defaults,
     ioctl_set_then_get,
     ioctl_bad_values_nak,
     foreign_ioctl_passes_down,
-    pipe_end_push_istr_and_read,
 );

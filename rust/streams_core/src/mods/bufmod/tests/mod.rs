@@ -14,7 +14,8 @@ use crate::queue::tests::FaultGuard;
 use crate::sth::consts::FLUSHW;
 use crate::sth::IocBlk;
 use crate::stream::testmods::HOLD;
-use crate::stream::Stream;
+/// The Streams of these tests: a head that queues whatever arrives.
+type Stream = crate::stream::Stream<crate::stream::RawHead>;
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
 use core::sync::atomic::{AtomicU64, Ordering};
 

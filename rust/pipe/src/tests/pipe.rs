@@ -1,71 +1,66 @@
-//! Shared tests of STREAMS pipes (`sth/pipe.rs`): two Stream heads in one Stream, data,
-//! messages and bands across the twist, flow control and back-enable across it, close and
-//! hangup, modules pushed on either end, M_FLUSH without ping-pong.
+//! Shared tests of STREAMS pipes: two Streams joined by the twist, each in its own perimeter;
+//! data, messages and bands across the twist, flow control and back-enable across the
+//! perimeters, close and hangup, modules pushed on either end, M_FLUSH without ping-pong.
 
-use super::super::consts::*;
-use super::super::userio::SliceIo;
-use super::super::*;
-use super::{get, nread, put, rd, reg, wr};
-use crate::errno::Errno;
-use crate::ktest::{Failure, TestResult};
-use crate::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA, M_PASSFP};
-use crate::stream::{Registry, Stream};
-use crate::{check, check_eq, check_ok, ktest_suite};
+use super::TestPipe;
 use core::sync::atomic::{AtomicUsize, Ordering};
+use streams_core::errno::Errno;
+use streams_core::ktest::{Failure, TestResult};
+use streams_core::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA, M_PASSFP};
+use streams_core::sth::consts::*;
+use streams_core::sth::tests::{get, nread, put, rd, reg, wr};
+use streams_core::sth::userio::SliceIo;
+use streams_core::sth::Stream;
+use streams_core::sth::*;
+use streams_core::stream::Registry;
+use streams_core::{check, check_eq, check_ok, ktest_suite};
 
-fn pipe() -> Result<Stream, Failure> {
-    Ok(check_ok!(Stream::pipe()))
+fn pipe() -> Result<TestPipe, Failure> {
+    Ok(check_ok!(TestPipe::new()))
 }
 
-fn ioc(s: &mut Stream, end: usize, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
+fn ioc(s: &TestPipe, end: usize, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
     let r = reg().map_err(|_| Stop::Err(Errno::ENOSR))?;
-    s.with_end(end, |s| s.strioctl(&r, cmd, arg))
+    s.end(end, |s| s.strioctl(&r, cmd, arg))
 }
 
-fn events(s: &mut Stream, end: usize) -> HeadEvents {
-    // Both ways of taking an end's events must agree: take through a swap for end 0, and
-    // without one for end 1 (the platform's way).
-    if end == 0 {
-        s.with_end(end, Stream::sth_take_events)
-    } else {
-        s.sth_take_events_of(end)
-    }
+fn events(s: &TestPipe, end: usize) -> HeadEvents {
+    s.end(end, Stream::sth_take_events)
 }
 
 fn full_duplex_write_read() -> TestResult {
-    let mut s = pipe()?;
-    check!(s.is_pipe());
-    check_eq!(s.with_end(0, |s| wr(s, b"to one")), Ok(6));
-    check_eq!(s.with_end(1, |s| wr(s, b"to zero!")), Ok(8));
+    let s = pipe()?;
+    check!(s.end(0, |s| s.is_pipe()));
+    check_eq!(s.end(0, |s| wr(s, b"to one")), Ok(6));
+    check_eq!(s.end(1, |s| wr(s, b"to zero!")), Ok(8));
     // Each end reads what the other wrote, and only that.
-    let g = check_ok!(s.with_end(1, |s| rd(s, 64)));
+    let g = check_ok!(s.end(1, |s| rd(s, 64)));
     check_eq!(g.bytes(), b"to one");
-    let g = check_ok!(s.with_end(0, |s| rd(s, 64)));
+    let g = check_ok!(s.end(0, |s| rd(s, 64)));
     check_eq!(g.bytes(), b"to zero!");
     check_eq!(
-        s.with_end(0, |s| rd(s, 64)).err(),
+        s.end(0, |s| rd(s, 64)).err(),
         Some(Stop::Err(Errno::EAGAIN))
     );
     // The write woke the other end's readers, not the writer's own.
-    let _ = (events(&mut s, 0), events(&mut s, 1));
-    check_eq!(s.with_end(0, |s| wr(s, b"x")), Ok(1));
-    check!(events(&mut s, 1).wake & WAKE_READ != 0);
-    check!(events(&mut s, 0).wake & WAKE_READ == 0);
-    check_eq!(s.end(), 0);
+    let _ = (events(&s, 0), events(&s, 1));
+    check_eq!(s.end(0, |s| wr(s, b"x")), Ok(1));
+    check!(events(&s, 1).wake & WAKE_READ != 0);
+    check!(events(&s, 0).wake & WAKE_READ == 0);
     Ok(())
 }
 
 fn putmsg_getmsg_bands_across() -> TestResult {
-    let mut s = pipe()?;
-    check_ok!(s.with_end(0, |s| put(s, Some(b"ctl"), Some(b"band0"), 0, MSG_BAND)));
-    check_ok!(s.with_end(0, |s| put(s, None, Some(b"band2"), 2, MSG_BAND)));
-    check_ok!(s.with_end(0, |s| put(s, Some(b"pri"), None, 0, MSG_HIPRI)));
+    let s = pipe()?;
+    check_ok!(s.end(0, |s| put(s, Some(b"ctl"), Some(b"band0"), 0, MSG_BAND)));
+    check_ok!(s.end(0, |s| put(s, None, Some(b"band2"), 2, MSG_BAND)));
+    check_ok!(s.end(0, |s| put(s, Some(b"pri"), None, 0, MSG_HIPRI)));
     // High priority first, then band 2, then band 0 with its control part intact.
-    let (r, c, _) = check_ok!(s.with_end(1, |s| get(s, 64, 64, 0, MSG_ANY)));
+    let (r, c, _) = check_ok!(s.end(1, |s| get(s, 64, 64, 0, MSG_ANY)));
     check_eq!((r.flags, c.bytes()), (MSG_HIPRI, &b"pri"[..]));
-    let (r, _, d) = check_ok!(s.with_end(1, |s| get(s, 64, 64, 0, MSG_ANY)));
+    let (r, _, d) = check_ok!(s.end(1, |s| get(s, 64, 64, 0, MSG_ANY)));
     check_eq!((r.band, d.bytes()), (2, &b"band2"[..]));
-    let (r, c, d) = check_ok!(s.with_end(1, |s| get(s, 64, 64, 0, MSG_ANY)));
+    let (r, c, d) = check_ok!(s.end(1, |s| get(s, 64, 64, 0, MSG_ANY)));
     check_eq!(
         (r.band, c.bytes(), d.bytes()),
         (0, &b"ctl"[..], &b"band0"[..])
@@ -74,11 +69,11 @@ fn putmsg_getmsg_bands_across() -> TestResult {
 }
 
 fn flow_control_back_enables_the_other_end() -> TestResult {
-    let mut s = pipe()?;
+    let s = pipe()?;
     let chunk = [7u8; 200];
     let mut sent = 0usize;
     loop {
-        match s.with_end(0, |s| wr(s, &chunk)) {
+        match s.end(0, |s| wr(s, &chunk)) {
             Ok(n) => sent += n,
             Err(e) => {
                 check_eq!(e, Stop::Err(Errno::EAGAIN));
@@ -88,109 +83,103 @@ fn flow_control_back_enables_the_other_end() -> TestResult {
         check!(sent <= 64 * 1024);
     }
     // End 1's read queue holds it all: at least its high-water mark.
-    check!(sent >= crate::stream::STRHIGH);
-    check_eq!(s.with_end(0, nread)?, (0, 0)); // end 0 has nothing queued
-    let _ = events(&mut s, 0);
+    check!(sent >= streams_core::stream::STRHIGH);
+    check_eq!(s.end(0, nread)?, (0, 0)); // end 0 has nothing queued
+    let _ = events(&s, 0);
     let mut got = 0usize;
-    while let Ok(g) = s.with_end(1, |s| rd(s, 200)) {
+    while let Ok(g) = s.end(1, |s| rd(s, 200)) {
         got += g.n;
     }
     check_eq!(got, sent);
     // Draining end 1 back-enabled end 0's head: its writers wake and can write again.
-    check!(events(&mut s, 0).wake & WAKE_WRITE != 0);
-    check_eq!(s.with_end(0, |s| wr(s, &chunk)), Ok(200));
+    check!(events(&s, 0).wake & WAKE_WRITE != 0);
+    check_eq!(s.end(0, |s| wr(s, &chunk)), Ok(200));
     Ok(())
 }
 
 fn close_hangs_up_the_other_end() -> TestResult {
-    let mut s = pipe()?;
-    check_eq!(s.with_end(0, |s| wr(s, b"last words")), Ok(10));
-    check_ok!(s.with_end(1, |s| wr(s, b"unread")));
-    s.with_end(0, Stream::sth_close);
-    check!(events(&mut s, 1).wake & WAKE_READ != 0);
+    let s = pipe()?;
+    check_eq!(s.end(0, |s| wr(s, b"last words")), Ok(10));
+    check_ok!(s.end(1, |s| wr(s, b"unread")));
+    s.close(0);
+    check!(events(&s, 1).wake & WAKE_READ != 0);
     // What was written before the close is still read, then end of file.
-    let g = check_ok!(s.with_end(1, |s| rd(s, 64)));
+    let g = check_ok!(s.end(1, |s| rd(s, 64)));
     check_eq!(g.bytes(), b"last words");
-    check_eq!(check_ok!(s.with_end(1, |s| rd(s, 64))).n, 0);
+    check_eq!(check_ok!(s.end(1, |s| rd(s, 64))).n, 0);
     // Writing to a pipe nobody reads: EPIPE and SIGPIPE (pipe heads have SNDPIPE).
-    check_eq!(s.with_end(1, |s| wr(s, b"x")), Err(Stop::Err(Errno::EPIPE)));
-    check!(events(&mut s, 1).sigpipe);
+    check_eq!(s.end(1, |s| wr(s, b"x")), Err(Stop::Err(Errno::EPIPE)));
+    check!(events(&s, 1).sigpipe);
     // The closed end is closed.
-    check_eq!(s.with_end(0, |s| wr(s, b"x")), Err(Stop::Err(Errno::EBADF)));
-    s.with_end(1, Stream::sth_close);
-    check_eq!(s.with_end(1, |s| s.strpoll(POLLIN)), POLLNVAL);
+    check_eq!(s.end(0, |s| wr(s, b"x")), Err(Stop::Err(Errno::EBADF)));
+    s.close(1);
+    check_eq!(s.end(1, |s| s.strpoll(POLLIN)), POLLNVAL);
     Ok(())
 }
 
 fn modules_on_either_end() -> TestResult {
-    let mut s = pipe()?;
-    check_eq!(ioc(&mut s, 0, I_PUSH, IocArg::Name("pass")), Ok(0));
-    check_eq!(ioc(&mut s, 1, I_PUSH, IocArg::Name("nosrv")), Ok(0));
-    check_eq!(ioc(&mut s, 1, I_PUSH, IocArg::Name("pass")), Ok(0));
-    check_eq!(ioc(&mut s, 0, I_LIST, IocArg::None), Ok(1));
-    check_eq!(ioc(&mut s, 1, I_LIST, IocArg::None), Ok(2));
-    check_eq!(s.with_end(0, |s| s.nmodules()), 1);
-    check_eq!(s.with_end(1, |s| s.nmodules()), 2);
-    check!(s.driver_wq().is_none());
+    let s = pipe()?;
+    check_eq!(ioc(&s, 0, I_PUSH, IocArg::Name("pass")), Ok(0));
+    check_eq!(ioc(&s, 1, I_PUSH, IocArg::Name("nosrv")), Ok(0));
+    check_eq!(ioc(&s, 1, I_PUSH, IocArg::Name("pass")), Ok(0));
+    check_eq!(ioc(&s, 0, I_LIST, IocArg::None), Ok(1));
+    check_eq!(ioc(&s, 1, I_LIST, IocArg::None), Ok(2));
+    check_eq!(s.end(0, |s| s.nmodules()), 1);
+    check_eq!(s.end(1, |s| s.nmodules()), 2);
     for (from, to) in [(0, 1), (1, 0)] {
-        check_eq!(s.with_end(from, |s| wr(s, b"through")), Ok(7));
-        s.runqueues();
-        let g = check_ok!(s.with_end(to, |s| rd(s, 64)));
+        check_eq!(s.end(from, |s| wr(s, b"through")), Ok(7));
+        let g = check_ok!(s.end(to, |s| rd(s, 64)));
         check_eq!(g.bytes(), b"through");
     }
     // Popping the top module of end 1 keeps the pipe connected.
-    check_eq!(ioc(&mut s, 1, I_POP, IocArg::None), Ok(0));
-    check_eq!(ioc(&mut s, 1, I_POP, IocArg::None), Ok(0));
+    check_eq!(ioc(&s, 1, I_POP, IocArg::None), Ok(0));
+    check_eq!(ioc(&s, 1, I_POP, IocArg::None), Ok(0));
     check_eq!(
-        ioc(&mut s, 1, I_POP, IocArg::None),
+        ioc(&s, 1, I_POP, IocArg::None),
         Err(Stop::Err(Errno::EINVAL))
     );
-    check_eq!(s.with_end(1, |s| wr(s, b"direct")), Ok(6));
-    s.runqueues();
-    check_eq!(check_ok!(s.with_end(0, |s| rd(s, 64))).bytes(), b"direct");
+    check_eq!(s.end(1, |s| wr(s, b"direct")), Ok(6));
+    check_eq!(check_ok!(s.end(0, |s| rd(s, 64))).bytes(), b"direct");
     Ok(())
 }
 
 fn flush_crosses_once() -> TestResult {
-    let mut s = pipe()?;
-    check_ok!(s.with_end(0, |s| wr(s, b"for one")));
-    check_ok!(s.with_end(1, |s| wr(s, b"for zero")));
+    let s = pipe()?;
+    check_ok!(s.end(0, |s| wr(s, b"for one")));
+    check_ok!(s.end(1, |s| wr(s, b"for zero")));
     // FLUSHRW at end 0: its own read queue, and the M_FLUSH reaches end 1, which flushes its
     // read queue and turns the write half around once (MSGNOLOOP), not forever.
+    check_eq!(ioc(&s, 0, I_FLUSH, IocArg::Int(i64::from(FLUSHRW))), Ok(0));
     check_eq!(
-        ioc(&mut s, 0, I_FLUSH, IocArg::Int(i64::from(FLUSHRW))),
-        Ok(0)
-    );
-    check_eq!(
-        s.with_end(0, |s| rd(s, 64)).err(),
+        s.end(0, |s| rd(s, 64)).err(),
         Some(Stop::Err(Errno::EAGAIN))
     );
     check_eq!(
-        s.with_end(1, |s| rd(s, 64)).err(),
+        s.end(1, |s| rd(s, 64)).err(),
         Some(Stop::Err(Errno::EAGAIN))
     );
-    check_eq!(s.with_end(0, |s| wr(s, b"after")), Ok(5));
-    check_eq!(check_ok!(s.with_end(1, |s| rd(s, 64))).bytes(), b"after");
+    check_eq!(s.end(0, |s| wr(s, b"after")), Ok(5));
+    check_eq!(check_ok!(s.end(1, |s| rd(s, 64))).bytes(), b"after");
     Ok(())
 }
 
 fn unconnected_end_is_hung_up() -> TestResult {
-    let mut s = check_ok!(Stream::pipe_end());
-    check!(!s.is_pipe());
+    let mut s = check_ok!(super::super::end());
+    check!(s.is_pipe());
+    check!(!super::super::is_connected(&s));
     check_eq!(check_ok!(rd(&mut s, 8)).n, 0);
     check_eq!(wr(&mut s, b"x"), Err(Stop::Err(Errno::EPIPE)));
     check_eq!(
         s.strioctl(&reg()?, I_PUSH, IocArg::Name("pass")),
         Err(Stop::Err(Errno::ENXIO))
     );
-    check_eq!(s.push(&reg()?, "pass"), Err(Errno::EINVAL));
     Ok(())
 }
 
 fn pipe_open_fails_cleanly_without_memory() -> TestResult {
     for n in 0..4 {
-        let _g = super::FaultGuard::fail_after(n);
-        if let Err(e) = Stream::pipe() {
+        let _g = streams_core::queue::tests::FaultGuard::fail_after(n);
+        if let Err(e) = TestPipe::new() {
             check_eq!(e, Errno::ENOSR);
         }
     }
@@ -225,73 +214,73 @@ fn passfp(tag: usize, free: fn(&'static mut [u8], usize)) -> Result<Msg, Failure
 }
 
 fn sendfd_recvfd_across_the_pipe() -> TestResult {
-    let mut s = pipe()?;
+    let s = pipe()?;
     let before = FREED_ACROSS.load(Ordering::SeqCst);
     let m = passfp(1 << 20, free_across)?;
-    check_ok!(s.with_end(0, |s| s.strsendfd(m)));
-    check!(events(&mut s, 1).wake & WAKE_READ != 0);
-    check_eq!(s.with_end(1, |s| s.strpoll(POLLIN)), POLLIN);
+    check_ok!(s.end(0, |s| s.strsendfd(m)));
+    check!(events(&s, 1).wake & WAKE_READ != 0);
+    check_eq!(s.end(1, |s| s.strpoll(POLLIN)), POLLIN);
     // read and getmsg refuse while the file is first.
     check_eq!(
-        s.with_end(1, |s| rd(s, 8)).err(),
+        s.end(1, |s| rd(s, 8)).err(),
         Some(Stop::Err(Errno::EBADMSG))
     );
     check_eq!(
-        s.with_end(1, |s| get(s, 8, 8, 0, 0)).err(),
+        s.end(1, |s| get(s, 8, 8, 0, 0)).err(),
         Some(Stop::Err(Errno::EBADMSG))
     );
-    let m = check_ok!(s.with_end(1, |s| s.strrecvfd(true)));
+    let m = check_ok!(s.end(1, |s| s.strrecvfd(true)));
     check_eq!(m.ext_arg(), Some(1 << 20));
     check_eq!(FREED_ACROSS.load(Ordering::SeqCst), before);
     drop(m);
     check_eq!(FREED_ACROSS.load(Ordering::SeqCst) - before, 1 << 20);
     check_eq!(
-        s.with_end(1, |s| s.strrecvfd(true)).err(),
+        s.end(1, |s| s.strrecvfd(true)).err(),
         Some(Stop::Err(Errno::EAGAIN))
     );
     Ok(())
 }
 
 fn sendfd_recvfd_errors() -> TestResult {
-    let mut s = pipe()?;
+    let s = pipe()?;
     // Only M_PASSFP, only on a pipe.
     let data = check_ok!(Msg::with_type(M_DATA, 4));
     check_eq!(
-        s.with_end(0, |s| s.strsendfd(data)),
+        s.end(0, |s| s.strsendfd(data)),
         Err(Stop::Err(Errno::EINVAL))
     );
-    let mut lone = check_ok!(Stream::pipe_end());
+    let mut plain = check_ok!(Stream::sth_new(&streams_core::sth::tests::drivers::STHLOOP));
+    check_eq!(
+        plain.strsendfd(passfp(1, free_errors)?),
+        Err(Stop::Err(Errno::EINVAL))
+    );
+    // An unconnected end is hung up.
+    let mut lone = check_ok!(super::super::end());
     check_eq!(
         lone.strsendfd(passfp(1, free_errors)?),
-        Err(Stop::Err(Errno::EINVAL))
+        Err(Stop::Err(Errno::EPIPE))
     );
     // Data first: EBADMSG, and the data is still there.
-    check_ok!(s.with_end(0, |s| wr(s, b"data")));
+    check_ok!(s.end(0, |s| wr(s, b"data")));
     check_eq!(
-        s.with_end(1, |s| s.strrecvfd(true)).err(),
+        s.end(1, |s| s.strrecvfd(true)).err(),
         Some(Stop::Err(Errno::EBADMSG))
     );
-    check_eq!(check_ok!(s.with_end(1, |s| rd(s, 8))).bytes(), b"data");
+    check_eq!(check_ok!(s.end(1, |s| rd(s, 8))).bytes(), b"data");
     // A queued file that is flushed is released, not leaked.
     let before = FREED_ERRORS.load(Ordering::SeqCst);
     let m = passfp(1 << 30, free_errors)?;
-    check_ok!(s.with_end(0, |s| s.strsendfd(m)));
-    check_eq!(
-        ioc(&mut s, 1, I_FLUSH, IocArg::Int(i64::from(FLUSHR))),
-        Ok(0)
-    );
+    check_ok!(s.end(0, |s| s.strsendfd(m)));
+    check_eq!(ioc(&s, 1, I_FLUSH, IocArg::Int(i64::from(FLUSHR))), Ok(0));
     check_eq!(FREED_ERRORS.load(Ordering::SeqCst) - before, 1 << 30);
     // The other end closed: hangup.
-    s.with_end(0, Stream::sth_close);
+    s.close(0);
     check_eq!(
-        s.with_end(1, |s| s.strrecvfd(true)).err(),
+        s.end(1, |s| s.strrecvfd(true)).err(),
         Some(Stop::Err(Errno::ENXIO))
     );
     let m = passfp(0, free_errors)?;
-    check_eq!(
-        s.with_end(1, |s| s.strsendfd(m)),
-        Err(Stop::Err(Errno::EPIPE))
-    );
+    check_eq!(s.end(1, |s| s.strsendfd(m)), Err(Stop::Err(Errno::EPIPE)));
     Ok(())
 }
 
@@ -308,18 +297,18 @@ fn sendfd_on_a_fifo_reaches_its_own_head() -> TestResult {
 }
 
 fn fionread_counts_every_data_byte() -> TestResult {
-    let mut s = pipe()?;
-    check_ok!(s.with_end(0, |s| wr(s, &[1u8; 100])));
-    check_ok!(s.with_end(0, |s| wr(s, &[2u8; 50])));
+    let s = pipe()?;
+    check_ok!(s.end(0, |s| wr(s, &[1u8; 100])));
+    check_ok!(s.end(0, |s| wr(s, &[2u8; 50])));
     let mut b = [0u8; 4];
     check_eq!(
-        ioc(&mut s, 1, FIONREAD, IocArg::Out(&mut SliceIo(&mut b))),
+        ioc(&s, 1, FIONREAD, IocArg::Out(&mut SliceIo(&mut b))),
         Ok(0)
     );
     check_eq!(i32::from_ne_bytes(b), 150);
-    check_ok!(s.with_end(1, |s| rd(s, 30)));
+    check_ok!(s.end(1, |s| rd(s, 30)));
     check_eq!(
-        ioc(&mut s, 1, FIONREAD, IocArg::Out(&mut SliceIo(&mut b))),
+        ioc(&s, 1, FIONREAD, IocArg::Out(&mut SliceIo(&mut b))),
         Ok(0)
     );
     check_eq!(i32::from_ne_bytes(b), 120);
@@ -327,7 +316,7 @@ fn fionread_counts_every_data_byte() -> TestResult {
 }
 
 fn ioctl_across_a_pipe_is_nakked() -> TestResult {
-    let mut s = pipe()?;
+    let s = pipe()?;
     // An I_STR at end 0 travels as M_IOCTL to end 1's head, which answers M_IOCNAK (SVR4
     // strrput): the caller gets EINVAL instead of waiting for a driver that is not there.
     let mut data = [0u8; 4];
@@ -343,15 +332,15 @@ fn ioctl_across_a_pipe_is_nakked() -> TestResult {
     // I_STR is retried by the platform while it blocks for the answer.
     let mut r = Err(Stop::Block(Block::IoctlAck));
     for _ in 0..3 {
-        r = s.with_end(0, |s| s.strioctl(&reg, I_STR, IocArg::Str(&mut arg)));
+        r = s.end(0, |s| s.strioctl(&reg, I_STR, IocArg::Str(&mut arg)));
         if r != Err(Stop::Block(Block::IoctlAck)) {
             break;
         }
     }
     check_eq!(r, Err(Stop::Err(Errno::EINVAL)));
     // Nothing is left queued at either head.
-    check_eq!(s.with_end(1, |s| s.strpoll(POLLIN)), 0);
-    check_eq!(s.with_end(0, |s| s.strpoll(POLLIN)), 0);
+    check_eq!(s.end(1, |s| s.strpoll(POLLIN)), 0);
+    check_eq!(s.end(0, |s| s.strpoll(POLLIN)), 0);
     Ok(())
 }
 

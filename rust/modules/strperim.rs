@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+//! [`StrPerim`]: one Stream in the kernel — its perimeter (the core's `perim::Perim`: the
+//! Stream under its lock, with its inbound gate), the wait queue and O_ASYNC list of its head,
+//! its timers, the work item that runs it on the scheduler's runner, and how many hold its
+//! head open.
+//!
+//! ```text
+//!  system call ─▶ enter ─▶ Stream lock ─▶ operation ─▶ unlock():  leave (service procedures,
+//!                                                               publish flow, take Later)
+//!                                                               head events → Post
+//!                                                               drop the lock
+//!                                                               act on Post (wake, signals,
+//!                                                               timers); finish Later (run
+//!                                                               the perimeters it claimed)
+//!  put from another Stream / softirq ─▶ gate ─▶ claim ─▶ run() now or RunQueue (runq.rs)
+//! ```
+//!
+//! # Locking
+//! The Stream lock is the core's `sys::Mutex` inside `perim` (a kernel mutex; one lockdep
+//! class for every Stream; two are never held together). Under it: the Stream (head, queues,
+//! modules, driver). Never under it: a user copy, a sleeping allocation, another Stream lock,
+//! a wait. The inbound lock of the gate is a leaf (BH-safe spinlock). `hold` and `tick` are
+//! leaf spinlocks around their work items. The wait queue has its own lock; sleepers queue on
+//! it before they drop the Stream lock (`strwait.rs`).
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use kernel::prelude::*;
+use kernel::sync::{Arc, SpinLock};
+use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
+
+use crate::dwork::DelayedWork;
+use crate::errno::Errno;
+use crate::fasync::FasyncList;
+use crate::msg::Msg;
+use crate::perim::{Perim, PerimGuard};
+use crate::runq::RunQueue;
+use crate::sth::{HeadEvents, StrHead, Stream};
+use crate::strsig::Signals;
+use crate::stream::{Later, Perimeter, QueueId};
+use crate::waitq::WaitQueue;
+
+/// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
+const HOLD_JIFFIES: u64 = 1;
+
+/// A held Stream lock (the gate is busy while it is held: `perim` step 4).
+pub(crate) type Held<'a> = PerimGuard<'a, StrHead>;
+
+/// Who the operation ending a lock hold is for: the process that gets SIGPIPE.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Caller {
+    /// A process using this head (its system call): it gets SIGPIPE.
+    Me,
+    /// Nobody's system call (a timer, the runner, an open through an attached path).
+    Nobody,
+}
+
+/// What a lock hold leaves to do once the lock is dropped (collected under it).
+pub(crate) struct Post {
+    ev: HeadEvents,
+    /// The registrations to signal (copied only when an event calls for it).
+    sigs: Signals,
+    next_timeout: Option<u64>,
+    later: Later,
+}
+
+impl Post {
+    /// Whether a caller about to sleep must drop the lock and try again instead: the hold
+    /// claimed other perimeters (they run after the unlock, and may answer), or something in
+    /// it woke the head's sleepers — work that arrived while the lock was held (inbound puts
+    /// applied on leaving, service procedures) after the caller's step found nothing.
+    pub(crate) fn must_retry(&self) -> bool {
+        !self.later.is_empty() || self.ev.wake != 0
+    }
+}
+
+/// One Stream in the kernel (see the module docs).
+#[pin_data]
+pub(crate) struct StrPerim {
+    /// The write-hold timer, set once after creation. Declared first so that it is dropped
+    /// (cancelled, waiting for a running callback) before the Stream it flushes.
+    #[pin]
+    hold: SpinLock<Option<DelayedWork<StrPerim>>>,
+    /// The qtimeout timer (`stream/timeout.rs`), armed for the earliest deadline.
+    #[pin]
+    tick: SpinLock<Option<DelayedWork<StrPerim>>>,
+    /// The Stream, its lock and its gate.
+    perim: Perim<StrHead>,
+    /// Sleepers (read, write, ioctl, close drain) and pollers of the head.
+    #[pin]
+    wq: WaitQueue,
+    /// O_ASYNC registrations (SIGIO) of the head's files.
+    fasync: FasyncList,
+    /// Runs the perimeter on the scheduler's runner (`runq.rs`); while queued it holds a
+    /// reference, so a scheduled perimeter outlives every other holder until it has run.
+    #[pin]
+    work: Work<StrPerim>,
+    /// How many hold the head open: its files (not FIFO files: `fifo.rs` counts those) and
+    /// its fattach attachments. The last to go closes the head.
+    opens: AtomicUsize,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for StrPerim { self.work }
+}
+
+impl WorkItem for StrPerim {
+    type Pointer = Arc<StrPerim>;
+
+    fn run(this: Arc<StrPerim>) {
+        Perimeter::run(&*this, 0);
+    }
+}
+
+impl StrPerim {
+    /// The kernel object of Stream `s` (in process context, holding no Stream lock). It must
+    /// be closed ([`StrPerim::close_now`], done by the last holder's release) to be freed.
+    pub(crate) fn new(s: Stream) -> Result<Arc<StrPerim>, Errno> {
+        let perim = Perim::new(s)?;
+        let p = Arc::pin_init(
+            pin_init!(StrPerim {
+                hold <- kernel::new_spinlock!(None, "rstreams_hold"),
+                tick <- kernel::new_spinlock!(None, "rstreams_tick"),
+                perim,
+                wq <- WaitQueue::new(),
+                fasync: FasyncList::new(),
+                work <- new_work!("rstreams_run"),
+                opens: AtomicUsize::new(0),
+            }),
+            GFP_KERNEL,
+        )
+        .map_err(|_| Errno::ENOSR)?;
+        // SAFETY: the work item is a field of `*p`, which is pinned in its `Arc` allocation
+        // and drops the work item (cancelling it synchronously) before its other fields.
+        let w = unsafe { DelayedWork::new(StrPerim::hold_expired, &*p) }?;
+        *p.hold.lock() = Some(w);
+        // SAFETY: as for `hold`: a field of the pinned `*p`, dropped before the Stream.
+        let t = unsafe { DelayedWork::new(StrPerim::tick_expired, &*p) }?;
+        *p.tick.lock() = Some(t);
+        // The Stream's drivers may hand out references to its queues (`QCtx::qref_here`); the
+        // close of the head lets go of this one.
+        let me: Arc<dyn Perimeter> = p.clone();
+        p.op(Caller::Nobody, |s| s.set_perimeter(me));
+        Ok(p)
+    }
+
+    /// The wait queue of the head.
+    pub(crate) fn wq(&self) -> &WaitQueue {
+        &self.wq
+    }
+
+    /// The O_ASYNC registrations of the head.
+    pub(crate) fn fasync(&self) -> &FasyncList {
+        &self.fasync
+    }
+
+    /// Take the Stream lock and apply what came in through the gate (the gate is busy until
+    /// the guard is dropped).
+    pub(crate) fn enter(&self) -> Held<'_> {
+        self.perim.enter()
+    }
+
+    /// Run `f` on the Stream as a system call of `caller` does: enter, `f`, unlock.
+    pub(crate) fn op<R>(&self, caller: Caller, f: impl FnOnce(&mut Stream) -> R) -> R {
+        let mut g = self.enter();
+        let r = f(&mut g);
+        self.unlock(g, caller);
+        r
+    }
+
+    /// End a lock hold: [`StrPerim::leave`], drop the lock, [`StrPerim::act`].
+    pub(crate) fn unlock(&self, mut g: Held<'_>, caller: Caller) {
+        let post = self.leave(&mut g);
+        drop(g);
+        self.act(post, caller, 0);
+    }
+
+    /// Before the lock is dropped: run the enabled service procedures, publish flow control,
+    /// take what the lock hold leaves for later and what the head reported.
+    pub(crate) fn leave(&self, s: &mut Stream) -> Post {
+        let later = self.perim.leave(s);
+        let ev = s.sth_take_events();
+        let sigs = Signals::of(s.sth(), &ev);
+        Post {
+            ev,
+            sigs,
+            next_timeout: s.next_timeout(),
+            later,
+        }
+    }
+
+    /// After the lock is dropped: wake, signal, arm the timers, then run the perimeters the
+    /// hold claimed (`depth` deep: see `stream::Later::finish`), and this one again if a put
+    /// came in that its claimer left to us (`perim` step 4). Process context.
+    pub(crate) fn act(&self, post: Post, caller: Caller, depth: u32) {
+        let later = self.act_effects(post, caller);
+        later.finish(depth);
+        if self.perim.needs_run() {
+            Perimeter::run(self, depth);
+        }
+    }
+
+    /// Wake, signal and arm the timers for `post` (none of which sleeps: also for a holder
+    /// about to sleep with the lock), handing back its `Later` list.
+    pub(crate) fn act_effects(&self, post: Post, caller: Caller) -> Later {
+        let Post {
+            ev,
+            sigs,
+            next_timeout,
+            later,
+        } = post;
+        self.wake(&ev, caller);
+        sigs.send(&ev);
+        if ev.hold_timer {
+            if let Some(w) = &*self.hold.lock() {
+                w.arm(HOLD_JIFFIES);
+            }
+        }
+        if let Some(deadline) = next_timeout {
+            let ms = deadline.saturating_sub(now_ns()).div_ceil(1_000_000);
+            let j = kernel::time::msecs_to_jiffies(u32::try_from(ms).unwrap_or(u32::MAX));
+            if let Some(t) = &*self.tick.lock() {
+                t.rearm(u64::try_from(j).unwrap_or(u64::MAX).max(1));
+            }
+        }
+        later
+    }
+
+    /// Whether a put came in that nobody else will apply (after the guard was dropped, or
+    /// after [`PerimGuard::unbusy`]).
+    pub(crate) fn needs_run(&self) -> bool {
+        self.perim.needs_run()
+    }
+
+    /// The wakeups and per-file signals of `ev` (no lock needed: none sleeps).
+    pub(crate) fn wake(&self, ev: &HeadEvents, caller: Caller) {
+        if ev.wake != 0 {
+            self.wq.wake_sleepers();
+        }
+        crate::strsig::kill_fasync(&self.fasync, ev.sigpoll);
+        if ev.sigpipe && caller == Caller::Me {
+            crate::strsig::sigpipe_current();
+        }
+    }
+
+    /// The hold timer fired: send what write hold has coalesced.
+    fn hold_expired(&self) {
+        let mut g = self.enter();
+        g.sth_flush_hold();
+        let mut post = self.leave(&mut g);
+        drop(g);
+        // Never re-arm from the callback: the timer is only armed by writes, which hold a
+        // reference to this object (the drop of the last one cancels the timer).
+        post.ev.hold_timer = false;
+        self.act(post, Caller::Nobody, 0);
+    }
+
+    /// The qtimeout timer fired: enable the queues whose time is up (they run in `leave`).
+    fn tick_expired(&self) {
+        let mut g = self.enter();
+        g.run_timeouts(now_ns());
+        self.unlock(g, Caller::Nobody); // re-arms for the next deadline, if any
+    }
+
+    /// One more holder of the head (a file or an attachment), which must be given back with
+    /// [`StrPerim::release_head`]. Only a holder (or its creator) adds one, so the count never
+    /// comes back from zero.
+    pub(crate) fn hold_head(&self) {
+        self.opens.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A holder of the head is gone: whether it was the last (the caller then closes it).
+    pub(crate) fn release_head(&self) -> bool {
+        self.opens.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+
+    /// Close the head now (its last holder is gone): the Stream head closes (modules pop,
+    /// the driver closes; a pipe's twist hangs up the other end), then the gate closes and
+    /// what was still in flight to this Stream is freed. SVR4: the close procedures run at
+    /// the last close of a Stream, not at each close of one of its files; and a Stream linked
+    /// under a multiplexor stays until it is unlinked.
+    pub(crate) fn close_now(&self, caller: Caller) {
+        let mut g = self.enter();
+        g.sth_close();
+        // A Stream linked under a multiplexor closes itself when the link goes (its head only
+        // took note here); its gate stays open for the multiplexor meanwhile.
+        let left: Option<Msg> = if g.is_closed() { self.perim.close() } else { None };
+        let post = self.leave(&mut g);
+        drop(g);
+        drop(left);
+        self.act(post, caller, 0);
+    }
+}
+
+impl Perimeter for StrPerim {
+    fn put_in(&self, q: QueueId, mp: Msg) -> Result<bool, Msg> {
+        self.perim.gate().put_in(q, mp)
+    }
+
+    fn backenable_in(&self, q: QueueId, band: u8) -> bool {
+        self.perim.gate().backenable_in(q, band)
+    }
+
+    fn bcanput_in(&self, q: QueueId, band: u8) -> bool {
+        self.perim.gate().bcanput_in(q, band)
+    }
+
+    fn run(&self, depth: u32) {
+        loop {
+            if self.perim.is_busy() {
+                return; // the lock's holder applies it (`perim` step 4)
+            }
+            let mut g = self.perim.run();
+            let post = self.leave(&mut g);
+            drop(g);
+            let later = self.act_effects(post, Caller::Nobody);
+            later.finish(depth);
+            if !self.perim.needs_run() {
+                return;
+            }
+        }
+    }
+
+    fn schedule(self: Arc<Self>) {
+        // Already queued: that run serves this claim too (it has not cleared the flag yet).
+        // Not queued because the module is unloading: no Stream exists any more.
+        let _ = RunQueue::enqueue(self);
+    }
+}
+
+/// The monotonic clock qtimeout deadlines are in (as bufmod's timestamps: `ktime_get`).
+fn now_ns() -> u64 {
+    u64::try_from(kernel::time::Ktime::ktime_get().to_ns()).unwrap_or(0)
+}

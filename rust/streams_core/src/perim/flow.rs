@@ -1,0 +1,188 @@
+//! Flow control across a perimeter: what a Stream publishes about one of its entry queues so
+//! that writers in other Streams can `bcanputnext` without its lock, and how it answers the
+//! writers it refused.
+//!
+//! The *entry* is the first queue of this Stream that another Stream puts into (the read side
+//! of a pipe's twist); its *flow queue* is the queue flow control is decided on: the first
+//! queue from the entry upward that has a service procedure, or the Stream head's read queue
+//! (SVR4 `canputnext` semantics, evaluated inside this Stream).
+//!
+//! ```text
+//!   writer (any Stream, no lock of ours)          this Stream, under its lock (publish)
+//!   ------------------------------------          -----------------------------------------
+//!   full(b) == 0 and pending < hiwat: yes          full(b) := QFULL/QB_FULL of the flow queue
+//!   want(b) := 1                 (SeqCst)          if not full(b):
+//!   full(b) == 0 and pending < hiwat: yes   (SeqCst)  if count(b) <= lowat(b) and want(b):
+//!   otherwise: no (a back-enable will come)              want(b) := 0, back-enable band b
+//! ```
+//!
+//! Why a refused writer is always back-enabled: the writer stores `want` and then loads
+//! `full`; the Stream stores `full` and then loads `want`, each with a sequentially
+//! consistent fence between its store and its load. If the
+//! writer's second test still saw the queue full, the Stream's store that clears it comes
+//! later in the single order, so its load of `want` after that store sees the writer's mark,
+//! and the back-enable is sent as soon as the queue is at its low-water mark (every lock hold
+//! ends with a publish). The loom model (f) in `tests/loom_perim.rs` checks this with the clear-then-test
+//! order reversed as the negative case.
+//!
+//! `pending` counts the bytes handed to the inbound list for this entry and not yet taken
+//! under the lock, so a burst of puts between two lock holds is flow controlled too.
+
+#[cfg(not(loom))]
+use core::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::SeqCst};
+#[cfg(loom)]
+use loom::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::SeqCst};
+
+/// What the Stream reports for one band of its flow queue when it publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BandState {
+    /// The band (0 = ordinary data).
+    pub band: u8,
+    /// QFULL (band 0) or QB_FULL.
+    pub full: bool,
+    /// The band's count is at or below its low-water mark.
+    pub low: bool,
+}
+
+/// "No entry" in [`Flow::entry`].
+const NONE: u64 = 0;
+
+/// The published flow-control state of one entry queue (see the module docs).
+pub struct Flow {
+    /// `QueueId::raw() + 1` of the entry, or [`NONE`].
+    entry: AtomicU64,
+    /// Bit `b` of word `b / 64`: band `b` of the flow queue is full.
+    full: [AtomicU64; 4],
+    /// Bit `b` of word `b / 64`: a writer was refused band `b` and waits for a back-enable.
+    want: [AtomicU64; 4],
+    /// Bytes on the inbound list for this entry.
+    pending: AtomicUsize,
+    /// The flow queue's high-water mark (band 0), the limit for `pending`.
+    hiwat: AtomicUsize,
+}
+
+fn word_bit(band: u8) -> (usize, u64) {
+    (usize::from(band / 64), 1u64 << (band % 64))
+}
+
+impl Flow {
+    /// An unused slot.
+    #[cfg(not(loom))]
+    pub const fn new() -> Flow {
+        Flow {
+            entry: AtomicU64::new(NONE),
+            full: [const { AtomicU64::new(0) }; 4],
+            want: [const { AtomicU64::new(0) }; 4],
+            pending: AtomicUsize::new(0),
+            hiwat: AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    /// An unused slot.
+    #[cfg(loom)]
+    pub fn new() -> Flow {
+        Flow {
+            entry: AtomicU64::new(NONE),
+            full: core::array::from_fn(|_| AtomicU64::new(0)),
+            want: core::array::from_fn(|_| AtomicU64::new(0)),
+            pending: AtomicUsize::new(0),
+            hiwat: AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    /// Whether this slot publishes for the entry queue numbered `raw`.
+    pub fn is_for(&self, raw: u64) -> bool {
+        self.entry.load(SeqCst) == raw.wrapping_add(1)
+    }
+
+    /// Whether the slot is unused.
+    pub fn is_free(&self) -> bool {
+        self.entry.load(SeqCst) == NONE
+    }
+
+    /// Make this slot publish for entry `raw` (under the Stream lock), starting clear.
+    pub fn claim(&self, raw: u64) {
+        for w in self.full.iter().chain(self.want.iter()) {
+            w.store(0, SeqCst);
+        }
+        self.entry.store(raw.wrapping_add(1), SeqCst);
+    }
+
+    /// The entry went (under the Stream lock): writers are no longer refused here.
+    pub fn release(&self) {
+        self.entry.store(NONE, SeqCst);
+    }
+
+    /// The writer's side: can band `band` be put? A refusal leaves a `want` mark that
+    /// [`Flow::publish`] answers with a back-enable.
+    pub fn bcanput(&self, band: u8) -> bool {
+        let (w, bit) = word_bit(band);
+        let (Some(full), Some(want)) = (self.full.get(w), self.want.get(w)) else {
+            return true;
+        };
+        let open =
+            || full.load(SeqCst) & bit == 0 && self.pending.load(SeqCst) < self.hiwat.load(SeqCst);
+        if open() {
+            return true;
+        }
+        want.fetch_or(bit, SeqCst);
+        fence(SeqCst);
+        open()
+    }
+
+    /// `n` bytes were handed to the inbound list for this entry.
+    pub fn add_pending(&self, n: usize) {
+        self.pending.fetch_add(n, SeqCst);
+    }
+
+    /// `n` bytes left the inbound list (taken under the Stream lock).
+    pub fn sub_pending(&self, n: usize) {
+        let _ = self
+            .pending
+            .fetch_update(SeqCst, SeqCst, |p| Some(p.saturating_sub(n)));
+    }
+
+    /// The Stream's side, under its lock: publish the state of the flow queue's bands (band 0
+    /// and every band that exists there; `hiwat` of band 0) and call `backenable(band)` for
+    /// each band a refused writer waits on that is at its low-water mark now.
+    pub fn publish(
+        &self,
+        hiwat: usize,
+        bands: impl Iterator<Item = BandState>,
+        mut backenable: impl FnMut(u8),
+    ) {
+        if self.hiwat.load(SeqCst) != hiwat {
+            self.hiwat.store(hiwat, SeqCst);
+        }
+        for b in bands {
+            let (w, bit) = word_bit(b.band);
+            let (Some(full), Some(want)) = (self.full.get(w), self.want.get(w)) else {
+                continue;
+            };
+            if b.full {
+                if full.load(SeqCst) & bit == 0 {
+                    full.fetch_or(bit, SeqCst);
+                }
+                continue;
+            }
+            if full.load(SeqCst) & bit != 0 {
+                full.fetch_and(!bit, SeqCst);
+            }
+            fence(SeqCst);
+            if b.low && want.load(SeqCst) & bit != 0 && want.fetch_and(!bit, SeqCst) & bit != 0 {
+                backenable(b.band);
+            }
+        }
+    }
+
+    /// Whether a refused writer waits on some band (a publish has work to do).
+    pub fn wanted(&self) -> bool {
+        self.want.iter().any(|w| w.load(SeqCst) != 0)
+    }
+}
+
+impl Default for Flow {
+    fn default() -> Self {
+        Flow::new()
+    }
+}

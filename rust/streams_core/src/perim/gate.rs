@@ -1,0 +1,245 @@
+//! The gate of a perimeter: what other Streams and other contexts hand a Stream without taking
+//! its lock — its inbound list of puts and back-enables, the published flow control of its
+//! entries, and its scheduled flag.
+//!
+//! The inbound list is guarded by a short leaf lock taken with bottom halves disabled
+//! ([`sys::BhLock`]), so process, workqueue, timer and softirq context may all put; nothing
+//! under it sleeps or allocates. Messages are linked through `b_next` (newest first) and taken
+//! all at once, oldest first, by whoever holds the Stream lock.
+//!
+//! # Locking
+//! `inbound` is a leaf: the Stream lock may be held when it is taken, never the other way
+//! round, and no other lock is taken under it.
+
+#[cfg(not(loom))]
+use core::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
+#[cfg(loom)]
+use loom::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
+
+use super::flow::Flow;
+use crate::msg::Msg;
+use crate::sched::SchedFlag;
+use crate::stream::QueueId;
+use crate::sys::{self, NoMem};
+
+use crate::stream::cross::NENTRY;
+
+/// Most distinct queues with pending back-enables; beyond, every queue with a link is
+/// back-enabled (`all`).
+const NBACK: usize = 4;
+
+/// What waits on the inbound list.
+#[derive(Default)]
+struct Inbound {
+    /// Puts, newest first through `b_next`; each message's `dest` names its queue.
+    puts: Option<Msg>,
+    /// Back-enables: `(queue, bands)` with bit `b` of word `b / 64` for band `b`.
+    backs: [Option<(QueueId, [u64; 4])>; NBACK],
+    /// More queues were back-enabled than `backs` holds.
+    back_all: bool,
+    /// The Stream closed: refuse everything.
+    closed: bool,
+}
+
+/// What [`Gate::take`] hands the Stream lock's holder, oldest put first.
+#[derive(Default)]
+pub struct Taken {
+    /// The puts, oldest first (through `b_next`).
+    pub puts: Option<Msg>,
+    /// The back-enables (see `Inbound::backs`).
+    backs: [Option<(QueueId, [u64; 4])>; NBACK],
+    /// Back-enable every queue that has a link.
+    pub back_all: bool,
+}
+
+impl Taken {
+    /// The back-enables: `(queue, band)` pairs.
+    pub fn backs(&self) -> impl Iterator<Item = (QueueId, u8)> + '_ {
+        self.backs.iter().flatten().flat_map(|(q, words)| {
+            (0..=255u8).filter_map(move |b| {
+                let w = words.get(usize::from(b / 64)).copied().unwrap_or(0);
+                (w & (1u64 << (b % 64)) != 0).then_some((*q, b))
+            })
+        })
+    }
+
+    /// Take the next put, oldest first.
+    pub fn next_put(&mut self) -> Option<(QueueId, Msg)> {
+        let mut m = self.puts.take()?;
+        self.puts = m.0.next.take();
+        let q = QueueId::from_raw(m.0.dest)?;
+        Some((q, m))
+    }
+}
+
+/// The gate (see the module docs).
+pub struct Gate {
+    inbound: sys::BhLock<Inbound>,
+    /// Something is on the inbound list (a hint read without the lock; set under it).
+    pending: AtomicBool,
+    /// The Stream lock is held by someone who will look at the inbound list before it lets
+    /// go (`Perim::enter` sets it, the guard clears it): a claimer leaves the run to them.
+    busy: AtomicBool,
+    /// The perimeter is on a runner's list, or claimed by a put that will run it.
+    pub(crate) flag: SchedFlag,
+    /// The published flow control of the entry queues.
+    flow: [Flow; NENTRY],
+}
+
+impl Gate {
+    /// An open gate with nothing pending. ENOSR-worthy `NoMem` when memory runs out.
+    pub fn new() -> Result<Gate, NoMem> {
+        Ok(Gate {
+            inbound: sys::BhLock::new(Inbound::default())?,
+            pending: AtomicBool::new(false),
+            busy: AtomicBool::new(false),
+            flag: SchedFlag::new(),
+            flow: core::array::from_fn(|_| Flow::new()),
+        })
+    }
+
+    /// The flow slot of entry `q`, if it has one.
+    pub(crate) fn flow_of(&self, q: QueueId) -> Option<&Flow> {
+        self.flow.iter().find(|f| f.is_for(q.raw()))
+    }
+
+    /// The flow slots.
+    pub(crate) fn flows(&self) -> &[Flow; NENTRY] {
+        &self.flow
+    }
+
+    /// Hand `mp` to queue `q`'s put procedure (see `Perimeter::put_in`): `Ok(true)` if this
+    /// claimed the perimeter, `Err(mp)` if the Stream is closed.
+    pub fn put_in(&self, q: QueueId, mut mp: Msg) -> Result<bool, Msg> {
+        let n = mp.msgsize();
+        let flow = self.flow_of(q);
+        {
+            let mut inb = self.inbound.lock();
+            if inb.closed {
+                return Err(mp);
+            }
+            mp.0.dest = q.raw();
+            mp.0.next = inb.puts.take();
+            inb.puts = Some(mp);
+            self.pending.store(true, SeqCst);
+            if let Some(f) = flow {
+                f.add_pending(n);
+            }
+        }
+        Ok(self.flag.try_schedule())
+    }
+
+    /// Back-enable queue `q` for `band` (see `Perimeter::backenable_in`): true if this
+    /// claimed the perimeter.
+    pub fn backenable_in(&self, q: QueueId, band: u8) -> bool {
+        {
+            let mut inb = self.inbound.lock();
+            if inb.closed {
+                return false;
+            }
+            let (w, bit) = (usize::from(band / 64), 1u64 << (band % 64));
+            let slot = match inb
+                .backs
+                .iter()
+                .position(|b| b.is_some_and(|(x, _)| x == q))
+            {
+                Some(i) => Some(i),
+                None => inb.backs.iter().position(Option::is_none),
+            };
+            match slot.and_then(|i| inb.backs.get_mut(i)) {
+                Some(b) => {
+                    let (_, words) = b.get_or_insert((q, [0; 4]));
+                    if let Some(x) = words.get_mut(w) {
+                        *x |= bit;
+                    }
+                }
+                None => inb.back_all = true,
+            }
+            self.pending.store(true, SeqCst);
+        }
+        self.flag.try_schedule()
+    }
+
+    /// bcanput on entry `q` from outside (true if `q` publishes no flow control).
+    pub fn bcanput_in(&self, q: QueueId, band: u8) -> bool {
+        self.flow_of(q).is_none_or(|f| f.bcanput(band))
+    }
+
+    /// The scheduled flag (the claim protocol; loom models drive it by hand).
+    pub fn sched_flag(&self) -> &SchedFlag {
+        &self.flag
+    }
+
+    /// Mark the Stream lock held and about to look at the inbound list (`Perim::enter`).
+    pub(crate) fn set_busy(&self, busy: bool) {
+        self.busy.store(busy, SeqCst);
+    }
+
+    /// Whether the Stream lock's holder will still look at the inbound list: the claimer's
+    /// side of the hand-off (`perim` step 4), after its put. The fence orders the put's store
+    /// before this load against the holder's clear-then-look ([`Gate::needs_look`]).
+    pub fn is_busy(&self) -> bool {
+        fence(SeqCst);
+        self.busy.load(SeqCst)
+    }
+
+    /// The holder's side of the hand-off, after it cleared *busy*: whether something is on
+    /// the inbound list, or a claim stands that a claimer may have left to it (a claim made
+    /// just after the holder took the list, for a put the holder already applied, would
+    /// otherwise stay standing with nothing behind it, and every later put would find the
+    /// perimeter claimed and not run it).
+    pub fn needs_look(&self) -> bool {
+        fence(SeqCst);
+        self.pending.load(SeqCst) || self.flag.is_scheduled()
+    }
+
+    /// Whether something may be on the inbound list (no lock taken).
+    pub fn has_pending(&self) -> bool {
+        self.pending.load(SeqCst)
+    }
+
+    /// Take everything on the inbound list, oldest put first (the Stream lock's holder).
+    pub fn take(&self) -> Taken {
+        let (mut lifo, backs, back_all) = {
+            let mut inb = self.inbound.lock();
+            self.pending.store(false, SeqCst);
+            let b = core::mem::take(&mut inb.backs);
+            let all = core::mem::take(&mut inb.back_all);
+            (inb.puts.take(), b, all)
+        };
+        // Newest first → oldest first; account the bytes as they leave.
+        let mut fifo: Option<Msg> = None;
+        while let Some(mut m) = lifo {
+            lifo = m.0.next.take();
+            if let Some(f) = QueueId::from_raw(m.0.dest).and_then(|q| self.flow_of(q)) {
+                f.sub_pending(m.msgsize());
+            }
+            m.0.next = fifo;
+            fifo = Some(m);
+        }
+        Taken {
+            puts: fifo,
+            backs,
+            back_all,
+        }
+    }
+
+    /// The Stream closed: refuse every later put and back-enable, and hand back what was
+    /// pending (the caller frees it, after dropping the Stream lock).
+    pub fn close(&self) -> Option<Msg> {
+        let mut inb = self.inbound.lock();
+        inb.closed = true;
+        inb.backs = Default::default();
+        inb.back_all = false;
+        self.pending.store(false, SeqCst);
+        for f in self.flow.iter() {
+            f.release();
+        }
+        inb.puts.take()
+    }
+
+    /// Whether the gate was closed.
+    pub fn is_closed(&self) -> bool {
+        self.inbound.lock().closed
+    }
+}

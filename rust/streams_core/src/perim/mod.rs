@@ -1,0 +1,272 @@
+//! A Stream's perimeter: the Stream under its lock, and the gate through which everything
+//! outside that lock reaches it.
+//!
+//! ```text
+//!        other Streams, timers, softirq ──put_in / backenable_in──▶ gate (inbound, flow, flag)
+//!                                                                      │ taken by
+//!   system call ──enter──▶ Stream lock ◀──────────────────────────────┘ enter / run
+//!                              │ operation, then leave: service procedures, publish flow
+//!                              ▼
+//!                         unlock ──▶ Later: run the perimeters this hold claimed, release links
+//! ```
+//!
+//! [`Perim`] is the common part every platform wraps: the kernel's per-Stream object adds the
+//! wait queue, timers and the workqueue runner, the shared tests' `perim::test::TestPerim`
+//! adds a list of scheduled perimeters. The protocol, in order:
+//!
+//! 1. **enter** ([`Perim::enter`]): take the Stream lock and apply whatever is on the
+//!    inbound list (puts call the target queue's put procedure, back-enables enable upstream),
+//!    so an operation sees everything handed in before it; then the head takes up what other
+//!    Streams changed in state it shares with them (`HeadProcs::sync`: a multiplexor linking
+//!    or unlinking this Stream).
+//! 2. **run** ([`Perim::run`]): the runner's enter, for the caller that claimed the
+//!    perimeter: clear the scheduled flag *first* (`SchedFlag::begin_run`), then enter. A put
+//!    that comes after the clear claims it again; one that came before is applied by this run.
+//!    This is the SVR4 scheduler's no-lost-wakeup rule (`docs/concurrency.md`), with the
+//!    inbound list in the place of the run list.
+//! 3. **leave** ([`Perim::leave`]): before unlocking, the head's sync again, run the enabled
+//!    service procedures, then publish the flow control of the entries (answering refused
+//!    writers with back-enables, which may enable service procedures of this Stream: they run
+//!    too), apply what came in meanwhile (a few rounds at most, each published), and take the
+//!    [`Later`] list. After unlocking, the platform acts on what the Stream head
+//!    reported and finishes the `Later` list.
+//!
+//! # Locking
+//! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system
+//! calls and the workqueue runner). No two Stream locks are ever held together: a put into
+//! another Stream takes only that Stream's inbound lock, a leaf (`gate.rs`). Nothing copies to
+//! or from user space or allocates with sleeping flags while a Stream lock is held.
+
+pub mod flow;
+pub mod gate;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
+#[doc(hidden)]
+pub mod test;
+#[cfg(any(rstreams_test, not(rstreams_kernel)))]
+#[doc(hidden)]
+pub mod tests;
+
+pub use crate::stream::cross::NENTRY;
+pub use gate::{Gate, Taken};
+
+use crate::errno::Errno;
+use crate::msg::Msg;
+use crate::stream::{HeadProcs, Later, QueueId, Stream};
+use crate::sys;
+use flow::BandState;
+
+/// Most rounds of inbound work one lock hold applies while it leaves ([`Perim::leave`]).
+pub const LEAVE_ROUNDS: usize = 4;
+
+/// A Stream under its lock, with its gate.
+///
+/// # Invariants
+/// Everything put through the gate before the gate closed is applied to the Stream or handed
+/// back by [`Perim::close`]; nothing is applied after.
+pub struct Perim<H: HeadProcs> {
+    sd: sys::Mutex<Stream<H>>,
+    gate: Gate,
+}
+
+impl<H: HeadProcs> Perim<H> {
+    /// The perimeter of `s`. ENOSR when memory runs out (a sleeping allocation: call it in
+    /// process context holding no Stream lock).
+    pub fn new(s: Stream<H>) -> Result<Perim<H>, Errno> {
+        Ok(Perim {
+            sd: sys::Mutex::new(s).map_err(|_| Errno::ENOSR)?,
+            gate: Gate::new().map_err(|_| Errno::ENOSR)?,
+        })
+    }
+
+    /// The gate (for the platform's `Perimeter` implementation).
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// Take the Stream lock and apply the inbound list (step 1 of the module docs), then let
+    /// the head take up what other Streams changed ([`HeadProcs::sync`]). The gate is busy
+    /// until the guard is dropped (step 4).
+    pub fn enter(&self) -> PerimGuard<'_, H> {
+        let mut g = self.sd.lock();
+        self.gate.set_busy(true);
+        if self.gate.has_pending() {
+            self.apply_inbound(&mut g);
+        }
+        H::sync(&mut g);
+        PerimGuard {
+            g,
+            gate: &self.gate,
+        }
+    }
+
+    /// The runner's enter, for the caller that claimed the perimeter (step 2).
+    pub fn run(&self) -> PerimGuard<'_, H> {
+        self.gate.flag.begin_run();
+        self.enter()
+    }
+
+    /// Whether a claimer must leave the run to the lock's holder (step 4): true while the
+    /// gate is busy.
+    pub fn is_busy(&self) -> bool {
+        self.gate.is_busy()
+    }
+
+    /// After the guard was dropped: whether work came in that nobody else will apply, so the
+    /// caller must run the perimeter (step 4).
+    pub fn needs_run(&self) -> bool {
+        self.gate.needs_look()
+    }
+
+    /// Apply what is on the inbound list, oldest first. Whoever takes the list clears the
+    /// claim first, as a run does (step 2): a put after the take claims the perimeter again,
+    /// and a claim whose run was left to this holder (step 4) is not left standing with
+    /// nothing behind it.
+    fn apply_inbound(&self, s: &mut Stream<H>) {
+        self.gate.flag.begin_run();
+        let mut t = self.gate.take();
+        for (q, band) in t.backs() {
+            s.backenable_at(q, band);
+        }
+        if t.back_all {
+            s.backenable_linked();
+        }
+        while let Some((q, mp)) = t.next_put() {
+            s.put(q, mp);
+        }
+    }
+
+    /// Before unlocking (step 3): let the head take up outside changes
+    /// ([`HeadProcs::sync`]), run the enabled service procedures, publish the entries' flow
+    /// control, and take what is left for after the unlock. Publishing may back-enable an
+    /// entry in place (`Side::publish`), so service procedures run again until none is left.
+    ///
+    /// Inbound work that arrived during this hold (a loop driver answering a put of ours, a
+    /// softirq producer putting meanwhile) is applied here too, for at most [`LEAVE_ROUNDS`]
+    /// more rounds, each ended by a publish: a producer that keeps the inbound list busy then
+    /// sees the flow control it filled (without the publish it would see none until the hold
+    /// ends), and cannot keep the holder — a system call — here for ever. What comes after the
+    /// last round is left to the run its put claimed, or to this holder once it lets go
+    /// (step 4: `needs_run`), so nothing is stranded.
+    pub fn leave(&self, s: &mut Stream<H>) -> Later {
+        H::sync(s);
+        let mut round = 0;
+        loop {
+            while s.has_enabled() {
+                s.runqueues();
+            }
+            self.publish(s);
+            if s.has_enabled() {
+                continue; // a back-enable in place (`Side::publish`) enabled a queue here
+            }
+            if round == LEAVE_ROUNDS || !self.gate.has_pending() {
+                break;
+            }
+            round += 1;
+            self.apply_inbound(s);
+            H::sync(s);
+        }
+        s.take_later()
+    }
+
+    /// Publish the flow control of each entry (`flow.rs`) and back-enable the Streams whose
+    /// refused writers can go on.
+    pub fn publish(&self, s: &mut Stream<H>) {
+        let entries = s.entries();
+        for (slot, f) in self.gate.flows().iter().enumerate() {
+            let entry = entries.get(slot).copied().flatten();
+            match entry {
+                Some(q) if f.is_for(q.raw()) => {}
+                Some(q) => f.claim(q.raw()),
+                None => {
+                    if !f.is_free() {
+                        f.release();
+                    }
+                    continue;
+                }
+            }
+            let Some(q) = entry else {
+                continue;
+            };
+            let fq = s.flow_queue(q);
+            let Some(queue) = s.queue(fq) else {
+                continue;
+            };
+            let hiwat = queue.hiwat();
+            let band0 = BandState {
+                band: 0,
+                full: queue.flags().contains(crate::queue::QFlags::QFULL),
+                low: queue.count() <= queue.lowat(),
+            };
+            let bands = (1..=queue.nband()).filter_map(|b| {
+                let b = u8::try_from(b).ok()?;
+                let full = queue.band_flags(b).contains(crate::queue::QbFlags::QB_FULL);
+                let low = queue.band_count(b) <= queue.band_lowat(b);
+                Some(BandState { band: b, full, low })
+            });
+            // Bands to back-enable, one bit each (`queue` borrows the Stream meanwhile).
+            let mut backs = [0u64; 4];
+            f.publish(hiwat, core::iter::once(band0).chain(bands), |b| {
+                if let Some(w) = backs.get_mut(usize::from(b / 64)) {
+                    *w |= 1u64 << (b % 64);
+                }
+            });
+            for (i, mut w) in backs.into_iter().enumerate() {
+                while w != 0 {
+                    let bit = w.trailing_zeros();
+                    w &= w - 1;
+                    if let Ok(b) = u8::try_from(i * 64 + bit as usize) {
+                        s.backenable_remote(q, b);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The Stream closed (under its lock, after the head's close): close the gate and hand
+    /// back what was still on the inbound list, for the caller to free after unlocking.
+    pub fn close(&self) -> Option<Msg> {
+        self.gate.close()
+    }
+
+    /// Put from outside (the gate's `put_in`).
+    pub fn put_in(&self, q: QueueId, mp: Msg) -> Result<bool, Msg> {
+        self.gate.put_in(q, mp)
+    }
+}
+
+/// A held Stream lock (from [`Perim::enter`] or [`Perim::run`]). While it lives the gate is
+/// busy; dropping it clears that, then unlocks (step 4 of the module docs: the holder then
+/// asks [`Perim::needs_run`]).
+pub struct PerimGuard<'a, H: HeadProcs> {
+    g: sys::MutexGuard<'a, Stream<H>>,
+    gate: &'a Gate,
+}
+
+impl<H: HeadProcs> core::ops::Deref for PerimGuard<'_, H> {
+    type Target = Stream<H>;
+    fn deref(&self) -> &Stream<H> {
+        &self.g
+    }
+}
+
+impl<H: HeadProcs> core::ops::DerefMut for PerimGuard<'_, H> {
+    fn deref_mut(&mut self) -> &mut Stream<H> {
+        &mut self.g
+    }
+}
+
+impl<H: HeadProcs> PerimGuard<'_, H> {
+    /// Stop being busy while still holding the lock (a holder about to sleep with it: it
+    /// asks [`Perim::needs_run`] itself before it does).
+    pub fn unbusy(&mut self) {
+        self.gate.set_busy(false);
+    }
+}
+
+impl<H: HeadProcs> Drop for PerimGuard<'_, H> {
+    fn drop(&mut self) {
+        // Before the unlock (the field drops after this): a claimer that still finds the gate
+        // busy is sure to be seen by our `needs_run`, one that finds it free takes the lock.
+        self.gate.set_busy(false);
+    }
+}

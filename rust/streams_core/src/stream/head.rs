@@ -1,0 +1,50 @@
+//! What the engine needs from a Stream head: its read put procedure and its write-side
+//! back-enable, as the procedures of the head pair.
+//!
+//! Every Stream has exactly one head, queue pair 0. Its state (`stdata` in SVR4) is the `H` of
+//! [`Stream<H>`](super::Stream): a field of the Stream, never moved in or out. The engine does
+//! not know what a head does; it calls the head's procedures through [`HeadProcs`] when a
+//! message reaches the head's read queue (SVR4 `strrput`) or a back-enable reaches its write
+//! queue (SVR4 wakes the writers sleeping in `strwrite`). The real Stream head implements it
+//! in `crate::sth`; [`RawHead`] is the placeholder of engine tests and of Streams whose head
+//! only collects what arrives.
+//!
+//! A head procedure gets the whole Stream (`&mut Stream<Self>`), so it can act on its own state
+//! and send messages down in one call, as `strrput` does when it answers an M_IOCTL or turns an
+//! M_FLUSH around.
+
+use super::{QCtx, Stream};
+use crate::msg::Msg;
+
+/// The procedures of a Stream head (see the module docs).
+pub trait HeadProcs: Sized + Send + 'static {
+    /// The head's read put procedure: `mp` reached the head's read queue.
+    fn rput(s: &mut Stream<Self>, mp: Msg);
+    /// A back-enable reached the head's write queue: band `band` can be written again
+    /// (QBACK/QB_BACK is already set on the head's write queue).
+    fn backenable(s: &mut Stream<Self>, band: u8);
+    /// The perimeter calls this at the start and at the end of every hold of the Stream lock
+    /// (after what other Streams handed in is applied, before service procedures run), when
+    /// no procedure is running: the head takes up changes other Streams made to state it
+    /// shares with them (a multiplexor linking this Stream under it, or letting it go:
+    /// `sth/plex.rs`). Default: nothing.
+    fn sync(_s: &mut Stream<Self>) {}
+}
+
+/// A head that queues whatever arrives on its read queue and does nothing on back-enable:
+/// [`Stream::read`] takes the messages (engine tests, and the placeholder head of SVR4's
+/// `open` before a Stream head is set up).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RawHead;
+
+impl HeadProcs for RawHead {
+    fn rput(s: &mut Stream<Self>, mp: Msg) {
+        let h = s.head_rq();
+        if let Err(mp) = QCtx::new(s, h).putq(mp) {
+            drop(mp);
+            s.count_drop();
+        }
+    }
+
+    fn backenable(_: &mut Stream<Self>, _: u8) {}
+}

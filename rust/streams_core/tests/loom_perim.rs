@@ -1,0 +1,327 @@
+//! Loom models of the perimeter protocol (`perim/`): puts and back-enables across perimeters
+//! racing with the target's close and with its runner, and flow control across a perimeter.
+//! Run: `RUSTFLAGS="--cfg loom" cargo test -p streams_core --release --test loom_perim`.
+//!
+//! These run the real `Perim`, `Gate`, `Flow` and `SchedFlag` code (their locks and atomics are
+//! loom's under `cfg(loom)`), around small Streams (`RawHead` over the `null` test driver):
+//! - (d) put vs close: a message put into a Stream that is closing is applied, handed back to
+//!   the sender, or freed by the close — exactly once, never lost, never leaked.
+//! - (e) enable vs run: a put claims the perimeter or finds it claimed; the runner clears the
+//!   claim before it takes the inbound list. Work is never stranded (inbound work with no
+//!   claim). The runner that clears the claim after taking the list is caught.
+//! - (g) the hand-off of a busy perimeter: a claimer that finds the Stream lock held leaves
+//!   the run to the holder, who looks at the inbound list once more after letting go. A put
+//!   is never left behind; a holder that does not look again is caught.
+//! - (f) back-enable across the perimeter: a writer refused by the published flow control is
+//!   always back-enabled once the reader drains, and a back-enable racing with the writer's
+//!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
+//!   marks before clearing "full" is caught.
+#![cfg(loom)]
+
+use std::sync::atomic::{AtomicUsize as StdUsize, Ordering::SeqCst as StdSeqCst};
+
+use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use loom::sync::Arc as LArc;
+use loom::thread;
+
+use streams_core::msg::{esballoc, Bpri, ExtBuf, Msg};
+use streams_core::perim::flow::Flow;
+use streams_core::perim::test::TestPerim;
+use streams_core::queue::QField;
+use streams_core::stream::testmods::NULL;
+use streams_core::stream::{Perimeter, QueueId, RawHead, Stream};
+use streams_core::sys::Arc;
+
+fn model<F: Fn() + Sync + Send + 'static>(f: F) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(3);
+    }
+    b.check(f);
+}
+
+type Perim = TestPerim<RawHead>;
+
+fn stream() -> Arc<Perim> {
+    let s = Stream::new(&NULL).expect("open");
+    TestPerim::new(s).expect("perimeter")
+}
+
+// (d) ------------------------------------------------------------------------------------------
+
+static FREED_D: StdUsize = StdUsize::new(0);
+
+fn free_d(_: &'static mut [u8], n: usize) {
+    FREED_D.fetch_add(n, StdSeqCst);
+}
+
+fn counted(free: fn(&'static mut [u8], usize)) -> Msg {
+    let ext = ExtBuf {
+        buf: &mut [],
+        free,
+        arg: 1,
+    };
+    esballoc(ext, Bpri::Med).map_err(|_| ()).expect("esballoc")
+}
+
+#[test]
+fn d_put_vs_close_frees_exactly_once() {
+    model(|| {
+        FREED_D.store(0, StdSeqCst);
+        let t = stream();
+        let rq = t.op(|s| s.head_rq());
+        let m = counted(free_d);
+        let sender = {
+            let t = t.clone();
+            thread::spawn(move || match t.put_in(rq, m) {
+                Ok(true) => t.run(0),
+                Ok(false) => {}
+                Err(m) => drop(m),
+            })
+        };
+        t.op(|s| s.close());
+        t.close_gate();
+        sender.join().expect("sender");
+        assert!(!t.perim.gate().has_pending(), "work left on a closed gate");
+        drop(t);
+        assert_eq!(FREED_D.load(StdSeqCst), 1, "message lost or freed twice");
+    });
+}
+
+// (e) ------------------------------------------------------------------------------------------
+
+/// What the runner does with a claimed perimeter: the real run (clear the claim, then take
+/// and apply). Returns how many puts it consumed outside the Stream (none: they are applied).
+fn runner_correct(t: &Perim) -> usize {
+    t.run_scheduled();
+    0
+}
+
+/// The wrong order, by hand on the gate (the real `Perim` always clears first): take the
+/// inbound list, then clear the claim. The puts it took are counted and freed.
+fn runner_clear_after(t: &Perim) -> usize {
+    let gate = t.perim.gate();
+    let mut taken = gate.take();
+    let mut n = 0;
+    while taken.next_put().is_some() {
+        n += 1;
+    }
+    gate.sched_flag().begin_run();
+    n
+}
+
+fn enable_model(runner: fn(&Perim) -> usize) {
+    model(move || {
+        let t = stream();
+        let rq = t.op(|s| s.head_rq());
+        // Already claimed once, as if an earlier put had scheduled it.
+        let m0 = Msg::from_bytes(streams_core::msg::M_DATA, b"0").expect("msg");
+        if t.put_in(rq, m0).expect("open") {
+            let p: Arc<dyn Perimeter> = t.clone();
+            p.schedule();
+        }
+        let producer = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"1").expect("msg");
+                if t.put_in(rq, m).expect("open") {
+                    let p: Arc<dyn Perimeter> = t.clone();
+                    p.schedule();
+                }
+            })
+        };
+        let consumed = runner(&t);
+        producer.join().expect("producer");
+        // Whatever is on the inbound list must have a claim that will run it.
+        let gate = t.perim.gate();
+        if gate.has_pending() {
+            assert!(
+                gate.sched_flag().is_scheduled(),
+                "lost wakeup: inbound work without a claim"
+            );
+        }
+        t.run_scheduled();
+        let n = t.op(|s| core::iter::from_fn(|| s.read()).count());
+        assert_eq!(n + consumed, 2, "a put was not applied");
+    });
+}
+
+#[test]
+fn e_claim_cleared_before_taking_loses_nothing() {
+    enable_model(runner_correct);
+}
+
+#[test]
+#[should_panic(expected = "lost wakeup")]
+fn e_claim_cleared_after_taking_is_caught() {
+    enable_model(runner_clear_after);
+}
+
+// (f) ------------------------------------------------------------------------------------------
+
+/// A reader Stream whose driver read queue is the entry of a link from a writer Stream: the
+/// head holds one 1-byte message, with high-water mark 1 (full).
+fn linked_full() -> (Arc<Perim>, Arc<Perim>, QueueId) {
+    let r = stream();
+    let w = stream();
+    let wq = w.op(|s| s.head_wq());
+    let back = w.qref(wq);
+    let entry = r.op(|s| {
+        let h = s.head_rq();
+        let _ = s.qctx(h).strqset(QField::Hiwat, 0, 1);
+        let _ = s.qctx(h).strqset(QField::Lowat, 0, 0);
+        let d = s.driver_rq().expect("driver");
+        s.set_remote(d, Some(back));
+        d
+    });
+    let m = Msg::from_bytes(streams_core::msg::M_DATA, b"x").expect("msg");
+    if r.put_in(entry, m).expect("open") {
+        r.run(0);
+    }
+    assert!(!r.bcanput_in(entry, 0), "the reader's head must be full");
+    // The refusal above left a mark; the model starts from a clean one.
+    r.op(|s| {
+        let _ = s.read();
+    });
+    let m = Msg::from_bytes(streams_core::msg::M_DATA, b"y").expect("msg");
+    if r.put_in(entry, m).expect("open") {
+        r.run(0);
+    }
+    w.run_scheduled();
+    (r, w, entry)
+}
+
+#[test]
+fn f_refused_writer_is_back_enabled() {
+    model(|| {
+        let (r, w, entry) = linked_full();
+        let before = w.runs();
+        let refused = LArc::new(AtomicBool::new(false));
+        let writer = {
+            let (r, refused) = (r.clone(), refused.clone());
+            thread::spawn(move || {
+                if !r.bcanput_in(entry, 0) {
+                    refused.store(true, SeqCst);
+                }
+            })
+        };
+        r.op(|s| while s.read().is_some() {});
+        writer.join().expect("writer");
+        let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();
+        if refused.load(SeqCst) {
+            assert!(backenabled, "lost back-enable across the perimeter");
+        }
+        r.op(|s| s.close());
+        r.close_gate();
+        w.op(|s| s.close());
+        w.close_gate();
+    });
+}
+
+#[test]
+fn f_backenable_vs_close_is_ignored_after_close() {
+    model(|| {
+        let t = stream();
+        let wq = t.op(|s| s.head_wq());
+        let other = {
+            let t = t.clone();
+            thread::spawn(move || {
+                if t.backenable_in(wq, 0) {
+                    t.run(0);
+                }
+            })
+        };
+        t.op(|s| s.close());
+        t.close_gate();
+        other.join().expect("other");
+        assert!(
+            !t.perim.gate().has_pending(),
+            "back-enable kept for a closed Stream"
+        );
+    });
+}
+
+/// The publishing side with the two steps in the wrong order: read the writers' marks, then
+/// clear "full" (modelled on the real `Flow` words with loom atomics).
+#[test]
+#[should_panic(expected = "lost back-enable")]
+fn f_publish_reading_marks_first_is_caught() {
+    model(|| {
+        let full = LArc::new(AtomicU64::new(1));
+        let want = LArc::new(AtomicU64::new(0));
+        let writer = {
+            let (full, want) = (full.clone(), want.clone());
+            thread::spawn(move || {
+                if full.load(SeqCst) & 1 == 0 {
+                    return true;
+                }
+                want.fetch_or(1, SeqCst);
+                loom::sync::atomic::fence(SeqCst);
+                full.load(SeqCst) & 1 == 0
+            })
+        };
+        // Wrong: the marks are read before "full" is cleared.
+        let wanted = want.load(SeqCst) & 1 != 0;
+        loom::sync::atomic::fence(SeqCst);
+        full.fetch_and(!1, SeqCst);
+        let backenabled = wanted && want.fetch_and(!1, SeqCst) & 1 != 0;
+        let went = writer.join().expect("writer");
+        if !went {
+            assert!(backenabled, "lost back-enable");
+        }
+        let _ = Flow::new();
+    });
+}
+
+// (g) ------------------------------------------------------------------------------------------
+
+fn handoff_model(holder_checks: bool) {
+    model(move || {
+        let t = stream();
+        let rq = t.op(|s| s.head_rq());
+        let producer = {
+            let t = t.clone();
+            thread::spawn(move || {
+                // Two puts: a claim made after the holder took the first one must not stay
+                // standing and strand the second.
+                for b in [b"p", b"q"] {
+                    let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
+                    if t.put_in(rq, m).expect("open") {
+                        t.run(0); // skips if the holder is busy
+                    }
+                }
+            })
+        };
+        // The holder: an operation on the Stream (a reader finding nothing, say).
+        {
+            let mut g = t.perim.enter();
+            let later = t.perim.leave(&mut g);
+            drop(g);
+            later.finish(0);
+            if holder_checks && t.perim.needs_run() {
+                t.run(0);
+            }
+        }
+        producer.join().expect("producer");
+        let gate = t.perim.gate();
+        assert!(
+            !gate.has_pending(),
+            "put left behind by a busy hand-off (claimed: {}, busy: {})",
+            gate.sched_flag().is_scheduled(),
+            gate.is_busy()
+        );
+        let n = t.op(|s| core::iter::from_fn(|| s.read()).count());
+        assert_eq!(n, 2);
+    });
+}
+
+#[test]
+fn g_busy_handoff_leaves_nothing_behind() {
+    handoff_model(true);
+}
+
+#[test]
+#[should_panic(expected = "put left behind")]
+fn g_holder_that_does_not_look_again_is_caught() {
+    handoff_model(false);
+}
