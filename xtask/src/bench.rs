@@ -107,120 +107,106 @@ pub(crate) struct Config {
     pub(crate) argv: Vec<String>,
 }
 
-/// Help text for `cargo xtask help`.
-pub(crate) const HELP: &str =
-    "  bench [--quick] [--interval SECS] [--iterations N] [--repeats N] [--sizes 1,2,...]
-        [--impls linux,streams,...] [--variant lean|test] [--timeout SECS]
-      The main job: build the lean kernel (cached), the production streams.ko (no KUnit,
-      no test drivers) and the static perftest/scls, boot ONE guest, run the perftest sweep
-      there (LfS perftest_script options: -q -r -t SECS -i N -m nullmod -p 0 -s SIZE -a
-      -S10 --hiwat=65536 --lowat=8192; sizes 1..8192; the implementations linux, streams,
-      streams+H+w+F+M (the 2008 -H -M -F -w run), streams-putmsg, seqpacket, socketpair
-      alternating within each size; default -t 1 -i 3, 2 repeats, about 10 minutes under
-      TCG), then write the report (report.md, 4 charts, bench.csv, console.log) to
-      target/bench/<UTC time>/ and target/bench/latest.
-      --quick: -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096 (about a minute of runs).
-      Exits non-zero if any run gave no number (e.g. no STREAMS pipe driver), the guest crashed
-      or timed out; the report says which runs and why. Under TCG absolute numbers mean
-      nothing: compare implementations (ratios) within the run.
-";
+/// The long help of `cargo xtask help bench`.
+pub(crate) const LONG_ABOUT: &str = "\
+The main job: build the lean kernel (cached), the production streams.ko (no KUnit, no test \
+drivers) and the static perftest/scls, boot ONE guest, run the perftest sweep there (LfS \
+perftest_script options: -q -r -t SECS -i N -m nullmod -p 0 -s SIZE -a -S10 --hiwat=65536 \
+--lowat=8192; sizes 1..8192; the implementations linux, streams, streams+H+w+F+M (the 2008 \
+-H -M -F -w run), streams-putmsg, seqpacket, socketpair alternating within each size; default \
+-t 1 -i 3, 2 repeats, about 10 minutes under TCG), then write the report (report.md, 4 charts, \
+bench.csv, console.log) to target/bench/<UTC time>/ and target/bench/latest.
 
-/// Parse `cargo xtask bench` arguments.
+Exits non-zero if any run gave no number (e.g. no STREAMS pipe driver), the guest crashed or \
+timed out; the report says which runs and why. Under TCG absolute numbers mean nothing: compare \
+implementations (ratios) within the run.";
+
+fn interval(v: &str) -> std::result::Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(t) if t > 0.0 && t.is_finite() => Ok(t),
+        _ => Err(format!("{v:?}: not a positive number of seconds")),
+    }
+}
+
+fn size(v: &str) -> std::result::Result<usize, String> {
+    match v.trim().parse::<usize>() {
+        Ok(s) if (1..=32768).contains(&s) => Ok(s),
+        _ => Err(format!("{v:?}: sizes are 1..32768")),
+    }
+}
+
+fn impl_label(l: &str) -> std::result::Result<&'static Impl, String> {
+    IMPLS.iter().find(|i| i.label == l.trim()).ok_or_else(|| {
+        let all: Vec<&str> = IMPLS.iter().map(|i| i.label).collect();
+        format!("unknown {l:?} (known: {})", all.join(","))
+    })
+}
+
+/// `cargo xtask bench` options as given; [`Config::new`] applies them over the defaults.
+#[derive(Debug, Clone, clap::Parser)]
+#[command(name = "bench")]
+pub(crate) struct Args {
+    /// -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096 (about a minute of runs); the other options
+    /// win over it
+    #[arg(long)]
+    quick: bool,
+    /// perftest -t: report interval [default: 1]
+    #[arg(short = 't', long, value_name = "SECS", value_parser = interval)]
+    interval: Option<f64>,
+    /// perftest -i: intervals per run [default: 3]
+    #[arg(short = 'i', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    iterations: Option<u32>,
+    /// Repetitions of every (size, implementation) [default: 2]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    repeats: Option<u32>,
+    /// Write sizes [default: 1,2,4,...,8192]
+    #[arg(long, value_name = "1,2,...", value_delimiter = ',', value_parser = size)]
+    sizes: Vec<usize>,
+    /// Implementations to run [default: all]
+    #[arg(long, value_name = "linux,streams,...", value_delimiter = ',', value_parser = impl_label)]
+    impls: Vec<&'static Impl>,
+    /// Kernel variant: lean or test [default: lean]
+    #[arg(long, value_name = "lean|test", value_parser = Variant::parse)]
+    variant: Option<Variant>,
+    /// Guest time limit in seconds [default: the plan's measuring time + 4 s per run + 5 min]
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+}
+
+impl Config {
+    /// The configuration: the defaults (or `--quick`'s), then the options given. `argv` is the
+    /// command line as typed, for the report.
+    pub(crate) fn new(a: Args, argv: Vec<String>) -> Config {
+        let (interval, iterations, repeats, sizes) = if a.quick {
+            (0.5, 2, 1, vec![1, 64, 1024, 4096])
+        } else {
+            (1.0, 3, 2, default_sizes())
+        };
+        Config {
+            interval: a.interval.unwrap_or(interval),
+            iterations: a.iterations.unwrap_or(iterations),
+            repeats: a.repeats.unwrap_or(repeats),
+            sizes: if a.sizes.is_empty() { sizes } else { a.sizes },
+            impls: if a.impls.is_empty() {
+                IMPLS.iter().collect()
+            } else {
+                a.impls
+            },
+            variant: a.variant.unwrap_or(Variant::Lean),
+            timeout: a.timeout,
+            quick: a.quick,
+            argv,
+        }
+    }
+}
+
+/// Parse `cargo xtask bench` arguments (without `bench`).
+#[cfg(test)]
 pub(crate) fn parse(args: &[String]) -> Result<Config> {
-    let mut c = Config {
-        interval: 1.0,
-        iterations: 3,
-        repeats: 2,
-        sizes: default_sizes(),
-        impls: IMPLS.iter().collect(),
-        variant: Variant::Lean,
-        timeout: None,
-        quick: false,
-        argv: args.to_vec(),
-    };
-    if args.iter().any(|a| a == "--quick") {
-        c.quick = true;
-        c.interval = 0.5;
-        c.iterations = 2;
-        c.repeats = 1;
-        c.sizes = vec![1, 64, 1024, 4096];
-    }
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (a.as_str(), None),
-        };
-        if name == "--quick" {
-            continue;
-        }
-        let mut val = || -> Result<String> {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        let bad = |v: &str| format!("{name} {v:?}: bad value");
-        match name {
-            "--interval" | "-t" => {
-                let v = val()?;
-                c.interval = v.parse().map_err(|_| bad(&v))?;
-                if !(c.interval > 0.0 && c.interval.is_finite()) {
-                    return Err(bad(&v));
-                }
-            }
-            "--iterations" | "-i" => {
-                let v = val()?;
-                c.iterations = v.parse().map_err(|_| bad(&v))?;
-                if c.iterations == 0 {
-                    return Err(bad(&v));
-                }
-            }
-            "--repeats" => {
-                let v = val()?;
-                c.repeats = v.parse().map_err(|_| bad(&v))?;
-                if c.repeats == 0 {
-                    return Err(bad(&v));
-                }
-            }
-            "--sizes" => {
-                let v = val()?;
-                c.sizes = v
-                    .split(',')
-                    .map(|s| s.trim().parse::<usize>().map_err(|_| bad(&v)))
-                    .collect::<Result<_>>()?;
-                if c.sizes.iter().any(|&s| s == 0 || s > 32768) {
-                    return Err(format!("--sizes {v:?}: sizes are 1..32768"));
-                }
-            }
-            "--impls" => {
-                let v = val()?;
-                c.impls = v
-                    .split(',')
-                    .map(|l| {
-                        IMPLS.iter().find(|i| i.label == l.trim()).ok_or_else(|| {
-                            let all: Vec<&str> = IMPLS.iter().map(|i| i.label).collect();
-                            format!("--impls: unknown {l:?} (known: {})", all.join(","))
-                        })
-                    })
-                    .collect::<Result<_>>()?;
-            }
-            "--variant" => c.variant = Variant::parse(&val()?)?,
-            "--timeout" => {
-                let v = val()?;
-                c.timeout = Some(v.parse().map_err(|_| bad(&v))?);
-            }
-            _ => {
-                return Err(format!(
-                    "bench: unknown option {a:?} (see cargo xtask help)"
-                ))
-            }
-        }
-    }
-    if c.sizes.is_empty() || c.impls.is_empty() {
-        return Err("bench: nothing to run (empty --sizes or --impls)".into());
-    }
-    Ok(c)
+    use clap::Parser;
+    let argv = std::iter::once("bench").chain(args.iter().map(String::as_str));
+    let a = Args::try_parse_from(argv).map_err(|e| e.to_string())?;
+    Ok(Config::new(a, args.to_vec()))
 }
 
 /// One planned run.
@@ -673,8 +659,13 @@ fn preamble(
 }
 
 /// `cargo xtask bench`.
-pub(crate) fn cmd(args: &[String]) -> Result<()> {
-    let c = parse(args)?;
+pub(crate) fn cmd(args: Args) -> Result<()> {
+    // The command line as typed, for the report: what follows `bench`.
+    let argv: Vec<String> = std::env::args()
+        .skip_while(|a| a != "bench")
+        .skip(1)
+        .collect();
+    let c = Config::new(args, argv);
     let plan = c.plan();
     let limit = c.timeout.unwrap_or_else(|| c.default_timeout());
     let now = SystemTime::now()

@@ -1,5 +1,6 @@
-//! `cargo xtask`: the rstreams build driver (std only). See `cargo xtask help` and
-//! `docs/building.md`.
+//! `cargo xtask`: the rstreams build driver. See `cargo xtask help` and `docs/building.md`.
+//! Its dependencies are few and common (clap for the command line) so that it still builds in
+//! well under a minute on a fresh machine.
 //!
 //! It turns a fresh Debian 12 machine into one that builds a Rust-enabled Linux 6.12, builds
 //! `streams.ko` through the top-level `Kbuild`, boots a QEMU guest and runs the KUnit suites
@@ -16,6 +17,7 @@ mod modules;
 mod util;
 mod vm;
 
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
@@ -24,96 +26,133 @@ use kernel::Variant;
 use modules::Build;
 use util::Result;
 
-const HELP: &str = "\
-cargo xtask <command> [options]      (run as root on Debian 12; see docs/building.md)
-
-commands:
-{BENCH}  test [--variant test|lean] [--no-host] [--no-negative-control]
-      Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace, core tests
-      under valgrind, loom models, unsafe audit table), then both builds of streams.ko
-      (the production one must have no KUnit suite, test driver or fault injection: nm and
-      its strings are checked), then the test build's KUnit suites and the guest tests in a
-      QEMU guest with the test kernel (KASAN, lockdep, kmemleak), then the negative control
-      (a build with a deliberately failing case, which must be reported as failing). Exit
-      status 0 only if everything passed.
-  test --negative-control
-      Only the run with the failing case: shows how a failure is reported (exits non-zero).
-  selftest
-      The driver's own test: the negative-control run must fail, naming the failing case.
-  vm [--variant lean|test] [--build prod|test] [--copy DIR] [--timeout SECS] -- CMD...
-      Boot a guest (default: lean kernel) with streams.ko loaded (default: the production
-      build; --build test adds the test drivers sloop, echo, nuls, mux, loop/spx, with
-      KUnit disabled), DIR copied to /host (the working directory), run CMD with sh, print
-      its output, exit with its exit status.
-  kernel [--variant test|lean]
-      Build (or find cached) the kernel in ~/.cache/rstreams/kernel/<variant>-<key>/.
-  modules [--variant test|lean] [--build test|prod] [--negative-control]
-      Build the modules through the top-level Kbuild (warnings are errors); default: the
-      test build of streams.ko against the test kernel.
-  help
-      This text.
-
-environment:
-  KDIR=/path          use this prebuilt Rust-enabled kernel tree instead of the cache
-  RSTREAMS_ACCEL=kvm|tcg   force the QEMU accelerator (default: probe KVM, else TCG)
-  RSTREAMS_CACHE=/path     cache root (default ~/.cache/rstreams)
-  RSTREAMS_TIMEOUT=SECS    guest timeout (default 900 for tests, 600 for vm)
-";
-
-/// The help text, with the bench command's (kept next to its code).
-fn help() -> String {
-    HELP.replace("{BENCH}", bench::HELP)
+/// `cargo xtask`: the commands. The long texts are what `cargo xtask help COMMAND` prints.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "The rstreams build driver: kernel, modules, QEMU guest, KUnit, benchmarks \
+             (run as root on Debian 12; see docs/building.md)",
+    after_help = ENVIRONMENT,
+    disable_version_flag = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
 }
 
-/// Parsed options (a deliberately small CLI).
-#[derive(Default)]
-struct Opts {
+const ENVIRONMENT: &str = "\
+Environment:
+  KDIR=/path               use this prebuilt Rust-enabled kernel tree instead of the cache
+  RSTREAMS_ACCEL=kvm|tcg   force the QEMU accelerator (default: probe KVM, else TCG)
+  RSTREAMS_CACHE=/path     cache root (default ~/.cache/rstreams)
+  RSTREAMS_TIMEOUT=SECS    guest timeout (default 900 for tests, 600 for vm)";
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// The main job: the perftest sweep in one guest, and its report
+    #[command(long_about = bench::LONG_ABOUT)]
+    Bench(bench::Args),
+    /// Host checks, both builds of streams.ko, KUnit and guest tests, the negative control
+    ///
+    /// Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace, core tests
+    /// under valgrind, loom models, unsafe audit table, man pages), then both builds of
+    /// streams.ko (the production one must have no KUnit suite, test driver or fault injection:
+    /// nm and its strings are checked), then the test build's KUnit suites and the guest tests
+    /// in a QEMU guest with the test kernel (KASAN, lockdep, kmemleak), then the negative
+    /// control (a build with a deliberately failing case, which must be reported as failing).
+    /// Exit status 0 only if everything passed. With --negative-control: only the run with the
+    /// failing case, to show how a failure is reported (exits non-zero).
+    Test(TestArgs),
+    /// The driver's own test: the negative-control run must fail, naming the failing case
+    Selftest(GuestArgs),
+    /// Boot a guest with streams.ko loaded and run CMD there
+    ///
+    /// Boot a guest (default: lean kernel) with streams.ko loaded (default: the production
+    /// build; --build test adds the test drivers sloop, echo, nuls, mux, loop/spx, with KUnit
+    /// disabled), DIR copied to /host (the working directory), run CMD with sh, print its
+    /// output, exit with its exit status.
+    Vm(VmArgs),
+    /// Build (or find cached) the kernel in ~/.cache/rstreams/kernel/<variant>-<key>/
+    Kernel(KernelArgs),
+    /// Build the modules through the top-level Kbuild (warnings are errors)
+    ///
+    /// Build the modules through the top-level Kbuild (warnings are errors); default: the test
+    /// build of streams.ko against the test kernel.
+    Modules(ModulesArgs),
+}
+
+/// `--variant test|lean`.
+#[derive(Debug, clap::Args)]
+struct KernelArgs {
+    /// Kernel variant: test (KASAN, lockdep, kmemleak) or lean [default: test]
+    #[arg(long, value_name = "test|lean", value_parser = Variant::parse)]
     variant: Option<Variant>,
-    build: Option<Build>,
-    negative_control: bool,
-    no_host: bool,
-    no_negative: bool,
-    copy: Option<PathBuf>,
+}
+
+/// Options of the commands that boot a test guest.
+#[derive(Debug, clap::Args)]
+struct GuestArgs {
+    #[command(flatten)]
+    kernel: KernelArgs,
+    /// Guest time limit in seconds [default: $RSTREAMS_TIMEOUT or 900]
+    #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
+}
+
+#[derive(Debug, clap::Args)]
+struct TestArgs {
+    #[command(flatten)]
+    guest: GuestArgs,
+    /// Skip the host checks
+    #[arg(long)]
+    no_host: bool,
+    /// Skip the negative-control run
+    #[arg(long = "no-negative-control")]
+    no_negative: bool,
+    /// Only the run with the deliberately failing case (exits non-zero)
+    #[arg(long)]
+    negative_control: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct VmArgs {
+    /// Kernel variant: lean or test [default: lean]
+    #[arg(long, value_name = "lean|test", value_parser = Variant::parse)]
+    variant: Option<Variant>,
+    /// streams.ko build: prod or test [default: prod]
+    #[arg(long, value_name = "prod|test", value_parser = Build::parse)]
+    build: Option<Build>,
+    /// Directory copied to /host in the guest (the working directory)
+    #[arg(long, value_name = "DIR")]
+    copy: Option<PathBuf>,
+    /// Guest time limit in seconds [default: $RSTREAMS_TIMEOUT or 600]
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+    /// The command, run with sh -c in the guest
+    #[arg(last = true, required = true, value_name = "CMD")]
     cmd: Vec<String>,
 }
 
-fn parse(args: &[String]) -> Result<Opts> {
-    let mut o = Opts::default();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--variant" => {
-                o.variant = Some(Variant::parse(it.next().ok_or("--variant needs a value")?)?)
-            }
-            "--build" => o.build = Some(Build::parse(it.next().ok_or("--build needs a value")?)?),
-            "--negative-control" => o.negative_control = true,
-            "--no-host" => o.no_host = true,
-            "--no-negative-control" => o.no_negative = true,
-            "--copy" => o.copy = Some(PathBuf::from(it.next().ok_or("--copy needs a directory")?)),
-            "--timeout" => {
-                let t = it.next().ok_or("--timeout needs seconds")?;
-                o.timeout = Some(
-                    t.parse()
-                        .map_err(|_| format!("--timeout {t:?}: not a number"))?,
-                );
-            }
-            "--" => {
-                o.cmd = it.cloned().collect();
-                break;
-            }
-            _ => return Err(format!("unknown option {a:?} (see cargo xtask help)")),
-        }
-    }
-    Ok(o)
+#[derive(Debug, clap::Args)]
+struct ModulesArgs {
+    #[command(flatten)]
+    kernel: KernelArgs,
+    /// streams.ko build: test or prod [default: test]
+    #[arg(long, value_name = "test|prod", value_parser = Build::parse)]
+    build: Option<Build>,
+    /// Add the deliberately failing KUnit case (test build only)
+    #[arg(long)]
+    negative_control: bool,
 }
 
-fn timeout(o: &Opts, default: u64) -> Result<Duration> {
+/// The guest time limit: `--timeout`, else `$RSTREAMS_TIMEOUT`, else `default`.
+fn timeout(given: Option<u64>, default: u64) -> Result<Duration> {
     let env = std::env::var("RSTREAMS_TIMEOUT").ok().map(|t| {
         t.parse::<u64>()
             .map_err(|_| format!("RSTREAMS_TIMEOUT={t:?}"))
     });
-    Ok(Duration::from_secs(match (o.timeout, env) {
+    Ok(Duration::from_secs(match (given, env) {
         (Some(t), _) => t,
         (None, Some(t)) => t?,
         (None, None) => default,
@@ -366,9 +405,9 @@ fn builds_apart(v: Variant) -> Result<()> {
     checks::check_builds(&util::repo_root(), prod.streams_ko()?, test.streams_ko()?)
 }
 
-fn cmd_test(o: &Opts) -> Result<()> {
-    let v = o.variant.unwrap_or(Variant::Test);
-    let limit = timeout(o, 900)?;
+fn cmd_test(o: &TestArgs) -> Result<()> {
+    let v = o.guest.kernel.variant.unwrap_or(Variant::Test);
+    let limit = timeout(o.guest.timeout, 900)?;
     checks::check_sources(&util::repo_root())?;
     if o.negative_control {
         let verdict = vm_tests(v, true, limit)?;
@@ -400,10 +439,7 @@ fn cmd_test(o: &Opts) -> Result<()> {
     Ok(())
 }
 
-fn cmd_vm(o: &Opts) -> Result<u8> {
-    if o.cmd.is_empty() {
-        return Err("usage: cargo xtask vm [--build prod|test] [--copy DIR] -- CMD...".into());
-    }
+fn cmd_vm(o: &VmArgs) -> Result<u8> {
     if let Some(d) = &o.copy {
         if !d.is_dir() {
             return Err(format!("--copy {}: not a directory", d.display()));
@@ -417,7 +453,7 @@ fn cmd_vm(o: &Opts) -> Result<u8> {
             copy: o.copy.as_deref(),
             cmd: &cmd,
         },
-        timeout(o, 600)?,
+        timeout(o.timeout, 600)?,
     )?;
     let rc = run.lines.iter().rev().find_map(|l| {
         l.trim()
@@ -439,35 +475,33 @@ fn cmd_vm(o: &Opts) -> Result<u8> {
 
 fn main() -> ExitCode {
     let start = Instant::now();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (cmd, rest) = match args.split_first() {
-        Some((c, r)) => (c.as_str(), r),
-        None => ("help", &[][..]),
+    // clap prints help (exit 0) and usage errors (exit 2) itself.
+    let cli = Cli::parse();
+    let Some(cmd) = cli.cmd else {
+        let _ = Cli::command().print_help();
+        return ExitCode::SUCCESS;
     };
-    // bench has its own options (see bench.rs).
-    let parsed = if cmd == "bench" {
-        Ok(Opts::default())
-    } else {
-        parse(rest)
+    let name = match &cmd {
+        Cmd::Bench(_) => "bench",
+        Cmd::Test(_) => "test",
+        Cmd::Selftest(_) => "selftest",
+        Cmd::Vm(_) => "vm",
+        Cmd::Kernel(_) => "kernel",
+        Cmd::Modules(_) => "modules",
     };
-    let result: Result<u8> = parsed.and_then(|o| match cmd {
-        "help" | "--help" | "-h" => {
-            print!("{}", help());
-            Ok(0)
-        }
-        "bench" => bench::cmd(rest).map(|_| 0),
-        "test" => cmd_test(&o).map(|_| 0),
-        "selftest" => {
-            negative_control_expected(o.variant.unwrap_or(Variant::Test), timeout(&o, 900)?)
-                .map(|_| 0)
-        }
-        "vm" => cmd_vm(&o),
-        "kernel" => deps::ensure()
+    let result: Result<u8> = match cmd {
+        Cmd::Bench(a) => bench::cmd(a).map(|_| 0),
+        Cmd::Test(o) => cmd_test(&o).map(|_| 0),
+        Cmd::Selftest(o) => timeout(o.timeout, 900)
+            .and_then(|t| negative_control_expected(o.kernel.variant.unwrap_or(Variant::Test), t))
+            .map(|_| 0),
+        Cmd::Vm(o) => cmd_vm(&o),
+        Cmd::Kernel(o) => deps::ensure()
             .and_then(|_| kernel::ensure(o.variant.unwrap_or(Variant::Test)))
             .map(|_| 0),
-        "modules" => deps::ensure()
+        Cmd::Modules(o) => deps::ensure()
             .and_then(|_| {
-                let v = o.variant.unwrap_or(Variant::Test);
+                let v = o.kernel.variant.unwrap_or(Variant::Test);
                 let k = kernel::ensure(v)?;
                 let b = match (o.build, o.negative_control) {
                     (Some(Build::Prod), true) => {
@@ -479,12 +513,11 @@ fn main() -> ExitCode {
                 modules::build(&k, v, b)
             })
             .map(|_| 0),
-        _ => Err(format!("unknown command {cmd:?}\n\n{}", help())),
-    });
+    };
     let secs = start.elapsed().as_secs_f64();
     match result {
-        Ok(0) if cmd != "vm" && cmd != "help" => {
-            println!("xtask {cmd}: OK ({secs:.1}s)");
+        Ok(0) if name != "vm" => {
+            println!("xtask {name}: OK ({secs:.1}s)");
             if let Some(line) = CLOSING.get() {
                 println!("{line}");
             }
@@ -492,7 +525,7 @@ fn main() -> ExitCode {
         }
         Ok(rc) => ExitCode::from(rc),
         Err(e) => {
-            eprintln!("xtask {cmd}: FAILED after {secs:.1}s: {e}");
+            eprintln!("xtask {name}: FAILED after {secs:.1}s: {e}");
             ExitCode::FAILURE
         }
     }

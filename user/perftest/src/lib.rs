@@ -7,13 +7,15 @@
 //! reads them; each child tallies per interval and prints the LfS report line. The writer's
 //! rate (writes/s) is the figure of merit; delay is its inverse, throughput rate × size.
 //!
-//! * [`opts`]: the LfS option set (and ours), parsed without external crates.
+//! * [`cli`]: the command lines of `perftest` and `scls` (clap), also rendered as man pages.
+//! * [`opts`]: the LfS option set (and ours) of one run.
 //! * [`run`]: one measurement.
 //! * [`csv`]: the machine-readable result line.
 //! * [`sweep`]: `perftest sweep`, the `perftest_script` loop writing CSV.
 //! * [`report`]: `perftest report`, tables (report.md) and gnuplot PNG charts.
 //! * [`scls`]: the `scls` binary's listing of STREAMS modules, drivers and statistics.
 
+pub mod cli;
 pub mod csv;
 pub mod opts;
 pub mod report;

@@ -1,8 +1,14 @@
-//! Command-line options: LfS `perftest` options (`-s -t -i -r -w -F -H -M -b -a -p -m -q -v
-//! --hiwat --lowat -R -S`) plus ours (`--pipe KIND`, `--putmsg`, `-c COUNT`, `--csv`,
-//! `--label`). LfS's `-p N` (push N modules) is kept: `-p` with a number pushes, with a kind
-//! name (`linux`, `socketpair`, `seqpacket`, `streams`) selects the channel.
+//! The options of one measurement: LfS `perftest` options (`-s -t -i -r -w -F -H -M -b -a -p -m
+//! -q -v --hiwat --lowat -R -S`) plus ours (`--pipe KIND`, `--putmsg`, `-c COUNT`, `--csv`,
+//! `--label`), declared for clap ([`RunArgs`]) and resolved into [`Opts`].
+//!
+//! Two LfS habits clap does not have are kept by reading the options in command-line order
+//! (as getopt did): `-p` with a number is the push count and with a kind name (`linux`,
+//! `socketpair`, `seqpacket`, `streams`) selects the channel, the last of `-p N`/`--push N`
+//! winning; `-q` sets the verbosity to 0 and a later `-v` raises it again (clap keeps the
+//! position of the last `-v` only, so in `-v -q -v` both count: verbosity 2, not getopt's 1).
 
+use clap::{ArgAction, ArgMatches};
 use std::fmt;
 
 /// The channel under test.
@@ -159,39 +165,8 @@ pub enum Cmd {
     Version,
 }
 
-/// Usage text.
-pub const USAGE: &str = "\
-Usage:
-    perftest [options]                 one measurement (LfS perftest)
-    perftest sweep [sweep options] [options]
-    perftest report FILE.csv... --out DIR [--baseline IMPL] [--preamble FILE.md]
-    perftest {-h, --help} | {-V, --version}
-Options:
-    -p, --pipe=KIND       linux (pipe(2), default), socketpair, seqpacket, streams
-    -p, --push=COUNT      push COUNT instances of the module (numeric -p, as LfS)
-    -m, --module=NAME     module to push [default: pipemod]
-    -s, --size=SIZE       write size in bytes, 1..32768 [default: 64]
-    -t, --time=SECS       report interval in seconds (fractions allowed) [default: 1]
-    -i, --iterations=N    stop after N reports [default: 1]
-    -c, --count=N         stop the writer after N messages
-    -r, --readwrite       use read/write (default)
-        --putmsg          use putmsg/getmsg (STREAMS only)
-    -H, --hold            SNDHOLD write coalescing (STREAMS)
-    -w, --readfill        RFILL read-fill mode (STREAMS)
-    -F, --full            full-size (4096-byte) reads
-    -M, --mread           M_READ notification (not supported yet)
-        --hiwat=N, --lowat=N  Stream head water marks (I_SET_HIWAT/I_SET_LOWAT)
-    -b, --blocking        blocking I/O instead of O_NONBLOCK + poll
-    -a, --async           fork reader and writer (always on; accepted for LfS scripts)
-    -R, --niceread[=N]    run the reader at nice N [19]
-    -S, --nicesend[=N]    run the writer at nice N [19]
-    -q, --quiet           no per-interval lines
-    -v, --verbose[=N]     more output
-        --csv             print the CSV result line
-        --label=NAME      implementation name in CSV output
-";
-
-fn num<T: std::str::FromStr>(opt: &str, v: &str) -> Result<T, String> {
+/// A number, decimal or `0x` hexadecimal (as LfS's `strtoul`).
+fn num<T: std::str::FromStr>(v: &str) -> Result<T, String> {
     let v = v.trim();
     let parsed = if let Some(h) = v.strip_prefix("0x") {
         u64::from_str_radix(h, 16)
@@ -200,223 +175,236 @@ fn num<T: std::str::FromStr>(opt: &str, v: &str) -> Result<T, String> {
     } else {
         v.parse().ok()
     };
-    parsed.ok_or_else(|| format!("bad value for {opt}: {v:?}"))
+    parsed.ok_or_else(|| format!("bad number {v:?}"))
 }
 
-/// Which options take a value: 'r' required, 'o' optional (attached only), 'n' none.
-fn arity(long: &str) -> Option<(char, char)> {
-    // (short letter or '\0', arity)
-    Some(match long {
-        "pipe" => ('p', 'r'),
-        "push" => ('\0', 'r'),
-        "module" => ('m', 'r'),
-        "size" => ('s', 'r'),
-        "time" => ('t', 'r'),
-        "iterations" => ('i', 'r'),
-        "count" => ('c', 'r'),
-        "readwrite" => ('r', 'n'),
-        "putmsg" => ('\0', 'n'),
-        "hold" => ('H', 'n'),
-        "readfill" => ('w', 'n'),
-        "full" => ('F', 'n'),
-        "mread" => ('M', 'n'),
-        "hiwat" => ('\0', 'r'),
-        "lowat" => ('\0', 'r'),
-        "blocking" => ('b', 'n'),
-        "async" => ('a', 'n'),
-        "fifo" => ('f', 'n'),
-        "niceread" => ('R', 'o'),
-        "nicesend" => ('S', 'o'),
-        "quiet" => ('q', 'n'),
-        "verbose" => ('v', 'o'),
-        "csv" => ('\0', 'n'),
-        "label" => ('\0', 'r'),
-        "help" => ('h', 'n'),
-        "version" => ('V', 'n'),
-        _ => return None,
-    })
-}
-
-const LONGS: &[&str] = &[
-    "pipe",
-    "module",
-    "size",
-    "time",
-    "iterations",
-    "count",
-    "readwrite",
-    "hold",
-    "readfill",
-    "full",
-    "mread",
-    "blocking",
-    "async",
-    "fifo",
-    "niceread",
-    "nicesend",
-    "quiet",
-    "verbose",
-    "help",
-    "version",
-];
-
-fn long_of(short: char) -> Option<&'static str> {
-    LONGS
-        .iter()
-        .copied()
-        .find(|l| arity(l).is_some_and(|(s, _)| s == short))
-}
-
-/// Apply one option (by long name) with its value.
-fn apply(o: &mut Opts, name: &str, val: Option<&str>) -> Result<Option<Cmd>, String> {
-    let need = || val.ok_or_else(|| format!("option --{name} needs a value"));
-    match name {
-        "pipe" => {
-            let v = need()?;
-            if let Some(k) = Kind::parse(v) {
-                o.kind = k;
-            } else if v.chars().all(|c| c.is_ascii_digit()) {
-                o.push = num("-p", v)?;
-            } else {
-                return Err(format!(
-                    "unknown pipe kind {v:?} (linux, socketpair, seqpacket, streams)"
-                ));
-            }
-        }
-        "push" => o.push = num("--push", need()?)?,
-        "module" => {
-            let v = need()?;
-            if v.is_empty() || v.len() > 8 {
-                return Err(format!("bad module name {v:?} (1..8 characters)"));
-            }
-            o.module = v.into();
-        }
-        "size" => {
-            let v: usize = num("-s", need()?)?;
-            if !(1..=MAXMSGSIZE).contains(&v) {
-                return Err(format!("size {v} out of range 1..{MAXMSGSIZE}"));
-            }
-            o.size = v;
-        }
-        "time" => {
-            let v: f64 = num("-t", need()?)?;
-            if !(v > 0.0 && v.is_finite()) {
-                return Err(format!("bad time {v}"));
-            }
-            o.time = v;
-        }
-        "iterations" => {
-            let v: u32 = num("-i", need()?)?;
-            if v == 0 {
-                return Err("iterations must be at least 1".into());
-            }
-            o.iterations = v;
-        }
-        "count" => {
-            let v: u64 = num("-c", need()?)?;
-            if v == 0 {
-                return Err("count must be at least 1".into());
-            }
-            o.count = Some(v);
-        }
-        "readwrite" => o.putmsg = false,
-        "putmsg" => o.putmsg = true,
-        "hold" => o.hold = true,
-        "readfill" => o.readfill = true,
-        "full" => o.full = true,
-        "mread" => o.mread = true,
-        "hiwat" => o.hiwat = Some(num("--hiwat", need()?)?),
-        "lowat" => o.lowat = Some(num("--lowat", need()?)?),
-        "blocking" => o.blocking = true,
-        "async" => {}
-        "fifo" => return Err("--fifo: STREAMS FIFOs are not supported".into()),
-        "niceread" => o.niceread = Some(val.map(|v| num("-R", v)).transpose()?.unwrap_or(19)),
-        "nicesend" => o.nicesend = Some(val.map(|v| num("-S", v)).transpose()?.unwrap_or(19)),
-        "quiet" => o.verbose = 0,
-        "verbose" => {
-            o.verbose = val
-                .map(|v| num("-v", v))
-                .transpose()?
-                .unwrap_or(o.verbose + 1)
-        }
-        "csv" => o.csv = true,
-        "label" => o.label = Some(need()?.to_string()),
-        "help" => return Ok(Some(Cmd::Help)),
-        "version" => return Ok(Some(Cmd::Version)),
-        _ => return Err(format!("unknown option --{name}")),
+fn positive<T: std::str::FromStr + PartialOrd + From<u8>>(v: &str) -> Result<T, String> {
+    let n: T = num(v)?;
+    if n < T::from(1) {
+        return Err("must be at least 1".into());
     }
-    Ok(None)
+    Ok(n)
 }
 
-/// Parse options into `o` (so the sweep can start from its own defaults).
-pub fn parse_into(o: &mut Opts, args: &[String]) -> Result<Option<Cmd>, String> {
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if let Some(l) = a.strip_prefix("--") {
-            let (name, mut val) = match l.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (l, None),
-            };
-            let (_, ar) = arity(name).ok_or_else(|| format!("unknown option --{name}"))?;
-            if ar == 'r' && val.is_none() {
-                val = Some(
-                    args.get(i)
-                        .ok_or(format!("option --{name} needs a value"))?
-                        .clone(),
-                );
-                i += 1;
-            }
-            if ar == 'n' && val.is_some() {
-                return Err(format!("option --{name} takes no value"));
-            }
-            if let Some(c) = apply(o, name, val.as_deref())? {
-                return Ok(Some(c));
-            }
-        } else if let Some(s) = a.strip_prefix('-').filter(|s| !s.is_empty()) {
-            let chars: Vec<char> = s.chars().collect();
-            let mut j = 0;
-            while j < chars.len() {
-                let c = chars[j];
-                j += 1;
-                let name = if c == '?' {
-                    "help"
-                } else {
-                    long_of(c).ok_or(format!("unknown option -{c}"))?
-                };
-                let (_, ar) = arity(name).unwrap_or(('\0', 'n'));
-                let rest: String = chars[j..].iter().collect();
-                let val = match ar {
-                    'r' if !rest.is_empty() => Some(rest),
-                    'r' => {
-                        let v = args
-                            .get(i)
-                            .ok_or(format!("option -{c} needs a value"))?
-                            .clone();
-                        i += 1;
-                        Some(v)
-                    }
-                    // As LfS's getopt string: -R and -S take an attached value, -v never does.
-                    'o' if c != 'v' && !rest.is_empty() => Some(rest),
-                    _ => None,
-                };
-                if val.is_some() {
-                    j = chars.len();
-                }
-                if let Some(cmd) = apply(o, name, val.as_deref())? {
-                    return Ok(Some(cmd));
-                }
-            }
-        } else {
-            return Err(format!("unexpected argument {a:?}"));
-        }
+fn size(v: &str) -> Result<usize, String> {
+    let n: usize = num(v)?;
+    if !(1..=MAXMSGSIZE).contains(&n) {
+        return Err(format!("size {n} out of range 1..{MAXMSGSIZE}"));
     }
-    Ok(None)
+    Ok(n)
 }
 
-/// Parse a `perftest [options]` command line (without the program name).
+fn seconds(v: &str) -> Result<f64, String> {
+    let t: f64 = num(v)?;
+    if !(t > 0.0 && t.is_finite()) {
+        return Err(format!("bad time {t}"));
+    }
+    Ok(t)
+}
+
+fn module_name(v: &str) -> Result<String, String> {
+    if v.is_empty() || v.len() > 8 {
+        return Err(format!("bad module name {v:?} (1..8 characters)"));
+    }
+    Ok(v.to_string())
+}
+
+/// A value of `-p`: LfS's push count when numeric, else the channel kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum PipeArg {
+    Kind(Kind),
+    Push(u32),
+}
+
+fn pipe_arg(v: &str) -> Result<PipeArg, String> {
+    if let Some(k) = Kind::parse(v) {
+        Ok(PipeArg::Kind(k))
+    } else if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
+        num(v).map(PipeArg::Push)
+    } else {
+        Err(format!(
+            "unknown pipe kind {v:?} (linux, socketpair, seqpacket, streams)"
+        ))
+    }
+}
+
+/// The options of one run as given on the command line (flattened into `perftest` and
+/// `perftest sweep`); [`RunArgs::apply`] resolves them into [`Opts`].
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Run options")]
+pub struct RunArgs {
+    /// Channel: linux (pipe(2), default), socketpair, seqpacket, streams; a number is the push
+    /// count (LfS's -p N)
+    #[arg(short = 'p', long = "pipe", value_name = "KIND", value_parser = pipe_arg, action = ArgAction::Append)]
+    pipe: Vec<PipeArg>,
+    /// Push COUNT instances of the module
+    #[arg(long, value_name = "COUNT", value_parser = num::<u32>)]
+    push: Option<u32>,
+    /// Module to push [default: pipemod]
+    #[arg(short, long, value_name = "NAME", value_parser = module_name)]
+    module: Option<String>,
+    /// Write size in bytes, 1..32768 [default: 64]
+    #[arg(short, long, value_name = "SIZE", value_parser = size)]
+    size: Option<usize>,
+    /// Report interval in seconds, fractions allowed [default: 1; sweep: 2]
+    #[arg(short, long, value_name = "SECS", value_parser = seconds)]
+    time: Option<f64>,
+    /// Stop after N reports [default: 1]
+    #[arg(short, long, value_name = "N", value_parser = positive::<u32>)]
+    iterations: Option<u32>,
+    /// Stop the writer after N messages
+    #[arg(short, long, value_name = "N", value_parser = positive::<u64>)]
+    count: Option<u64>,
+    /// Use read/write (the default)
+    #[arg(short, long)]
+    readwrite: bool,
+    /// Use putmsg/getmsg (STREAMS only)
+    #[arg(long)]
+    putmsg: bool,
+    /// SNDHOLD write coalescing (STREAMS)
+    #[arg(short = 'H', long)]
+    hold: bool,
+    /// RFILL read-fill mode (STREAMS)
+    #[arg(short = 'w', long)]
+    readfill: bool,
+    /// Full-size (4096-byte) reads
+    #[arg(short = 'F', long)]
+    full: bool,
+    /// M_READ notification (not supported by the rstreams Stream head yet)
+    #[arg(short = 'M', long)]
+    mread: bool,
+    /// Stream head read queue high water mark on both ends (I_SET_HIWAT)
+    #[arg(long, value_name = "N", value_parser = num::<u64>)]
+    hiwat: Option<u64>,
+    /// Stream head read queue low water mark on both ends (I_SET_LOWAT)
+    #[arg(long, value_name = "N", value_parser = num::<u64>)]
+    lowat: Option<u64>,
+    /// Blocking I/O instead of O_NONBLOCK + poll
+    #[arg(short, long)]
+    blocking: bool,
+    /// Fork reader and writer (always on; accepted for LfS scripts)
+    #[arg(short, long = "async")]
+    asynchronous: bool,
+    /// STREAMS FIFOs (LfS -f): not supported, an error
+    #[arg(short, long, hide = true)]
+    fifo: bool,
+    /// Run the reader at nice N [N: 19]
+    #[arg(short = 'R', long, value_name = "N", num_args = 0..=1, default_missing_value = "19", value_parser = num::<i32>)]
+    niceread: Option<i32>,
+    /// Run the writer at nice N [N: 19]
+    #[arg(short = 'S', long, value_name = "N", num_args = 0..=1, default_missing_value = "19", value_parser = num::<i32>)]
+    nicesend: Option<i32>,
+    /// No per-interval lines, no summary
+    #[arg(short, long)]
+    quiet: bool,
+    /// More output (repeatable)
+    #[arg(short = 'v', action = ArgAction::Count)]
+    more: u8,
+    /// Set the verbosity to N (without N: one more)
+    #[arg(long = "verbose", value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "+", action = ArgAction::Append)]
+    verbose: Vec<String>,
+    /// Print the CSV result line last
+    #[arg(long)]
+    csv: bool,
+    /// Implementation name in the CSV output [default: kind and options, e.g. streams-putmsg+H]
+    #[arg(long, value_name = "NAME")]
+    label: Option<String>,
+}
+
+/// The command-line positions of an option's occurrences (empty when absent or defaulted).
+fn positions(m: &ArgMatches, id: &str) -> Vec<usize> {
+    match m.value_source(id) {
+        Some(clap::parser::ValueSource::CommandLine) => {
+            m.indices_of(id).map(Iterator::collect).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+impl RunArgs {
+    /// Resolve the options into `o` (which holds the defaults: a run's or the sweep's). `m` is
+    /// the command's matches, for the order of `-p`/`--push` and `-q`/`-v`/`--verbose`.
+    pub fn apply(&self, o: &mut Opts, m: &ArgMatches) -> Result<(), String> {
+        if self.fifo {
+            return Err("--fifo: STREAMS FIFOs are not supported".into());
+        }
+        // -p KIND|N and --push N, in command-line order.
+        let mut push: Vec<(usize, u32)> = positions(m, "push").into_iter().zip(self.push).collect();
+        for (i, p) in positions(m, "pipe").into_iter().zip(&self.pipe) {
+            match *p {
+                PipeArg::Kind(k) => o.kind = k,
+                PipeArg::Push(n) => push.push((i, n)),
+            }
+        }
+        if let Some(&(_, n)) = push.iter().max_by_key(|(i, _)| *i) {
+            o.push = n;
+        }
+        // -q, -v and --verbose[=N], in command-line order.
+        let mut verbosity: Vec<(usize, Option<u32>)> = Vec::new();
+        verbosity.extend(positions(m, "quiet").into_iter().map(|i| (i, Some(0))));
+        // clap keeps the position of the last -v only: all of them count from there.
+        if let Some(&last) = positions(m, "more").last() {
+            verbosity.extend((0..self.more).map(|_| (last, None)));
+        }
+        for (i, v) in positions(m, "verbose").into_iter().zip(&self.verbose) {
+            let set = if v == "+" { None } else { Some(num(v)?) };
+            verbosity.push((i, set));
+        }
+        verbosity.sort_by_key(|(i, _)| *i);
+        for (_, set) in verbosity {
+            o.verbose = set.unwrap_or(o.verbose + 1);
+        }
+        if let Some(m) = &self.module {
+            o.module.clone_from(m);
+        }
+        o.size = self.size.unwrap_or(o.size);
+        o.time = self.time.unwrap_or(o.time);
+        o.iterations = self.iterations.unwrap_or(o.iterations);
+        o.count = self.count.or(o.count);
+        // -r and --putmsg: the last one wins.
+        let mut mode: Vec<(usize, bool)> = positions(m, "readwrite")
+            .into_iter()
+            .map(|i| (i, false))
+            .chain(positions(m, "putmsg").into_iter().map(|i| (i, true)))
+            .collect();
+        mode.sort_by_key(|(i, _)| *i);
+        if let Some(&(_, putmsg)) = mode.last() {
+            o.putmsg = putmsg;
+        }
+        o.hold |= self.hold;
+        o.readfill |= self.readfill;
+        o.full |= self.full;
+        o.mread |= self.mread;
+        o.blocking |= self.blocking;
+        o.hiwat = self.hiwat.or(o.hiwat);
+        o.lowat = self.lowat.or(o.lowat);
+        o.niceread = self.niceread.or(o.niceread);
+        o.nicesend = self.nicesend.or(o.nicesend);
+        o.csv |= self.csv;
+        if self.label.is_some() {
+            o.label.clone_from(&self.label);
+        }
+        Ok(())
+    }
+}
+
+/// Parse a `perftest [options]` command line (without the program name): what `perftest`
+/// without a subcommand does.
 pub fn parse(args: &[String]) -> Result<Cmd, String> {
+    use clap::error::ErrorKind;
+    let m = match crate::cli::perftest()
+        .try_get_matches_from(std::iter::once("perftest").chain(args.iter().map(String::as_str)))
+    {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::DisplayHelp => return Ok(Cmd::Help),
+        Err(e) if e.kind() == ErrorKind::DisplayVersion => return Ok(Cmd::Version),
+        Err(e) => return Err(e.to_string()),
+    };
+    if m.subcommand().is_some() {
+        return Err("not a single run: a subcommand was given".into());
+    }
+    let run = <RunArgs as clap::FromArgMatches>::from_arg_matches(&m).map_err(|e| e.to_string())?;
     let mut o = Opts::default();
-    Ok(parse_into(&mut o, args)?.unwrap_or(Cmd::Run(o)))
+    run.apply(&mut o, &m)?;
+    Ok(Cmd::Run(o))
 }

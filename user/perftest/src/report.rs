@@ -10,6 +10,26 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// `perftest report` as given on the command line.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// CSV files written by perftest sweep, perftest --csv or cargo xtask bench
+    #[arg(value_name = "FILE.csv", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Directory to write report.md, results.json, report.dat, the gnuplot scripts and PNGs to
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Implementation the others are compared with
+    #[arg(long, value_name = "IMPL", default_value = "linux")]
+    pub baseline: String,
+    /// Markdown inserted after the report's title (environment, command line...)
+    #[arg(long, value_name = "FILE.md")]
+    pub preamble: Option<PathBuf>,
+    /// Print help
+    #[arg(short = 'h', long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
+}
+
 /// Column order: the baseline, then the STREAMS implementations, then the others (context),
 /// each group by name.
 fn column_key(name: &str, baseline: &str) -> (u8, String) {

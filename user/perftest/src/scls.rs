@@ -10,16 +10,25 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Usage text.
-pub const USAGE: &str = "\
-Usage: scls [-a] [-l] [-c] [-r] [NAME...]
-    -a, --all     all modules and drivers (the default without NAMEs)
-    -l, --long    long listing (device numbers, module sizes)
-    -c, --count   statistics (from /proc/streams; all of its files are printed anyway)
-    -r, --reset   reset the statistics after printing (needs /proc/streams/reset)
-    -h, --help    this text
-    NAME          only these modules/drivers
-";
+/// scls options as given on the command line.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SclsArgs {
+    /// All modules and drivers (the default without NAMEs)
+    #[arg(short, long)]
+    pub all: bool,
+    /// Long listing (device numbers, module sizes)
+    #[arg(short, long)]
+    pub long: bool,
+    /// Statistics (from /proc/streams; all of its files are printed anyway)
+    #[arg(short, long)]
+    pub count: bool,
+    /// Reset the statistics after printing (needs /proc/streams/reset)
+    #[arg(short, long)]
+    pub reset: bool,
+    /// Only these modules/drivers
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+}
 
 /// scls options.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -36,36 +45,29 @@ pub struct SclsOpts {
     pub names: Vec<String>,
 }
 
-/// Parse scls arguments; `Ok(None)` asks for help.
-pub fn parse(args: &[String]) -> Result<Option<SclsOpts>, String> {
-    let mut o = SclsOpts::default();
-    for a in args {
-        match a.as_str() {
-            "--all" => o.all = true,
-            "--long" => o.long = true,
-            "--count" => o.count = true,
-            "--reset" => o.reset = true,
-            "--help" => return Ok(None),
-            x if x.starts_with("--") => return Err(format!("unknown option {x}")),
-            x if x.starts_with('-') && x.len() > 1 => {
-                for c in x[1..].chars() {
-                    match c {
-                        'a' => o.all = true,
-                        'l' => o.long = true,
-                        'c' => o.count = true,
-                        'r' => o.reset = true,
-                        'h' | '?' => return Ok(None),
-                        _ => return Err(format!("unknown option -{c}")),
-                    }
-                }
-            }
-            x => o.names.push(x.to_string()),
+impl From<SclsArgs> for SclsOpts {
+    fn from(a: SclsArgs) -> SclsOpts {
+        SclsOpts {
+            all: a.all || a.names.is_empty(),
+            long: a.long,
+            count: a.count,
+            reset: a.reset,
+            names: a.names,
         }
     }
-    if o.names.is_empty() {
-        o.all = true;
+}
+
+/// Parse scls arguments (without the program name); `Ok(None)` asks for help.
+pub fn parse(args: &[String]) -> Result<Option<SclsOpts>, String> {
+    use clap::FromArgMatches;
+    let argv = std::iter::once("scls").chain(args.iter().map(String::as_str));
+    match crate::cli::scls().try_get_matches_from(argv) {
+        Ok(m) => crate::cli::Scls::from_arg_matches(&m)
+            .map(|s| Some(s.args.into()))
+            .map_err(|e| e.to_string()),
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => Ok(None),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(Some(o))
 }
 
 /// Where scls looks (the real system: `/proc/streams`, `/dev/streams`, `/proc/modules`).

@@ -3,8 +3,9 @@
 //! Implementations that cannot run here (no STREAMS device) are skipped with one message.
 
 use crate::csv::{Row, State, Status, HEADER};
-use crate::opts::{parse_into, Kind, Opts};
+use crate::opts::{Kind, Opts, RunArgs};
 use crate::run::run;
+use clap::{ArgMatches, FromArgMatches};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -23,16 +24,6 @@ pub struct SweepOpts {
     pub base: Opts,
 }
 
-/// Usage text.
-pub const SWEEP_USAGE: &str = "\
-perftest sweep [--kinds K1,K2,...] [--sizes S1,S2,...] [--reps N] [--out FILE.csv] [options]
-    --kinds   linux, socketpair, seqpacket, streams, streams-putmsg [default: linux,streams]
-    --sizes   write sizes [default: 1,2,4,...,4096]
-    --reps    repetitions of each run [default: 3]
-    --out     CSV file to write [default: perftest.csv]
-    options   as for a single run (-t SECS [default 2], -H, -w, -F, -b, -p N -m MOD ...)
-";
-
 fn parse_kind(s: &str) -> Result<(Kind, bool), String> {
     match s.strip_suffix("-putmsg") {
         Some(k) => Kind::parse(k).map(|k| (k, true)),
@@ -41,68 +32,77 @@ fn parse_kind(s: &str) -> Result<(Kind, bool), String> {
     .ok_or_else(|| format!("unknown kind {s:?}"))
 }
 
-/// Parse `perftest sweep` arguments.
-pub fn parse(args: &[String]) -> Result<SweepOpts, String> {
-    let mut s = SweepOpts {
-        kinds: vec![(Kind::Linux, false), (Kind::Streams, false)],
-        sizes: (0..=12).map(|i| 1usize << i).collect(),
-        reps: 3,
-        out: PathBuf::from("perftest.csv"),
-        base: Opts {
+fn parse_size(s: &str) -> Result<usize, String> {
+    match s.trim().parse() {
+        Ok(z) if (1..=crate::opts::MAXMSGSIZE).contains(&z) => Ok(z),
+        Ok(z) => Err(format!("size {z} out of range")),
+        Err(_) => Err(format!("bad size {s:?}")),
+    }
+}
+
+/// `perftest sweep` as given on the command line; [`SweepArgs::resolve`] makes the
+/// [`SweepOpts`].
+#[derive(Debug, Clone, clap::Args)]
+pub struct SweepArgs {
+    /// Implementations: linux, socketpair, seqpacket, streams, streams-putmsg
+    #[arg(long, value_name = "K1,K2,...", value_delimiter = ',', value_parser = parse_kind, default_value = "linux,streams")]
+    kinds: Vec<(Kind, bool)>,
+    /// Write sizes [default: 1,2,4,...,4096]
+    #[arg(long, value_name = "S1,S2,...", value_delimiter = ',', value_parser = parse_size)]
+    sizes: Vec<usize>,
+    /// Repetitions of each run
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
+    /// CSV file to write
+    #[arg(long, value_name = "FILE.csv", default_value = "perftest.csv")]
+    out: PathBuf,
+    /// The options of every run (-t SECS [default 2], -H, -w, -F, -b, -p N -m MOD ...).
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print help
+    #[arg(short = 'h', long, action = clap::ArgAction::Help)]
+    help: Option<bool>,
+}
+
+impl SweepArgs {
+    /// The sweep: our defaults (sizes 1..4096 by powers of two, `-t 2`, quiet runs) with the
+    /// options given. `m` is the sweep subcommand's matches (see [`RunArgs::apply`]).
+    pub fn resolve(&self, m: &ArgMatches) -> Result<SweepOpts, String> {
+        let mut base = Opts {
             time: 2.0,
             verbose: 0,
             ..Opts::default()
-        },
-    };
-    let mut rest = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (a.as_str(), None),
         };
-        if !matches!(name, "--kinds" | "--sizes" | "--reps" | "--out") {
-            rest.push(a.clone());
-            continue;
-        }
-        let v = match inline {
-            Some(v) => v,
-            None => {
-                i += 1;
-                args.get(i - 1)
-                    .cloned()
-                    .ok_or(format!("{name} needs a value"))?
-            }
-        };
-        match name {
-            "--kinds" => s.kinds = v.split(',').map(parse_kind).collect::<Result<_, _>>()?,
-            "--sizes" => {
-                s.sizes = v
-                    .split(',')
-                    .map(|x| x.trim().parse().map_err(|_| format!("bad size {x:?}")))
-                    .collect::<Result<_, _>>()?
-            }
-            "--reps" => s.reps = v.parse().map_err(|_| format!("bad --reps {v:?}"))?,
-            _ => s.out = PathBuf::from(v),
-        }
+        self.run.apply(&mut base, m)?;
+        base.label = None;
+        Ok(SweepOpts {
+            kinds: self.kinds.clone(),
+            sizes: if self.sizes.is_empty() {
+                (0..=12).map(|i| 1usize << i).collect()
+            } else {
+                self.sizes.clone()
+            },
+            reps: self.reps,
+            out: self.out.clone(),
+            base,
+        })
     }
-    if parse_into(&mut s.base, &rest)?.is_some() {
-        return Err(SWEEP_USAGE.to_string());
-    }
-    s.base.label = None;
-    if s.kinds.is_empty() || s.sizes.is_empty() || s.reps == 0 {
-        return Err("nothing to do: empty --kinds/--sizes or --reps 0".into());
-    }
-    if let Some(bad) = s
-        .sizes
-        .iter()
-        .find(|&&z| z == 0 || z > crate::opts::MAXMSGSIZE)
-    {
-        return Err(format!("size {bad} out of range"));
-    }
-    Ok(s)
+}
+
+/// Parse `perftest sweep` arguments (without `perftest sweep`).
+pub fn parse(args: &[String]) -> Result<SweepOpts, String> {
+    let argv = ["perftest", "sweep"]
+        .into_iter()
+        .chain(args.iter().map(String::as_str));
+    let m = crate::cli::perftest()
+        .try_get_matches_from(argv)
+        .map_err(|e| e.to_string())?;
+    let sm = m
+        .subcommand_matches("sweep")
+        .ok_or("perftest sweep: no subcommand matches")?;
+    SweepArgs::from_arg_matches(sm)
+        .map_err(|e| e.to_string())?
+        .resolve(sm)
 }
 
 /// Run the sweep, writing the CSV as it goes; returns the rows. Progress goes to `log`.

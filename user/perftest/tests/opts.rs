@@ -120,3 +120,32 @@ fn water_mark_ioctls_are_lfs_values() {
     let o = run_opts("-p streams --hiwat=65536 --lowat=8192");
     assert_eq!((o.hiwat, o.lowat), (Some(65536), Some(8192)));
 }
+
+#[test]
+fn bench_line_and_getopt_habits() {
+    // cargo xtask bench's command line (docs/perftest.md).
+    let o = run_opts(
+        "-q -r -t 1 -i 3 -m nullmod -p 0 -s 64 -a -S10 --hiwat=65536 --lowat=8192 --pipe=streams -H -M -F -w --csv --label=streams+H+w+F+M",
+    );
+    assert_eq!(
+        (o.kind, o.push, o.nicesend, o.niceread),
+        (Kind::Streams, 0, Some(10), None)
+    );
+    assert_eq!((o.verbose, o.time, o.iterations, o.size), (0, 1.0, 3, 64));
+    assert_eq!(o.impl_label(), "streams+H+w+F+M");
+    // Clustered flags, attached values, the last of -p N / --push wins, -r after --putmsg.
+    let o = run_opts("-qrHb -s128 -t0.5 --push 4 -p 2 -p streams --putmsg -r -S 5");
+    assert_eq!((o.verbose, o.size, o.time, o.push), (0, 128, 0.5, 2));
+    assert!(o.hold && o.blocking && !o.putmsg);
+    assert_eq!((o.kind, o.nicesend), (Kind::Streams, Some(5)));
+    // -q then -v: quiet, then one more; --verbose=N sets; hex numbers as strtoul.
+    assert_eq!(run_opts("-q -v").verbose, 1);
+    assert_eq!(run_opts("-v --verbose=5").verbose, 5);
+    assert_eq!(run_opts("--verbose --verbose").verbose, 3);
+    assert_eq!(run_opts("--hiwat=0x10000").hiwat, Some(65536));
+    assert_eq!(parse(&args("-?")), Ok(Cmd::Help));
+    assert!(
+        parse(&args("-H -H")).is_ok(),
+        "a repeated flag is accepted, as getopt does"
+    );
+}

@@ -1,21 +1,17 @@
 //! scls(8) for rstreams: list the STREAMS modules and drivers and their statistics. See
 //! `perftest::scls` and docs/perftest.md.
 
-use perftest::scls::{self, Roots};
+use clap::FromArgMatches;
+use perftest::cli::{self, Scls};
+use perftest::scls::{self, Roots, SclsOpts};
 use std::process::exit;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let o = match scls::parse(&args) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
-            print!("{}", scls::USAGE);
-            return;
-        }
-        Err(e) => {
-            eprintln!("scls: {e}\n{}", scls::USAGE);
-            exit(2)
-        }
+    // clap prints help and version (exit 0) and usage errors (exit 2) itself.
+    let m = cli::scls().get_matches();
+    let o: SclsOpts = match Scls::from_arg_matches(&m) {
+        Ok(s) => s.args.into(),
+        Err(e) => e.exit(),
     };
     let roots = Roots::default();
     let (text, _) = scls::list(&o, &roots);
