@@ -31,6 +31,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
+use perftest::csv::{Row, State, Status};
+
 use crate::kernel::Variant;
 use crate::util::{self, Result};
 
@@ -303,14 +305,13 @@ pub(crate) struct Console {
     pub(crate) kernel_problems: Vec<String>,
 }
 
-/// A CSV result line must have perftest's 9 fields, name the run's implementation and size,
-/// and have numbers where numbers belong (a console line can be garbled by kernel output).
-pub(crate) fn valid_row(row: &str, label: &str, size: usize) -> bool {
-    let f: Vec<&str> = row.split(',').collect();
-    f.len() == 9
-        && f[0] == label
-        && f[1].parse::<usize>() == Ok(size)
-        && f[2..].iter().all(|x| x.parse::<f64>().is_ok())
+/// The run's measurement, if its CSV result line is one: perftest's 9 fields, naming the run's
+/// implementation and size, numbers where numbers belong (a console line can be garbled by
+/// kernel output).
+pub(crate) fn valid_row(row: &str, label: &str, size: usize) -> Option<Row> {
+    Row::parse(row)
+        .ok()
+        .filter(|r| r.imp == label && r.size == size)
 }
 
 /// Parse the guest console.
@@ -389,7 +390,7 @@ const NO_DEVICE: &str = "no STREAMS pipe device";
 /// The result of matching the console against the plan.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Results {
-    /// bench.csv: header, measurements, `#status` lines.
+    /// bench.csv: header, measurements, `#status` lines (perftest's format).
     pub(crate) csv: String,
     /// Runs with a number.
     pub(crate) measured: usize,
@@ -403,11 +404,8 @@ pub(crate) struct Results {
 /// run without a number. `guest_end` says how the guest ended when the sweep did not finish
 /// ("timed out after 900 s", "powered off").
 pub(crate) fn results(plan: &[Run], c: &Console, guest_end: &str) -> Results {
-    let mut csv = String::from(
-        "impl,size,seconds,writes,writes_per_sec,bytes_per_sec,delay_sec,reads,read_bytes\n",
-    );
-    let mut status = String::new();
-    let mut measured = 0;
+    let mut rows = Vec::new();
+    let mut status = Vec::new();
     let mut missing = Vec::new();
     let mut died_in = None;
     for r in plan {
@@ -419,38 +417,38 @@ pub(crate) fn results(plan: &[Run], c: &Console, guest_end: &str) -> Results {
             .find(|n| !n.trim().is_empty())
             .map(|n| n.trim().trim_start_matches("perftest: ").to_string());
         let (state, why) = match (&o.row, o.failed) {
-            (Some(row), _) if valid_row(row, &r.label, r.size) => {
-                csv.push_str(row);
-                csv.push('\n');
-                measured += 1;
-                continue;
-            }
-            (Some(row), _) => (
-                "failed",
-                format!("garbled result line on the console: {row}"),
-            ),
+            (Some(row), _) => match valid_row(row, &r.label, r.size) {
+                Some(m) => {
+                    rows.push(m);
+                    continue;
+                }
+                None => (
+                    State::Failed,
+                    format!("garbled result line on the console: {row}"),
+                ),
+            },
             (None, Some(rc)) => match note {
-                Some(n) if n.contains(NO_DEVICE) => ("unavailable", n),
+                Some(n) if n.contains(NO_DEVICE) => (State::Unavailable, n),
                 // busybox timeout: 143 (SIGTERM) or 124; 137 if it had to SIGKILL.
                 _ if matches!(rc, 124 | 137 | 143) => (
-                    "failed",
+                    State::Failed,
                     format!(
                         "killed by the guest's per-run watchdog (3x the measuring time + 30 s): \
                          the run hung (exit status {rc})"
                     ),
                 ),
-                Some(n) => ("failed", format!("perftest exit status {rc}: {n}")),
-                None => ("failed", format!("perftest exit status {rc}")),
+                Some(n) => (State::Failed, format!("perftest exit status {rc}: {n}")),
+                None => (State::Failed, format!("perftest exit status {rc}")),
             },
             (None, None) if o.started => {
                 died_in = Some(r.clone());
                 (
-                    "failed",
+                    State::Failed,
                     format!("the guest ended during this run ({guest_end}); see console.log"),
                 )
             }
             (None, None) => (
-                "not-run",
+                State::NotRun,
                 match &died_in {
                     Some(d) => format!("not run: the guest ended during run {}", d.n),
                     None => format!("not run: the guest stopped before it ({guest_end})"),
@@ -458,17 +456,18 @@ pub(crate) fn results(plan: &[Run], c: &Console, guest_end: &str) -> Results {
             ),
         };
         let why = why.replace(['\n', '\r'], " ");
-        let _ = writeln!(
-            status,
-            "#status,{},{},{},{state},{why}",
-            r.label, r.size, r.rep
-        );
-        missing.push((r.clone(), state, why));
+        status.push(Status {
+            imp: r.label.clone(),
+            size: r.size,
+            rep: r.rep,
+            state,
+            message: why.clone(),
+        });
+        missing.push((r.clone(), state.name(), why));
     }
-    csv.push_str(&status);
     Results {
-        csv,
-        measured,
+        csv: perftest::csv::to_text(&rows, &status),
+        measured: rows.len(),
         missing,
         died_in,
     }
@@ -818,10 +817,10 @@ fn summary(c: &Config, plan: &[Run], res: &Results, con: &Console, out: &Path) {
     let mut rate: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
     for r in plan {
         if let Some(row) = con.runs.get(&r.n).and_then(|o| o.row.as_ref()) {
-            if valid_row(row, &r.label, r.size) {
-                if let Some(v) = row.split(',').nth(4).and_then(|x| x.parse().ok()) {
-                    rate.entry((r.label.clone(), r.size)).or_default().push(v);
-                }
+            if let Some(m) = valid_row(row, &r.label, r.size) {
+                rate.entry((r.label.clone(), r.size))
+                    .or_default()
+                    .push(m.writes_per_sec);
             }
         }
     }
@@ -984,15 +983,18 @@ mod tests {
         assert_eq!(r.measured, 2);
         assert_eq!(r.died_in, None);
         let csv: Vec<&str> = r.csv.lines().collect();
+        let (row1, row3) = (Row::parse(ROW1).unwrap(), Row::parse(ROW3).unwrap());
         assert_eq!(
             csv,
             vec![
                 "impl,size,seconds,writes,writes_per_sec,bytes_per_sec,delay_sec,reads,read_bytes",
-                ROW1,
-                ROW3,
+                "linux,1,1.5,300000,200000.0,200000.0,5e-6,300000,300000",
+                "streams+H+w+F+M,1,1.5,600000,400000.0,400000.0,2.5e-6,1000,600000",
                 "#status,streams,1,1,unavailable,no STREAMS pipe device: /dev/streams/clone/pipe: No such file or directory",
             ]
         );
+        // perftest report reads it back: the same measurements.
+        assert_eq!(perftest::csv::parse_text(&r.csv).unwrap(), vec![row1, row3]);
         assert_eq!(r.missing.len(), 1);
         assert_eq!(r.missing[0].1, "unavailable");
     }
@@ -1024,15 +1026,19 @@ mod tests {
 
     #[test]
     fn garbled_or_foreign_rows_are_not_numbers() {
-        assert!(valid_row(ROW1, "linux", 1));
-        assert!(!valid_row(ROW1, "linux", 2));
-        assert!(!valid_row(ROW1, "streams", 1));
-        assert!(!valid_row("linux,1,1.5,300[  3.2] x,200000", "linux", 1));
-        assert!(!valid_row(
+        assert_eq!(
+            valid_row(ROW1, "linux", 1).map(|r| r.writes_per_sec),
+            Some(200000.0)
+        );
+        assert!(valid_row(ROW1, "linux", 2).is_none());
+        assert!(valid_row(ROW1, "streams", 1).is_none());
+        assert!(valid_row("linux,1,1.5,300[  3.2] x,200000", "linux", 1).is_none());
+        assert!(valid_row(
             "linux,1,1.5,3000x0,200000,200000,0.000005,300000,300000",
             "linux",
             1
-        ));
+        )
+        .is_none());
         let log = lines(
             "RSTREAMS-BENCH-RUN 1/3 linux 1 1\nRSTREAMS-BENCH-ROW 1 linux,1,1.5\n\
              RSTREAMS-BENCH-RUN 2/3 streams 1 1\n\
@@ -1046,7 +1052,8 @@ mod tests {
         assert_eq!(
             st,
             vec![
-                "#status,linux,1,1,failed,garbled result line on the console: linux,1,1.5",
+                // A message with commas is a quoted CSV field.
+                "#status,linux,1,1,failed,\"garbled result line on the console: linux,1,1.5\"",
                 "#status,streams,1,1,failed,perftest exit status 1: writer child failed",
                 "#status,streams+H+w+F+M,1,1,failed,killed by the guest's per-run watchdog (3x the measuring time + 30 s): the run hung (exit status 143)",
             ]

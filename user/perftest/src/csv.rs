@@ -1,21 +1,28 @@
 //! The machine-readable result: one CSV line per measurement, same columns for `perftest
-//! --csv` and `perftest sweep`. f64 fields are written with Rust's shortest round-trip form.
+//! --csv`, `perftest sweep` and `cargo xtask bench`, written and read with the `csv` crate
+//! (serde); f64 fields in the shortest form that reads back exactly (`1.0`, `7.16e-7`).
 //!
 //! A run that produced no number is recorded as a status comment,
-//! `#status,IMPL,SIZE,REP,STATE,MESSAGE` (STATE `unavailable`, `failed` or `not-run`), so the
+//! `#status,IMPL,SIZE,REP,STATE,MESSAGE` (STATE `unavailable`, `failed` or `not-run`; the
+//! fields after the prefix are a CSV record, MESSAGE quoted when it holds a comma), so the
 //! report can say why a cell is empty instead of leaving a gap — and tools that only want
-//! measurements skip it like any other `#` comment.
+//! measurements skip it like any other `#` comment. Lines written before the quoting (a bare
+//! MESSAGE with commas) still read back.
+//!
+//! [`to_json`] gives the same results as JSON (serde_json) for `results.json`.
 
 use crate::run::Outcome;
+use serde::{Deserialize, Serialize};
 
 /// The header line.
 pub const HEADER: &str =
     "impl,size,seconds,writes,writes_per_sec,bytes_per_sec,delay_sec,reads,read_bytes";
 
-/// One measurement.
-#[derive(Debug, Clone, PartialEq)]
+/// One measurement; its fields in order are the CSV columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// Implementation label (`linux`, `streams`, `streams-putmsg+H`, …).
+    #[serde(rename = "impl")]
     pub imp: String,
     /// Write size.
     pub size: usize,
@@ -54,43 +61,61 @@ impl Row {
 
     /// The CSV line (no newline).
     pub fn to_line(&self) -> String {
-        format!(
-            "{},{},{},{},{},{},{},{},{}",
-            self.imp,
-            self.size,
-            self.seconds,
-            self.writes,
-            self.writes_per_sec,
-            self.bytes_per_sec,
-            self.delay_sec,
-            self.reads,
-            self.read_bytes
-        )
+        record_line(self)
     }
 
     /// Parse a CSV line.
     pub fn parse(line: &str) -> Result<Row, String> {
-        let f: Vec<&str> = line.trim().split(',').collect();
-        if f.len() != 9 {
-            return Err(format!("expected 9 fields, got {}: {line:?}", f.len()));
+        let rec = one_record(line, true)?;
+        if rec.len() != 9 {
+            return Err(format!("expected 9 fields, got {}: {line:?}", rec.len()));
         }
-        let bad = |i: usize| format!("bad field {} ({:?}) in {line:?}", i + 1, f[i]);
-        Ok(Row {
-            imp: f[0].to_string(),
-            size: f[1].parse().map_err(|_| bad(1))?,
-            seconds: f[2].parse().map_err(|_| bad(2))?,
-            writes: f[3].parse().map_err(|_| bad(3))?,
-            writes_per_sec: f[4].parse().map_err(|_| bad(4))?,
-            bytes_per_sec: f[5].parse().map_err(|_| bad(5))?,
-            delay_sec: f[6].parse().map_err(|_| bad(6))?,
-            reads: f[7].parse().map_err(|_| bad(7))?,
-            read_bytes: f[8].parse().map_err(|_| bad(8))?,
-        })
+        rec.deserialize(None)
+            .map_err(|e| format!("{e} in {line:?}"))
     }
 }
 
+/// A CSV reader of headerless records, trimmed if `trim`; `#` lines are comments.
+fn reader<R: std::io::Read>(r: R, trim: bool) -> csv::Reader<R> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(if trim {
+            csv::Trim::All
+        } else {
+            csv::Trim::None
+        })
+        .comment(Some(b'#'))
+        .from_reader(r)
+}
+
+/// The only record of `line` (its fields trimmed if `trim`).
+fn one_record(line: &str, trim: bool) -> Result<csv::StringRecord, String> {
+    let mut records = reader(line.trim().as_bytes(), trim).into_records();
+    match (records.next(), records.next()) {
+        (Some(Ok(rec)), None) => Ok(rec),
+        (Some(Err(e)), _) => Err(format!("{e} in {line:?}")),
+        _ => Err(format!("not one CSV record: {line:?}")),
+    }
+}
+
+/// `value` as one CSV record (no newline).
+fn record_line<T: Serialize>(value: &T) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    // Serializing plain strings and numbers into memory cannot fail.
+    let serialized = w.serialize(value).is_ok();
+    let bytes = match w.into_inner() {
+        Ok(b) if serialized => b,
+        _ => unreachable!("a CSV record of strings and numbers always serializes"),
+    };
+    String::from_utf8_lossy(&bytes).trim_end().to_string()
+}
+
 /// Why a run has no measurement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum State {
     /// The implementation cannot run on this system (e.g. no STREAMS pipe device).
     Unavailable,
@@ -124,10 +149,11 @@ impl State {
 /// Prefix of a status comment line.
 pub const STATUS_PREFIX: &str = "#status,";
 
-/// A run without a measurement, and why.
-#[derive(Debug, Clone, PartialEq)]
+/// A run without a measurement, and why; its fields in order follow `#status,`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Status {
     /// Implementation label.
+    #[serde(rename = "impl")]
     pub imp: String,
     /// Write size.
     pub size: usize,
@@ -142,14 +168,11 @@ pub struct Status {
 impl Status {
     /// The comment line (no newline).
     pub fn to_line(&self) -> String {
-        format!(
-            "{STATUS_PREFIX}{},{},{},{},{}",
-            self.imp,
-            self.size,
-            self.rep,
-            self.state.name(),
-            self.message.replace(['\n', '\r'], " ")
-        )
+        let flat = Status {
+            message: self.message.replace(['\n', '\r'], " "),
+            ..self.clone()
+        };
+        format!("{STATUS_PREFIX}{}", record_line(&flat))
     }
 
     /// Parse a `#status,...` line.
@@ -158,18 +181,18 @@ impl Status {
             .trim()
             .strip_prefix(STATUS_PREFIX)
             .ok_or_else(|| format!("not a status line: {line:?}"))?;
-        let f: Vec<&str> = body.splitn(5, ',').collect();
-        if f.len() != 5 {
+        // Untrimmed: an old unquoted MESSAGE keeps the spaces after its commas.
+        let rec = one_record(body, false)?;
+        if rec.len() < 5 {
             return Err(format!("expected 6 fields in status line {line:?}"));
         }
-        let bad = |what: &str| format!("bad {what} in status line {line:?}");
-        Ok(Status {
-            imp: f[0].to_string(),
-            size: f[1].parse().map_err(|_| bad("size"))?,
-            rep: f[2].parse().map_err(|_| bad("repetition"))?,
-            state: State::parse(f[3]).ok_or_else(|| bad("state"))?,
-            message: f[4].to_string(),
-        })
+        // An unquoted MESSAGE with commas (older files) is the rest of the line.
+        let message = rec.iter().skip(4).collect::<Vec<_>>().join(",");
+        let mut fields: Vec<&str> = rec.iter().take(4).collect();
+        fields.push(&message);
+        csv::StringRecord::from(fields)
+            .deserialize(None)
+            .map_err(|e| format!("bad status line {line:?}: {e}"))
     }
 }
 
@@ -183,11 +206,32 @@ pub fn parse_status(text: &str) -> Result<Vec<Status>, String> {
 
 /// Parse CSV text: header lines, blank lines and `#` comments are skipped.
 pub fn parse_text(text: &str) -> Result<Vec<Row>, String> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("impl,"))
-        .map(Row::parse)
-        .collect()
+    let mut rows = Vec::new();
+    for rec in reader(text.as_bytes(), true).into_records() {
+        let rec = rec.map_err(|e| e.to_string())?;
+        if rec.get(0) == Some("impl") {
+            continue;
+        }
+        if rec.len() != 9 {
+            return Err(format!("expected 9 fields, got {}: {rec:?}", rec.len()));
+        }
+        rows.push(rec.deserialize(None).map_err(|e| format!("{e}: {rec:?}"))?);
+    }
+    Ok(rows)
+}
+
+/// A whole CSV file: the header, the measurements, then the status lines.
+pub fn to_text(rows: &[Row], status: &[Status]) -> String {
+    let mut t = format!("{HEADER}\n");
+    for line in rows
+        .iter()
+        .map(Row::to_line)
+        .chain(status.iter().map(Status::to_line))
+    {
+        t.push_str(&line);
+        t.push('\n');
+    }
+    t
 }
 
 /// Read a CSV file.
@@ -205,68 +249,18 @@ pub fn read_file_with_status(path: &std::path::Path) -> Result<(Vec<Row>, Vec<St
     ))
 }
 
-/// A JSON string literal (quotes, backslashes and control characters escaped).
-fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
-/// A JSON number (non-finite values, which JSON cannot carry, become null).
-fn json_num(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        "null".into()
-    }
-}
-
 /// The same results as JSON: `{"measurements": [{impl, size, ...}], "not_measured": [{impl,
-/// size, rep, state, message}]}` (the CSV's columns, by name).
+/// size, rep, state, message}]}` (the CSV's columns, by name; a non-finite number is `null`).
 pub fn to_json(rows: &[Row], status: &[Status]) -> String {
-    let m: Vec<String> = rows
-        .iter()
-        .map(|r| {
-            format!(
-                "{{\"impl\":{},\"size\":{},\"seconds\":{},\"writes\":{},\"writes_per_sec\":{},\
-                 \"bytes_per_sec\":{},\"delay_sec\":{},\"reads\":{},\"read_bytes\":{}}}",
-                json_str(&r.imp),
-                r.size,
-                json_num(r.seconds),
-                r.writes,
-                json_num(r.writes_per_sec),
-                json_num(r.bytes_per_sec),
-                json_num(r.delay_sec),
-                r.reads,
-                r.read_bytes
-            )
-        })
-        .collect();
-    let s: Vec<String> = status
-        .iter()
-        .map(|st| {
-            format!(
-                "{{\"impl\":{},\"size\":{},\"rep\":{},\"state\":{},\"message\":{}}}",
-                json_str(&st.imp),
-                st.size,
-                st.rep,
-                json_str(st.state.name()),
-                json_str(&st.message)
-            )
-        })
-        .collect();
-    format!(
-        "{{\"measurements\":[\n{}\n],\"not_measured\":[\n{}\n]}}\n",
-        m.join(",\n"),
-        s.join(",\n")
-    )
+    #[derive(Serialize)]
+    struct Results<'a> {
+        measurements: &'a [Row],
+        not_measured: &'a [Status],
+    }
+    let r = Results {
+        measurements: rows,
+        not_measured: status,
+    };
+    // Serializing plain strings and numbers into memory cannot fail.
+    serde_json::to_string_pretty(&r).unwrap_or_default() + "\n"
 }

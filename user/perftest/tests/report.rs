@@ -54,6 +54,23 @@ fn csv_round_trip() {
     assert!((r.bytes_per_sec - r.writes_per_sec * 64.0).abs() < 1e-6);
     assert!(Row::parse("a,b").is_err());
     assert!(Row::parse("linux,x,1,1,1,1,1,1,1").is_err());
+    // Lines written before the csv crate (Rust's Display for f64) read back the same.
+    let old = "linux,64,0.300049781,418927,1396191.65394425,89356265.852432,0.0000007162340479367528,418927,26811328";
+    let r = Row::parse(old).unwrap();
+    assert_eq!(r.delay_sec, 0.0000007162340479367528);
+    assert_eq!(Row::parse(&r.to_line()).unwrap(), r);
+    // A whole file: header, rows, status lines; each parser finds its own.
+    let st = Status {
+        imp: "streams".into(),
+        size: 8,
+        rep: 0,
+        state: State::Unavailable,
+        message: "no device".into(),
+    };
+    let text = perftest::csv::to_text(std::slice::from_ref(&r), std::slice::from_ref(&st));
+    assert!(text.starts_with(&format!("{HEADER}\n")), "{text}");
+    assert_eq!(parse_text(&text).unwrap(), vec![r]);
+    assert_eq!(parse_status(&text).unwrap(), vec![st]);
 }
 
 #[test]
@@ -174,11 +191,23 @@ fn status_lines_round_trip_and_are_comments() {
         "no STREAMS pipe device: /dev/streams/clone/pipe: No such file, or directory",
     );
     let line = s.to_line();
+    // The message is a CSV field: quoted because of its comma.
     assert_eq!(
         line,
-        "#status,streams,64,2,unavailable,no STREAMS pipe device: /dev/streams/clone/pipe: No such file, or directory"
+        "#status,streams,64,2,unavailable,\"no STREAMS pipe device: /dev/streams/clone/pipe: No such file, or directory\""
     );
     assert_eq!(Status::parse(&line).unwrap(), s);
+    // Lines written before the quoting still read back.
+    assert_eq!(
+        Status::parse("#status,streams,64,2,unavailable,no STREAMS pipe device: /dev/streams/clone/pipe: No such file, or directory").unwrap(),
+        s
+    );
+    assert_eq!(
+        Status::parse("#status,x,1,0,failed,say \"hi\"")
+            .unwrap()
+            .message,
+        "say \"hi\""
+    );
     let nl = status("x", 1, 0, State::Failed, "a\nb");
     assert_eq!(Status::parse(&nl.to_line()).unwrap().message, "a b");
     for st in [State::Unavailable, State::Failed, State::NotRun] {
@@ -298,17 +327,29 @@ fn results_json_carries_rows_and_status() {
     let rows = vec![row("linux", 64, 1000.0), row("str\"eams", 64, 500.0)];
     let st = vec![status("streams", 8, 2, State::Failed, "bad\\path\nx")];
     let j = perftest::csv::to_json(&rows, &st);
-    assert!(j.starts_with("{\"measurements\":[\n"), "{j}");
-    assert!(
-        j.contains("{\"impl\":\"linux\",\"size\":64,\"seconds\":1,\"writes\":1000,\"writes_per_sec\":1000,\"bytes_per_sec\":64000,\"delay_sec\":0.001,\"reads\":1,\"read_bytes\":1}"),
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    assert_eq!(
+        v["measurements"][0],
+        serde_json::json!({"impl": "linux", "size": 64, "seconds": 1.0, "writes": 1000,
+            "writes_per_sec": 1000.0, "bytes_per_sec": 64000.0, "delay_sec": 0.001,
+            "reads": 1, "read_bytes": 1}),
         "{j}"
     );
-    assert!(j.contains("\"impl\":\"str\\\"eams\""), "{j}");
-    assert!(
-        j.contains("{\"impl\":\"streams\",\"size\":8,\"rep\":2,\"state\":\"failed\",\"message\":\"bad\\\\path\\u000ax\"}"),
+    assert_eq!(v["measurements"][1]["impl"], "str\"eams", "{j}");
+    assert_eq!(
+        v["not_measured"],
+        serde_json::json!([{"impl": "streams", "size": 8, "rep": 2, "state": "failed",
+            "message": "bad\\path\nx"}]),
         "{j}"
     );
-    assert!(j.ends_with("]}\n"), "{j}");
+    assert!(j.ends_with("}\n"), "{j}");
+    // A non-finite number, which JSON cannot carry, is null.
+    let inf = Row {
+        delay_sec: f64::INFINITY,
+        ..row("linux", 1, 0.0)
+    };
+    let v: serde_json::Value = serde_json::from_str(&perftest::csv::to_json(&[inf], &[])).unwrap();
+    assert!(v["measurements"][0]["delay_sec"].is_null());
     // write_report puts it next to report.md.
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_json");
     let _ = std::fs::remove_dir_all(&dir);
