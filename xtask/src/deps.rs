@@ -38,9 +38,11 @@ const PACKAGES: &[(&str, Option<&str>)] = &[
     ("gcc", None),
     ("libc6-dev", None),
     ("xz-utils", None),
-    // host checks: valgrind runs the core's tests, gnuplot draws perftest's charts
+    // host checks: valgrind runs the core's tests, gnuplot draws perftest's charts, mandoc
+    // lints the manual pages
     ("valgrind", None),
     ("gnuplot-nox", None),
+    ("mandoc", None),
 ];
 
 /// The Debian rustc that builds the kernel and the modules.

@@ -13,6 +13,7 @@ mod deps;
 mod initramfs;
 mod kernel;
 mod ktap;
+mod man;
 mod modules;
 mod util;
 mod vm;
@@ -80,6 +81,13 @@ enum Cmd {
     /// Build the modules through the top-level Kbuild (warnings are errors); default: the test
     /// build of streams.ko against the test kernel.
     Modules(ModulesArgs),
+    /// Manual pages into target/man/, linted with mandoc
+    ///
+    /// Render perftest(8), perftest-sweep(8), perftest-report(8) and scls(8) from the programs'
+    /// clap definitions, copy the hand-written pages of docs/man/ (streamio(7), putmsg(2),
+    /// getmsg(2), isastream(3), fattach(3), fdetach(3), libstreams_pipe(7)), and fail on any
+    /// message of mandoc -T lint -W warning. cargo xtask test runs the same as a host check.
+    Man,
 }
 
 /// `--variant test|lean`.
@@ -204,6 +212,9 @@ fn host_tests() -> Result<()> {
             .env("CARGO_TARGET_DIR", root.join("target/loom")),
     )?;
     st.done();
+    let st = util::step("host: manual pages in target/man/ (mandoc -T lint -W warning)");
+    let pages = man::build(&root)?;
+    st.done_with(&format!("{} pages, lint clean", pages.len()));
     let st = util::step("host: docs/unsafe.md matches the code (scripts/unsafe-report.sh)");
     util::run(Command::new(root.join("scripts/unsafe-report.sh")).arg("--check"))?;
     st.done();
@@ -488,8 +499,10 @@ fn main() -> ExitCode {
         Cmd::Vm(_) => "vm",
         Cmd::Kernel(_) => "kernel",
         Cmd::Modules(_) => "modules",
+        Cmd::Man => "man",
     };
     let result: Result<u8> = match cmd {
+        Cmd::Man => man::cmd().map(|_| 0),
         Cmd::Bench(a) => bench::cmd(a).map(|_| 0),
         Cmd::Test(o) => cmd_test(&o).map(|_| 0),
         Cmd::Selftest(o) => timeout(o.timeout, 900)
