@@ -5,7 +5,8 @@
 //!   `m/mod.rs`); otherwise the kernel would silently run different code than the host tests.
 //! - Every `ktest_suite!` table in the sources must be registered in `rust/modules/suites.rs`,
 //!   and the guest must report each with exactly its number of cases (see [`expected_suites`]).
-//! - `streams.rs`'s `VERSION` must be the workspace version (logged at load and unload).
+//! - `streams.rs`'s `VERSION` must be the workspace version (logged at load and unload), and so
+//!   must `dkms.conf`'s `PACKAGE_VERSION`.
 //! - The production `streams.ko` carries no test code, and the test build does
 //!   ([`check_builds`]).
 
@@ -214,6 +215,18 @@ pub(crate) fn check_sources(root: &Path) -> Result<()> {
     if ws_version.is_none() || ws_version != k_version {
         problems.push(format!(
             "version mismatch: workspace {ws_version:?}, rust/modules/streams.rs {k_version:?}"
+        ));
+    }
+    // DKMS names the installed source tree and its modules by this version.
+    let dkms = util::read(&root.join("dkms.conf"))?;
+    let dkms_version = dkms.lines().find_map(|l| {
+        l.trim()
+            .strip_prefix("PACKAGE_VERSION=\"")
+            .and_then(|v| v.strip_suffix('"'))
+    });
+    if ws_version.is_none() || ws_version != dkms_version {
+        problems.push(format!(
+            "version mismatch: workspace {ws_version:?}, dkms.conf PACKAGE_VERSION {dkms_version:?}"
         ));
     }
     if let Err(e) = expected_suites(root, true) {

@@ -43,7 +43,13 @@ const PACKAGES: &[(&str, Option<&str>)] = &[
     ("valgrind", None),
     ("gnuplot-nox", None),
     ("mandoc", None),
+    // the installation checks: a DKMS build of the modules against the test kernel
+    ("dkms", None),
 ];
+
+/// Packages installed without their recommendations (dkms would pull in the Debian kernel's
+/// headers, which nothing here uses).
+const WITHOUT_RECOMMENDS: &[&str] = &["dkms"];
 
 /// The Debian rustc that builds the kernel and the modules.
 pub(crate) const KERNEL_RUSTC: &str = "/usr/bin/rustc";
@@ -113,12 +119,21 @@ pub(crate) fn ensure() -> Result<()> {
             ));
         }
         util::run(Command::new("apt-get").args(["update", "-qq"]))?;
-        util::run(
-            Command::new("apt-get")
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .args(["install", "-y", "-qq", "--allow-downgrades"])
-                .args(&missing),
-        )?;
+        let (lean, full): (Vec<&String>, Vec<&String>) = missing
+            .iter()
+            .partition(|p| WITHOUT_RECOMMENDS.contains(&p.as_str()));
+        for (pkgs, recommends) in [(full, true), (lean, false)] {
+            if pkgs.is_empty() {
+                continue;
+            }
+            util::run(
+                Command::new("apt-get")
+                    .env("DEBIAN_FRONTEND", "noninteractive")
+                    .args(["install", "-y", "-qq", "--allow-downgrades"])
+                    .args((!recommends).then_some("--no-install-recommends"))
+                    .args(pkgs),
+            )?;
+        }
     }
     let bg = bindgen();
     let have = util::try_output(Command::new(&bg).arg("--version")).unwrap_or_default();

@@ -11,6 +11,7 @@ mod bench;
 mod checks;
 mod deps;
 mod initramfs;
+mod install;
 mod kernel;
 mod ktap;
 mod man;
@@ -400,8 +401,10 @@ fn negative_control_expected(v: Variant, limit: Duration) -> Result<()> {
     Ok(())
 }
 
-/// Build both `streams.ko` builds against the kernel of `v` and check that the production one
-/// carries no test code and the test build does (`checks::check_builds`).
+/// Build both `streams.ko` builds against the kernel of `v` (through the top-level `Makefile`),
+/// check that the production one carries no test code and the test build does
+/// (`checks::check_builds`), that its `make modules_install` gives modprobe the right
+/// dependencies (`install::check`) and that DKMS builds the modules (`install::check_dkms`).
 fn builds_apart(v: Variant) -> Result<()> {
     deps::ensure()?;
     let k = kernel::ensure(v)?;
@@ -413,7 +416,10 @@ fn builds_apart(v: Variant) -> Result<()> {
         },
     )?;
     let prod = modules::build(&k, v, Build::Prod)?;
-    checks::check_builds(&util::repo_root(), prod.streams_ko()?, test.streams_ko()?)
+    let root = util::repo_root();
+    checks::check_builds(&root, prod.streams_ko()?, test.streams_ko()?)?;
+    install::check(&root, &k, &prod)?;
+    install::check_dkms(&root, &k)
 }
 
 fn cmd_test(o: &TestArgs) -> Result<()> {

@@ -9,6 +9,10 @@
 //! kernels (or builds) would link objects compiled against another kernel's `kernel` crate (or
 //! with other cfgs). Files are copied only when changed, so `make` stays incremental. Any
 //! warning fails the build.
+//!
+//! The build goes through the top-level `Makefile`, the one kernel developers and DKMS use
+//! (`make KDIR=...`), with the toolchain variables given explicitly; so every test run also
+//! builds the modules the way an installation does.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -55,6 +59,8 @@ impl Build {
 
 /// Built modules.
 pub(crate) struct Modules {
+    /// The staging tree they were built in (`make -C` here installs them).
+    pub(crate) stage: PathBuf,
     /// The `.ko` files.
     pub(crate) files: Vec<PathBuf>,
 }
@@ -76,27 +82,14 @@ pub(crate) fn build(k: &Kernel, v: Variant, b: Build) -> Result<Modules> {
     let name = format!("{}-{}", v.name(), b.name());
     let stage = root.join("target/kmod").join(&name);
     let st = util::step(format!(
-        "build modules ({name}) via Kbuild: make -C {} M={}",
-        k.kdir.display(),
-        stage.display()
+        "build modules ({name}) via the Makefile and Kbuild: make -C {} KDIR={}",
+        stage.display(),
+        k.kdir.display()
     ));
-    util::sync_file(&root.join("Kbuild"), &stage.join("Kbuild"))?;
-    let rs_or_kbuild = |p: &Path| {
-        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        n.ends_with(".rs") || n.ends_with(".c") || n.ends_with(".h") || n == "Kbuild"
-    };
-    util::sync_tree(
-        &root.join("rust/modules"),
-        &stage.join("rust/modules"),
-        &rs_or_kbuild,
-    )?;
-    for src in ["rust/streams_core/src", "rust/pipe/src"] {
-        util::sync_tree(&root.join(src), &stage.join(src), &rs_or_kbuild)?;
-    }
+    sync_sources(&root, &stage)?;
     let log = stage.join("build.log");
     let _ = fs::remove_file(&log);
-    let mut cmd = kernel::make(&k.kdir);
-    cmd.arg(format!("M={}", stage.display()));
+    let mut cmd = makefile(&stage, &k.kdir);
     if let Build::Test { negative_control } = b {
         cmd.arg("RSTREAMS_TEST=1");
         if negative_control {
@@ -129,7 +122,41 @@ pub(crate) fn build(k: &Kernel, v: Variant, b: Build) -> Result<Modules> {
         .map(|n| n.to_string_lossy().into_owned())
         .collect();
     st.done_with(&format!("{} (no warnings)", names.join(" ")));
-    Ok(Modules { files })
+    Ok(Modules { stage, files })
+}
+
+/// Copy (when changed) what the module build reads into `dest`: `Makefile`, `Kbuild`,
+/// `rust/modules/` and the Rust sources of the core and the pipe driver it mounts. The same set
+/// is DKMS's source tree and the `rstreams-dkms` package's.
+pub(crate) fn sync_sources(root: &Path, dest: &Path) -> Result<()> {
+    for f in ["Kbuild", "Makefile"] {
+        util::sync_file(&root.join(f), &dest.join(f))?;
+    }
+    let rs_or_kbuild = |p: &Path| {
+        let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        n.ends_with(".rs") || n.ends_with(".c") || n.ends_with(".h") || n == "Kbuild"
+    };
+    util::sync_tree(
+        &root.join("rust/modules"),
+        &dest.join("rust/modules"),
+        &rs_or_kbuild,
+    )?;
+    for src in ["rust/streams_core/src", "rust/pipe/src"] {
+        util::sync_tree(&root.join(src), &dest.join(src), &rs_or_kbuild)?;
+    }
+    Ok(())
+}
+
+/// `make -C dir KDIR=kdir <the kernel's toolchain variables>` through the top-level `Makefile`
+/// (synced into `dir`), with the kernel-build PATH.
+pub(crate) fn makefile(dir: &Path, kdir: &Path) -> Command {
+    let mut c = Command::new("make");
+    c.arg("-C")
+        .arg(dir)
+        .arg(format!("KDIR={}", kdir.display()))
+        .args(kernel::make_vars())
+        .env("PATH", crate::deps::kernel_path());
+    c
 }
 
 /// Build the workspace's user-space programs as static binaries for the guest; returns them.
