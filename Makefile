@@ -10,8 +10,9 @@
 # Variables: KDIR=/path/to/kernel/build, INSTALL_MOD_PATH=/staging/root, INSTALL_MOD_DIR=updates,
 # RSTREAMS_TEST=1 (the test build; see docs/building.md). The kernel must have CONFIG_RUST=y.
 #
-# Kbuild does the work (`make -C $(KDIR) M=$(CURDIR)` reads ./Kbuild). This file only finds the
-# toolchain the kernel tree records: Rust modules must be compiled by the very rustc that built
+# Kbuild does the work: `make -C $(KDIR) M=$(CURDIR)/rust/modules`, so that its outputs and its
+# `make clean` (which deletes every *.o, *.a, *.ko... below M) stay inside rust/modules/ and
+# never touch cargo's target/. This file only finds the toolchain the kernel tree records: Rust modules must be compiled by the very rustc that built
 # the kernel (CONFIG_RUSTC_VERSION_TEXT), and a clang-built kernel (CONFIG_CC_IS_CLANG) needs
 # LLVM=1. `cargo xtask` builds its modules through this file too, with the same variables set
 # explicitly (xtask/src/modules.rs).
@@ -63,7 +64,8 @@ LLVM ?= 1
 endif
 endif
 
-KBUILD_VARS = M=$(CURDIR) RUSTC=$(RUSTC_FOUND) RUSTDOC=$(RUSTDOC) RUST_LIB_SRC=$(RUST_LIB_SRC) \
+MODDIR := $(CURDIR)/rust/modules
+KBUILD_VARS = M=$(MODDIR) RUSTC=$(RUSTC_FOUND) RUSTDOC=$(RUSTDOC) RUST_LIB_SRC=$(RUST_LIB_SRC) \
 	$(if $(LLVM),LLVM=$(LLVM))
 
 .PHONY: all modules modules_install clean help
@@ -79,7 +81,7 @@ modules_install:
 	$(MAKE) -C $(KDIR) $(KBUILD_VARS) INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) modules_install
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C $(KDIR) M=$(MODDIR) clean
 
 help:
 	@sed -n '3,11s/^# \{0,1\}//p' $(firstword $(MAKEFILE_LIST))

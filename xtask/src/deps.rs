@@ -43,8 +43,11 @@ const PACKAGES: &[(&str, Option<&str>)] = &[
     ("valgrind", None),
     ("gnuplot-nox", None),
     ("mandoc", None),
-    // the installation checks: a DKMS build of the modules against the test kernel
+    // the installation checks: a DKMS build of the modules against the test kernel; the
+    // Debian packages (cargo xtask package): dpkg-architecture, lintian
     ("dkms", None),
+    ("dpkg-dev", None),
+    ("lintian", None),
 ];
 
 /// Packages installed without their recommendations (dkms would pull in the Debian kernel's

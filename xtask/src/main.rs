@@ -16,6 +16,7 @@ mod kernel;
 mod ktap;
 mod man;
 mod modules;
+mod package;
 mod util;
 mod vm;
 
@@ -58,9 +59,9 @@ enum Cmd {
     /// Host checks, both builds of streams.ko, KUnit and guest tests, the negative control
     ///
     /// Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace, core tests
-    /// under valgrind, loom models, unsafe audit table, man pages), then both builds of
-    /// streams.ko (the production one must have no KUnit suite, test driver or fault injection:
-    /// nm and its strings are checked), then the test build's KUnit suites and the guest tests
+    /// under valgrind, loom models, man pages, Debian packages, unsafe audit table), then both
+    /// builds of streams.ko (the production one must have no KUnit suite, test driver or fault
+    /// injection: nm and its strings are checked; make modules_install and DKMS), then the test build's KUnit suites and the guest tests
     /// in a QEMU guest with the test kernel (KASAN, lockdep, kmemleak), then the negative
     /// control (a build with a deliberately failing case, which must be reported as failing).
     /// Exit status 0 only if everything passed. With --negative-control: only the run with the
@@ -89,6 +90,15 @@ enum Cmd {
     /// getmsg(2), isastream(3), fattach(3), fdetach(3), libstreams_pipe(7)), and fail on any
     /// message of mandoc -T lint -W warning. cargo xtask test runs the same as a host check.
     Man,
+    /// Debian packages in target/package/, checked with lintian
+    ///
+    /// Build rstreams-dkms (module sources, dkms.conf, udev rules, modules-load.d),
+    /// libstreams0 (libstreams.so.0), libstreams-dev (headers, static library, libstreams.pc,
+    /// the API's manual pages) and rstreams-tools (perftest, scls, libstreams_pipe.so, their
+    /// pages) with dpkg-deb, run lintian on them (any error fails), then use their contents
+    /// unpacked: compile tests/vm/ctest with pkg-config --static, run a program linked with
+    /// libstreams.so.0, perftest and scls, and a pipeline under LD_PRELOAD.
+    Package,
 }
 
 /// `--variant test|lean`.
@@ -216,6 +226,11 @@ fn host_tests() -> Result<()> {
     let st = util::step("host: manual pages in target/man/ (mandoc -T lint -W warning)");
     let pages = man::build(&root)?;
     st.done_with(&format!("{} pages, lint clean", pages.len()));
+    let st = util::step("host: Debian packages (cargo xtask package: dpkg-deb, lintian, contents)");
+    let debs = package::build(&root)?;
+    package::lint(&debs)?;
+    package::check_contents(&root, &debs)?;
+    st.done_with(&format!("{} packages, lintian without errors", debs.len()));
     let st = util::step("host: docs/unsafe.md matches the code (scripts/unsafe-report.sh)");
     util::run(Command::new(root.join("scripts/unsafe-report.sh")).arg("--check"))?;
     st.done();
@@ -506,9 +521,11 @@ fn main() -> ExitCode {
         Cmd::Kernel(_) => "kernel",
         Cmd::Modules(_) => "modules",
         Cmd::Man => "man",
+        Cmd::Package => "package",
     };
     let result: Result<u8> = match cmd {
         Cmd::Man => man::cmd().map(|_| 0),
+        Cmd::Package => deps::ensure().and_then(|_| package::cmd()).map(|_| 0),
         Cmd::Bench(a) => bench::cmd(a).map(|_| 0),
         Cmd::Test(o) => cmd_test(&o).map(|_| 0),
         Cmd::Selftest(o) => timeout(o.timeout, 900)
