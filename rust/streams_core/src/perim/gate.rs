@@ -37,6 +37,9 @@ struct Inbound {
     backs: [Option<(QueueId, [u64; 4])>; NBACK],
     /// More queues were back-enabled than `backs` holds.
     back_all: bool,
+    /// Some back-enable is recorded (`backs` or `back_all`): the common take, puts only, does
+    /// not touch them.
+    any_back: bool,
     /// The Stream closed: refuse everything.
     closed: bool,
 }
@@ -46,8 +49,8 @@ struct Inbound {
 pub struct Taken {
     /// The puts, oldest first (through `b_next`).
     pub puts: Option<Msg>,
-    /// The back-enables (see `Inbound::backs`).
-    backs: [Option<(QueueId, [u64; 4])>; NBACK],
+    /// The back-enables (see `Inbound::backs`), if any.
+    backs: Option<[Option<(QueueId, [u64; 4])>; NBACK]>,
     /// Back-enable every queue that has a link.
     pub back_all: bool,
 }
@@ -55,12 +58,16 @@ pub struct Taken {
 impl Taken {
     /// The back-enables: `(queue, band)` pairs.
     pub fn backs(&self) -> impl Iterator<Item = (QueueId, u8)> + '_ {
-        self.backs.iter().flatten().flat_map(|(q, words)| {
-            (0..=255u8).filter_map(move |b| {
-                let w = words.get(usize::from(b / 64)).copied().unwrap_or(0);
-                (w & (1u64 << (b % 64)) != 0).then_some((*q, b))
+        self.backs
+            .iter()
+            .flatten()
+            .flatten()
+            .flat_map(|(q, words)| {
+                (0..=255u8).filter_map(move |b| {
+                    let w = words.get(usize::from(b / 64)).copied().unwrap_or(0);
+                    (w & (1u64 << (b % 64)) != 0).then_some((*q, b))
+                })
             })
-        })
     }
 
     /// Take the next put, oldest first.
@@ -155,6 +162,7 @@ impl Gate {
                 }
                 None => inb.back_all = true,
             }
+            inb.any_back = true;
             self.pending.store(true, SeqCst);
         }
         self.flag.try_schedule()
@@ -198,22 +206,33 @@ impl Gate {
         self.pending.load(SeqCst)
     }
 
-    /// Take everything on the inbound list, oldest put first (the Stream lock's holder).
+    /// Take everything on the inbound list, oldest put first (the Stream lock's holder). The
+    /// flow slots' pending byte counts go back to zero with it (all was taken).
     pub fn take(&self) -> Taken {
+        let mut cleared = false;
         let (mut lifo, backs, back_all) = {
             let mut inb = self.inbound.lock();
             self.pending.store(false, SeqCst);
-            let b = core::mem::take(&mut inb.backs);
-            let all = core::mem::take(&mut inb.back_all);
+            for f in self.flow.iter() {
+                cleared |= f.clear_pending();
+            }
+            let (b, all) = if core::mem::take(&mut inb.any_back) {
+                (
+                    Some(core::mem::take(&mut inb.backs)),
+                    core::mem::take(&mut inb.back_all),
+                )
+            } else {
+                (None, false)
+            };
             (inb.puts.take(), b, all)
         };
-        // Newest first → oldest first; account the bytes as they leave.
+        if cleared {
+            fence(SeqCst); // see `Flow::clear_pending`
+        }
+        // Newest first → oldest first.
         let mut fifo: Option<Msg> = None;
         while let Some(mut m) = lifo {
             lifo = m.0.next.take();
-            if let Some(f) = QueueId::from_raw(m.0.dest).and_then(|q| self.flow_of(q)) {
-                f.sub_pending(m.msgsize());
-            }
             m.0.next = fifo;
             fifo = Some(m);
         }
@@ -231,6 +250,7 @@ impl Gate {
         inb.closed = true;
         inb.backs = Default::default();
         inb.back_all = false;
+        inb.any_back = false;
         self.pending.store(false, SeqCst);
         for f in self.flow.iter() {
             f.release();

@@ -284,8 +284,11 @@ impl HeadProcs for StrHead {
             s.sth_backenable(band)
         }
     }
+    #[inline]
     fn sync(s: &mut Stream) {
-        s.sth_plex_sync()
+        if s.sth.plex.is_some() {
+            s.sth_plex_sync()
+        }
     }
 }
 
