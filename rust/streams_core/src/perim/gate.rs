@@ -28,13 +28,17 @@ use crate::stream::cross::NENTRY;
 /// back-enabled (`all`).
 const NBACK: usize = 4;
 
+/// Back-enables recorded for a few queues: `(queue, bands)` with bit `b` of word `b / 64` for
+/// band `b`.
+type Backs = [Option<(QueueId, [u64; 4])>; NBACK];
+
 /// What waits on the inbound list.
 #[derive(Default)]
 struct Inbound {
     /// Puts, newest first through `b_next`; each message's `dest` names its queue.
     puts: Option<Msg>,
     /// Back-enables: `(queue, bands)` with bit `b` of word `b / 64` for band `b`.
-    backs: [Option<(QueueId, [u64; 4])>; NBACK],
+    backs: Backs,
     /// More queues were back-enabled than `backs` holds.
     back_all: bool,
     /// Some back-enable is recorded (`backs` or `back_all`): the common take, puts only, does
@@ -50,7 +54,7 @@ pub struct Taken {
     /// The puts, oldest first (through `b_next`).
     pub puts: Option<Msg>,
     /// The back-enables (see `Inbound::backs`), if any.
-    backs: Option<[Option<(QueueId, [u64; 4])>; NBACK]>,
+    backs: Option<Backs>,
     /// Back-enable every queue that has a link.
     pub back_all: bool,
 }
