@@ -12,9 +12,9 @@
 //! round, and no other lock is taken under it.
 
 #[cfg(not(loom))]
-use core::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
+use core::sync::atomic::{fence, AtomicBool, Ordering::Relaxed, Ordering::SeqCst};
 #[cfg(loom)]
-use loom::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
+use loom::sync::atomic::{fence, AtomicBool, Ordering::Relaxed, Ordering::SeqCst};
 
 use super::flow::Flow;
 use crate::msg::Msg;
@@ -91,6 +91,10 @@ pub struct Gate {
     /// The Stream lock is held by someone who will look at the inbound list before it lets
     /// go (`Perim::enter` sets it, the guard clears it): a claimer leaves the run to them.
     busy: AtomicBool,
+    /// The Stream will look at its inbound list again by itself (its head holds data its
+    /// reader has not read, and nothing there waits to be told of more: `HeadProcs::lazy_ok`),
+    /// so a put of ordinary data need not claim it (`perim` step 5).
+    lazy: AtomicBool,
     /// The perimeter is on a runner's list, or claimed by a put that will run it.
     pub(crate) flag: SchedFlag,
     /// The published flow control of the entry queues.
@@ -104,6 +108,7 @@ impl Gate {
             inbound: sys::BhLock::new(Inbound::default())?,
             pending: AtomicBool::new(false),
             busy: AtomicBool::new(false),
+            lazy: AtomicBool::new(false),
             flag: SchedFlag::new(),
             flow: core::array::from_fn(|_| Flow::new()),
         })
@@ -124,6 +129,9 @@ impl Gate {
     pub fn put_in(&self, q: QueueId, mut mp: Msg) -> Result<bool, Msg> {
         let n = mp.msgsize();
         let flow = self.flow_of(q);
+        // Ordinary data may wait for the Stream's own next look (step 5 of `perim`); anything
+        // else (high priority, bands, M_HANGUP, ioctl answers...) is what a sleeper waits for.
+        let ordinary = mp.db_type() == crate::msg::M_DATA && mp.band() == 0;
         {
             let mut inb = self.inbound.lock();
             if inb.closed {
@@ -137,7 +145,28 @@ impl Gate {
                 f.add_pending(n);
             }
         }
+        if ordinary {
+            // The put's store, then (fenced) the Stream's word that it will look by itself;
+            // the Stream clears that word, then (fenced) looks at the list: one sees the other.
+            fence(SeqCst);
+            if self.lazy.load(SeqCst) {
+                return Ok(false);
+            }
+        }
         Ok(self.flag.try_schedule())
+    }
+
+    /// Whether the Stream will look at its inbound list by itself (set under the Stream lock
+    /// when it leaves: `Perim::leave`).
+    pub(crate) fn set_lazy(&self, lazy: bool) {
+        if self.lazy.load(Relaxed) != lazy {
+            self.lazy.store(lazy, SeqCst);
+        }
+    }
+
+    /// Whether ordinary puts are left for the Stream's own next look.
+    pub fn is_lazy(&self) -> bool {
+        self.lazy.load(SeqCst)
     }
 
     /// Back-enable queue `q` for `band` (see `Perimeter::backenable_in`): true if this
@@ -202,7 +231,7 @@ impl Gate {
     /// perimeter claimed and not run it).
     pub fn needs_look(&self) -> bool {
         fence(SeqCst);
-        self.pending.load(SeqCst) || self.flag.is_scheduled()
+        self.flag.is_scheduled() || (self.pending.load(SeqCst) && !self.lazy.load(SeqCst))
     }
 
     /// Whether something may be on the inbound list (no lock taken).

@@ -165,6 +165,7 @@ impl<H: HeadProcs> Perim<H> {
             self.apply_inbound(s);
             H::sync(s);
         }
+        self.gate.set_lazy(H::lazy_ok(s));
         s.take_later()
     }
 

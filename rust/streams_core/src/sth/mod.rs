@@ -284,6 +284,19 @@ impl HeadProcs for StrHead {
             s.sth_backenable(band)
         }
     }
+    /// Data queued at the head and nobody who would sleep with it there: no read fill (a
+    /// reader waits for more), no I_SETSIG registration (S_INPUT is per message), no error,
+    /// hangup or close, not linked under a multiplexor.
+    fn lazy_ok(s: &Stream) -> bool {
+        let h = &s.sth;
+        h.rdopt & RFILL == 0
+            && h.sigs.iter().all(Option::is_none)
+            && !h.hangup
+            && !h.closed
+            && h.rerr.is_none()
+            && h.plex.is_none()
+            && s.queue(s.head_rq()).is_some_and(|q| !q.is_empty())
+    }
     #[inline]
     fn sync(s: &mut Stream) {
         if s.sth.plex.is_some() {
