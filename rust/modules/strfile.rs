@@ -189,11 +189,16 @@ impl FileOps for StrFile {
     }
 
     fn fasync(&self, call: &FasyncCall<'_>) -> Result<(), Errno> {
-        call.register(self.perim.fasync())
+        call.register(self.perim.fasync())?;
+        // A lock hold after the registration: its leave sees the owner, so ordinary puts are
+        // not left for the Stream's own next look any more (`StrPerim::watched`).
+        self.perim.op(Caller::Me, |_| ());
+        Ok(())
     }
 
     fn poll(&self, pt: &PollTable<'_>) -> u32 {
         pt.wait(self.perim.wq());
+        // The op's leave sees this poller on the wait queue (`StrPerim::watched`).
         self.perim.op(Caller::Me, |s| s.strpoll(POLL_ALL))
     }
 }

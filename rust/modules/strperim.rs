@@ -154,6 +154,14 @@ impl StrPerim {
         &self.fasync
     }
 
+    /// Whether something outside the Stream is told of each arrival: a poller or an epoll
+    /// registration on the wait queue, an O_ASYNC owner. Read under the Stream lock; both are
+    /// added before the adder takes that lock (`StrFile::poll`, `StrFile::fasync`), so the
+    /// leave that follows an addition sees it (`Perim::leave_watched`).
+    fn watched(&self) -> bool {
+        self.wq.has_waiters() || !self.fasync.is_empty()
+    }
+
     /// Take the Stream lock and apply what came in through the gate (the gate is busy until
     /// the guard is dropped).
     pub(crate) fn enter(&self) -> Held<'_> {
@@ -178,7 +186,7 @@ impl StrPerim {
     /// Before the lock is dropped: run the enabled service procedures, publish flow control,
     /// take what the lock hold leaves for later and what the head reported.
     pub(crate) fn leave(&self, s: &mut Stream) -> Post {
-        let later = self.perim.leave(s);
+        let later = self.perim.leave_watched(s, self.watched());
         let ev = s.sth_take_events();
         let sigs = Signals::of(s.sth(), &ev);
         Post {

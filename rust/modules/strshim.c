@@ -161,6 +161,15 @@ void rstreams_wake_up_if_sleepers(struct wait_queue_head *wq)
 }
 EXPORT_SYMBOL_GPL(rstreams_wake_up_if_sleepers);
 
+/* Whether anyone is on the wait queue (sleeper, poller, epoll entry); no barrier: callers
+ * order it by a lock the adder takes after adding (waitq.rs, WaitQueue::has_waiters). */
+bool rstreams_waitqueue_active(struct wait_queue_head *wq);
+bool rstreams_waitqueue_active(struct wait_queue_head *wq)
+{
+	return waitqueue_active(wq);
+}
+EXPORT_SYMBOL_GPL(rstreams_waitqueue_active);
+
 /*
  * readv/writev (->read_iter/->write_iter, iter.rs): copies at an offset into the data an
  * iov_iter describes, made on a private copy of the iterator so that the Stream head may copy

@@ -779,6 +779,10 @@ fn main() {
             headops::t_fasync_sigio,
         ),
         (
+            "epoll EPOLLET on a pipe end: an edge for every arrival, also with unread data",
+            headops::t_epoll_edge_each_arrival,
+        ),
+        (
             "close drain: I_SETCLTIME 300 ms bounds a stalled close, O_NONBLOCK does not wait",
             headops::t_close_drain_cltime,
         ),
