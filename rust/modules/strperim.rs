@@ -35,10 +35,14 @@ use crate::fasync::FasyncList;
 use crate::msg::Msg;
 use crate::perim::{Perim, PerimGuard};
 use crate::runq::RunQueue;
+use crate::sth::consts::{S_HIPRI, S_INPUT, S_RDBAND, S_RDNORM};
 use crate::sth::{HeadEvents, StrHead, Stream};
 use crate::strsig::Signals;
 use crate::stream::{Later, Perimeter, QueueId};
 use crate::waitq::WaitQueue;
+
+/// The `S_*` events of an arrival at the head.
+const INPUT_EVENTS: u32 = S_INPUT | S_RDNORM | S_RDBAND | S_HIPRI;
 
 /// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
 const HOLD_JIFFIES: u64 = 1;
@@ -242,7 +246,12 @@ impl StrPerim {
 
     /// The wakeups and per-file signals of `ev` (no lock needed: none sleeps).
     pub(crate) fn wake(&self, ev: &HeadEvents, caller: Caller) {
-        if ev.wake != 0 {
+        // The head wakes its readers only when the queue was empty (or for what they may wait
+        // for); pollers and epoll entries are woken by every arrival, as Linux pipes do for a
+        // polled pipe ("epoll nonsensically wants a wakeup whether the pipe was already empty
+        // or not", fs/pipe.c): an edge-triggered waiter sees each one. A check, no lock, when
+        // nobody waits.
+        if ev.wake != 0 || ev.sigpoll & INPUT_EVENTS != 0 {
             self.wq.wake_sleepers();
         }
         crate::strsig::kill_fasync(&self.fasync, ev.sigpoll);
