@@ -25,10 +25,12 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::sth::tests::fifo::STH_FIFO_SUITE,
     &crate::sth::tests::waits::STH_WAITS_SUITE,
     &crate::sth::tests::layout::STH_LAYOUT_SUITE,
+    &crate::sth::tests::take::STH_TAKE_SUITE,
+    &crate::sth::tests::faults::STH_FAULTS_SUITE,
     &crate::mods::bufmod::tests::BUFMOD_SUITE,
     &crate::mods::bufmod::tests::ioctl::BUFMOD_IOCTL_SUITE,
     &crate::pipe::tests::pipe::STH_PIPE_SUITE,
-    &crate::pipe::tests::fast::STH_FAST_SUITE,
+    &crate::pipe::tests::twophase::PIPE_TWOPHASE_SUITE,
     &crate::pipe::tests::ends::PIPE_ENDS_SUITE,
     &crate::pipe::tests::connld::CONNLD_SUITE,
 ];

@@ -353,6 +353,17 @@ impl Msg {
         let data = Data::alloc(size)?;
         Ok(Msg(sys::new_box(Mblk::new(ty, data))?))
     }
+    /// [`Msg::with_type`] for a system call that builds its message before it takes the
+    /// Stream lock (Solaris `allocb_wait`): the allocations may sleep to find memory, so this
+    /// is never called with a Stream lock held or from a put or service procedure.
+    pub fn with_type_wait(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
+        let data = if size <= FASTBUF {
+            Data::Fast([0; FASTBUF])
+        } else {
+            Data::Heap(sys::vec_zeroed_wait(size)?)
+        };
+        Ok(Msg(sys::new_box_wait(Mblk::new(ty, data))?))
+    }
     /// A one-block message of type `ty` holding a copy of `src` (sized as allocb would).
     pub fn from_bytes(ty: MsgType, src: &[u8]) -> Result<Msg, NoMem> {
         let mut m = Msg::with_type(ty, src.len())?;
