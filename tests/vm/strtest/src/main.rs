@@ -8,7 +8,8 @@
 //! and STREAMS pipes (`pipes.rs`: full duplex, hangup, I_SENDFD/I_RECVFD, SIGPOLL).
 //! `drivers.rs` covers the `echo` and `nuls` test drivers, I_SET_HIWAT/I_SET_LOWAT and
 //! `/proc/streams/modules`; `fattach.rs` fattach/fdetach of pipe ends and driver Streams;
-//! `connld.rs` connld(7) on an attached pipe end (a new pipe per open).
+//! `connld.rs` connld(7) on an attached pipe end (a new pipe per open); `uffd.rs` system calls
+//! stuck in a userfaultfd page fault while the pipe's other end and other Streams work on.
 //! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
 //! `N passed, N failed` line; the exit status is non-zero if any case failed.
 
@@ -48,6 +49,7 @@ mod headops;
 mod loopdrv;
 mod mux;
 mod pipes;
+mod uffd;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
     r.map_err(|err| format!("{what}: {err}"))
@@ -779,6 +781,22 @@ fn main() {
         (
             "close drain: I_SETCLTIME 300 ms bounds a stalled close, O_NONBLOCK does not wait",
             headops::t_close_drain_cltime,
+        ),
+        (
+            "userfaultfd: read stuck 5 s in a page fault, the pipe's other end and echo work on",
+            uffd::t_read_into_stalled_page,
+        ),
+        (
+            "userfaultfd: write stuck 5 s in a page fault, the pipe and echo work on",
+            uffd::t_write_from_stalled_page,
+        ),
+        (
+            "userfaultfd: EINTR for a reader waiting for the token and for the stuck one",
+            uffd::t_stalled_and_waiting_readers_interrupted,
+        ),
+        (
+            "userfaultfd: a reader stuck in a page fault dies at SIGKILL, nothing lost",
+            uffd::t_stalled_reader_killed,
         ),
         (
             "spx: s_pipe by I_FDINSERT, both ways, hangup",
