@@ -142,16 +142,6 @@ impl HeadCall for StrFile {
     fn shared(&self) -> &HeadShared {
         self.perim.shared()
     }
-
-    /// A page fault in a user buffer that a signal cut short (a userfaultfd page not served
-    /// yet) restarts the call, or fails it with EINTR; only a bad address is EFAULT.
-    fn fault(&self) -> Errno {
-        if kernel::current!().signal_pending() {
-            crate::waitq::ERESTARTSYS
-        } else {
-            Errno::EFAULT
-        }
-    }
 }
 
 impl FileOps for StrFile {

@@ -54,14 +54,6 @@ pub trait HeadCall {
 
     /// The head's state that system calls use without the lock.
     fn shared(&self) -> &HeadShared;
-
-    /// The error for a copy that faulted before anything was done: EFAULT, or what makes the
-    /// call restart when a signal cut a page fault short (the kernel: ERESTARTSYS when a signal
-    /// is pending; a fault on a userfaultfd page ends that way). Only used where nothing has
-    /// happened yet, so a restart repeats nothing.
-    fn fault(&self) -> Errno {
-        Errno::EFAULT
-    }
 }
 
 /// The part of a Stream head that its system calls use without the Stream lock: the reader
@@ -210,7 +202,7 @@ pub fn read<H: HeadCall>(
             if f.done > 0 {
                 Ok(f.done)
             } else {
-                Err(h.fault())
+                Err(Errno::EFAULT)
             }
         }
     }
@@ -243,7 +235,7 @@ pub fn write<H: HeadCall>(
         }
     }
     if done == 0 {
-        return Err(h.fault());
+        return Err(Errno::EFAULT);
     }
     Ok(done)
 }
@@ -268,7 +260,7 @@ fn write_chunk<H: HeadCall>(
         };
         m.adj_wptr(got);
         if got == 0 {
-            return Err(h.fault());
+            return Err(Errno::EFAULT);
         }
         let whole = got == n;
         let mut slot = Some(m);
@@ -292,7 +284,7 @@ fn write_chunk<H: HeadCall>(
     let st = Staged::copy_in_partial(io, off, n)?;
     let got = st.bytes().len();
     if got == 0 {
-        return Err(h.fault());
+        return Err(Errno::EFAULT);
     }
     let sent = h.run(
         nonblock,
@@ -324,13 +316,7 @@ pub fn putmsg<H: HeadCall>(
     }
     let stage = |p: Option<Part<'_>>, n: Option<usize>| -> Result<Option<Staged>, Errno> {
         match (p, n) {
-            (Some(p), Some(n)) => Staged::copy_in(p.io, 0, n).map(Some).map_err(|e| {
-                if e == Errno::EFAULT {
-                    h.fault()
-                } else {
-                    e
-                }
-            }),
+            (Some(p), Some(n)) => Staged::copy_in(p.io, 0, n).map(Some),
             _ => Ok(None),
         }
     };
@@ -396,7 +382,7 @@ pub fn getmsg<H: HeadCall>(
             if !t.is_empty() {
                 untake(h, &mut t, 0);
             }
-            Err(if e == Errno::EFAULT { h.fault() } else { e })
+            Err(e)
         }
     }
 }
@@ -453,7 +439,7 @@ pub fn istr<H: HeadCall>(
             .spare_mut()
             .and_then(|s| s.get_mut(..n))
             .ok_or(Errno::ENOSR)?;
-        io.copy_from_user(dst, 0).map_err(|_| h.fault())?;
+        io.copy_from_user(dst, 0)?;
         m.adj_wptr(n);
         Some(m)
     } else {
@@ -553,7 +539,6 @@ pub fn ioctl_out<H: HeadCall>(
 ) -> Result<i32, Errno> {
     let r = h.run(false, None, |s| op(s, &mut *out), |_| {})?;
     let n = n_out(r).min(out.len());
-    io.copy_to_user(0, out.get(..n).unwrap_or_default())
-        .map_err(|_| h.fault())?;
+    io.copy_to_user(0, out.get(..n).unwrap_or_default())?;
     Ok(r)
 }

@@ -791,8 +791,8 @@ fn main() {
             uffd::t_write_from_stalled_page,
         ),
         (
-            "userfaultfd: EINTR for a reader waiting for the token and for the stuck one",
-            uffd::t_stalled_and_waiting_readers_interrupted,
+            "userfaultfd: a reader waiting for the stuck one's token gets EINTR on a signal",
+            uffd::t_token_waiter_interrupted,
         ),
         (
             "userfaultfd: a reader stuck in a page fault dies at SIGKILL, nothing lost",
