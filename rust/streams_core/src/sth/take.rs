@@ -38,7 +38,8 @@
 //! second test sees the token free, or the holder sees the mark and wakes the head's readers
 //! under the lock ([`Stream::sth_wake_readers`]; the waiter queued itself before it dropped
 //! that lock, so the wakeup finds it). This is the store-buffering argument of
-//! `perim/flow.rs`. Readers of other Streams, and the other end of a pipe, never look at it.
+//! `perim/flow.rs`; the loom model `tests/loom_token.rs` checks it. Readers of other Streams,
+//! and the other end of a pipe, never look at it.
 
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicBool, Ordering::SeqCst};
