@@ -190,20 +190,14 @@ impl Stream {
                 Ok((front, rest, retyped)) => {
                     if let Some(rest) = rest {
                         out.set_rest(&rest, retyped, ty, band);
-                        if let Err(m) = self.qctx(h).putbq(rest) {
-                            drop(m);
-                            self.count_drop();
-                        }
+                        self.sth_putbq_head(rest);
                     }
                     out.push(front);
                     Ok(copied + want)
                 }
                 Err(mp) => {
                     if let Some(mp) = mp {
-                        if let Err(m) = self.qctx(h).putbq(mp) {
-                            drop(m);
-                            self.count_drop();
-                        }
+                        self.sth_putbq_head(mp);
                     }
                     if copied > 0 {
                         Ok(copied)

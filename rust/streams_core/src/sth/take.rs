@@ -482,7 +482,6 @@ impl Stream {
     pub fn sth_untake(&mut self, t: &mut Taken, from: usize, tok: &ReaderToken) {
         let back = t.n.saturating_sub(from);
         let flushed = t.gen != self.sth.rgen || self.sth.closed;
-        let h = self.head_rq();
         let mut list = reverse(t.list.take());
         let mut rest = t.rest.take();
         for _ in 0..back {
@@ -499,10 +498,7 @@ impl Stream {
                     None => continue,
                 }
             }
-            if let Err(m) = self.qctx(h).putbq(m) {
-                drop(m);
-                self.count_drop();
-            }
+            self.sth_putbq_head(m);
         }
         t.list = reverse(list);
         tok.release();

@@ -285,6 +285,38 @@ fn split_without_memory_fails_and_keeps_the_message() -> TestResult {
     Ok(())
 }
 
+/// The fast paths stay one lock hold per call: a write built before the lock, a byte-stream
+/// read of whole messages (the token goes back without the lock), a read that splits; only a
+/// fault or a waiting reader adds one.
+fn fast_paths_are_one_lock_hold() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let mut b = *b"0123456789";
+    let h = Direct::new(&mut s);
+    check_eq!(call::write(&h, &mut SliceIo(&mut b), 10, true), Ok(10));
+    check_eq!(h.runs.get(), 1);
+    check_eq!(call::write(&h, &mut SliceIo(&mut b), 10, true), Ok(10));
+    let mut out = [0u8; 16];
+    h.runs.set(0);
+    check_eq!(call::read(&h, &mut SliceIo(&mut out), 12, true), Ok(12));
+    check_eq!(h.runs.get(), 1);
+    check_eq!(call::read(&h, &mut SliceIo(&mut out), 4, true), Ok(4));
+    check_eq!(h.runs.get(), 2);
+    check_eq!(
+        call::read(
+            &h,
+            &mut FaultAt {
+                buf: &mut out,
+                at: 0
+            },
+            4,
+            true
+        ),
+        Err(Errno::EFAULT)
+    );
+    check_eq!(h.runs.get(), 4);
+    Ok(())
+}
+
 ktest_suite!(STH_TAKE_SUITE, "streams_sth_take":
     take_whole_messages_then_copy_out,
     token_keeps_other_readers_out,
@@ -299,4 +331,5 @@ ktest_suite!(STH_TAKE_SUITE, "streams_sth_take":
     getmsg_takes_both_parts_and_puts_them_back,
     getmsg_that_retrieves_nothing_takes_nothing,
     split_without_memory_fails_and_keeps_the_message,
+    fast_paths_are_one_lock_hold,
 );
