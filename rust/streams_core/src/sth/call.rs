@@ -9,7 +9,7 @@
 //! | --- | --- | --- | --- |
 //! | read | — | [`Stream::strread`]: take what is read, hold the reader token | copy out; on a fault put back from there ([`Stream::sth_untake`]); give the token back |
 //! | write | the bytes, at most [`STRMSGSZ`] at a time: into the message itself (fast path), on the stack (up to [`STAGE_STACK`]) or a buffer | [`Stream::strwrite_prebuilt`] / [`Stream::strwrite`] | — |
-//! | putmsg | both parts (at most [`STRCTLSZ`] / [`STRMSGSZ`], else ERANGE) | [`Stream::strputpmsg`] | — |
+//! | putmsg | both parts (at most [`STRCTLSZ`] / [`STRMSGSZ`], else ERANGE), as messages | [`Stream::strputpmsg`]: check and send | — |
 //! | getmsg | — | [`Stream::strgetpmsg`]: take, hold the token | copy both parts and the caller's lengths; on a fault put back |
 //! | I_PEEK | — | `dupmsg` of the first message | copy the parts from the copy, free it |
 //! | I_STR | the request (at most [`STRMSGSZ`] bytes, else EINVAL), as a message | M_IOCTL round trip | copy the M_IOCACK's data out |
@@ -20,7 +20,7 @@
 //! `sys::vec_zeroed_wait`); the head's own allocations under the lock never do.
 
 use core::cell::Cell;
-use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use super::consts::*;
 use super::ioctl::{istr_timeout_ms, IocArg, PeekArgs, StrIoctl};
@@ -57,14 +57,14 @@ pub trait HeadCall {
 }
 
 /// The part of a Stream head that its system calls use without the Stream lock: the reader
-/// token (`take.rs`) and the hint that writes may build their message before the lock. One per
-/// head, kept by the platform next to the lock.
+/// token (`take.rs`) and the hint from which size writes may build their message before the
+/// lock. One per head, kept by the platform next to the lock.
 pub struct HeadShared {
     /// The head's reader token.
     pub reader: ReaderToken,
-    /// Writes may build their message before taking the lock (last seen under the lock; the
-    /// head checks again there).
-    prebuilt: AtomicBool,
+    /// The smallest write that may build its message before taking the lock
+    /// ([`Stream::sth_prebuilt_min`], last seen under the lock; the head checks again there).
+    prebuilt_min: AtomicUsize,
 }
 
 impl Default for HeadShared {
@@ -78,16 +78,16 @@ impl HeadShared {
     pub fn new() -> HeadShared {
         HeadShared {
             reader: ReaderToken::new(),
-            prebuilt: AtomicBool::new(true),
+            prebuilt_min: AtomicUsize::new(1),
         }
     }
 
-    fn prebuilt(&self) -> bool {
-        self.prebuilt.load(Relaxed)
+    fn prebuilt(&self, len: usize) -> bool {
+        len >= self.prebuilt_min.load(Relaxed)
     }
 
-    fn set_prebuilt(&self, v: bool) {
-        self.prebuilt.store(v, Relaxed);
+    fn set_prebuilt_min(&self, n: usize) {
+        self.prebuilt_min.store(n, Relaxed);
     }
 }
 
@@ -251,7 +251,7 @@ fn write_chunk<H: HeadCall>(
     nonblock: bool,
 ) -> Result<(usize, bool), Errno> {
     let sh = h.shared();
-    if sh.prebuilt() {
+    if sh.prebuilt(n) {
         // Build the message before the lock (`fast.rs`).
         let mut m = Msg::with_type_wait(M_DATA, n).map_err(|_| Errno::ENOSR)?;
         let got = match m.spare_mut().and_then(|s| s.get_mut(..n)) {
@@ -271,9 +271,7 @@ fn write_chunk<H: HeadCall>(
                 if whole && s.sth_prebuilt_ok(n) {
                     return s.strwrite_prebuilt(&mut slot, nonblock);
                 }
-                if whole {
-                    sh.set_prebuilt(false);
-                }
+                sh.set_prebuilt_min(s.sth_prebuilt_min());
                 let bytes = slot.as_ref().map_or(&[][..], Msg::rd);
                 s.strwrite(bytes, off, total, nonblock)
             },
@@ -290,7 +288,7 @@ fn write_chunk<H: HeadCall>(
         nonblock,
         None,
         |s| {
-            sh.set_prebuilt(s.sth_prebuilt_ok(1));
+            sh.set_prebuilt_min(s.sth_prebuilt_min());
             s.strwrite(st.bytes(), off, total, nonblock)
         },
         |_| {},
@@ -298,9 +296,9 @@ fn write_chunk<H: HeadCall>(
     Ok((sent, got == n))
 }
 
-/// putmsg/putpmsg: stage both parts, then send them. ERANGE at once for a control part over
-/// [`STRCTLSZ`] or a data part over [`STRMSGSZ`] (nothing is staged); the copy's error if a
-/// part faults (nothing is sent).
+/// putmsg/putpmsg: copy both parts into messages before the lock (a sleeping allocation each),
+/// then send them. ERANGE at once for a control part over [`STRCTLSZ`] or a data part over
+/// [`STRMSGSZ`] (nothing is copied); the copy's error if a part faults (nothing is sent).
 pub fn putmsg<H: HeadCall>(
     h: &H,
     ctl: Option<Part<'_>>,
@@ -314,28 +312,32 @@ pub fn putmsg<H: HeadCall>(
     if cl.is_some_and(|n| n > STRCTLSZ) || dl.is_some_and(|n| n > STRMSGSZ) {
         return Err(Errno::ERANGE);
     }
-    let stage = |p: Option<Part<'_>>, n: Option<usize>| -> Result<Option<Staged>, Errno> {
-        match (p, n) {
-            (Some(p), Some(n)) => Staged::copy_in(p.io, 0, n).map(Some),
-            _ => Ok(None),
-        }
+    let mut c = match (ctl, cl) {
+        (Some(p), Some(n)) => Some(copy_in_msg(p.io, n)?),
+        _ => None,
     };
-    let c = stage(ctl, cl)?;
-    let d = stage(data, dl)?;
+    let mut d = match (data, dl) {
+        (Some(p), Some(n)) => Some(copy_in_msg(p.io, n)?),
+        _ => None,
+    };
     h.run(
         nonblock,
         None,
-        |s| {
-            s.strputpmsg(
-                c.as_ref().map(Staged::bytes),
-                d.as_ref().map(Staged::bytes),
-                band,
-                flags,
-                nonblock,
-            )
-        },
+        |s| s.strputpmsg(&mut c, &mut d, band, flags, nonblock),
         |_| {},
     )
+}
+
+/// A one-block message holding the `n` bytes at the start of `io`, built before the lock.
+fn copy_in_msg(io: &mut dyn UserIo, n: usize) -> Result<Msg, Errno> {
+    let mut m = Msg::with_type_wait(M_DATA, n).map_err(|_| Errno::ENOSR)?;
+    let dst = m
+        .spare_mut()
+        .and_then(|s| s.get_mut(..n))
+        .ok_or(Errno::ENOSR)?;
+    io.copy_from_user(dst, 0)?;
+    m.adj_wptr(n);
+    Ok(m)
 }
 
 /// The user buffer of a part that is processed (`len` or `maxlen` not negative).
@@ -434,14 +436,7 @@ pub fn istr<H: HeadCall>(
         .filter(|n| *n <= STRMSGSZ)
         .ok_or(Errno::EINVAL)?;
     let data = if n > 0 {
-        let mut m = Msg::with_type_wait(M_DATA, n).map_err(|_| Errno::ENOSR)?;
-        let dst = m
-            .spare_mut()
-            .and_then(|s| s.get_mut(..n))
-            .ok_or(Errno::ENOSR)?;
-        io.copy_from_user(dst, 0)?;
-        m.adj_wptr(n);
-        Some(m)
+        Some(copy_in_msg(io, n)?)
     } else {
         None
     };

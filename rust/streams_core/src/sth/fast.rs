@@ -1,12 +1,13 @@
 //! The write fast path: a write(2) whose message the platform builds before it takes the
 //! Stream lock.
 //!
-//! For the common write (one piece, no write offset, no write hold, no packet-size limits)
-//! the platform allocates the M_DATA message (a sleeping allocation, `Msg::with_type_wait`) and
-//! copies the user's bytes into it *before* taking the lock; under the lock
-//! [`Stream::strwrite_prebuilt`] only checks and sends it: no allocation, no copy.
-//! [`Stream::sth_prebuilt_ok`] says when that is the same as [`Stream::strwrite`]; when it is
-//! not, the platform calls `strwrite` with the message's bytes as the staged data.
+//! For the common write (one piece, no write offset, no packet-size limits, not small enough
+//! for write hold to coalesce) the platform allocates the M_DATA message (a sleeping
+//! allocation, `Msg::with_type_wait`) and copies the user's bytes into it *before* taking the
+//! lock; under the lock [`Stream::strwrite_prebuilt`] only checks and sends it: no allocation,
+//! no copy. [`Stream::sth_prebuilt_ok`] says when that is the same as [`Stream::strwrite`];
+//! when it is not, the platform calls `strwrite` with the message's bytes as the staged data.
+//! [`Stream::sth_prebuilt_min`] is the hint the platform keeps between calls.
 //!
 //! (The read side has no separate fast path any more: every read(2) takes its messages under
 //! the lock and copies them out after it, `take.rs`; byte-stream reads of whole messages are
@@ -16,22 +17,31 @@ use super::consts::*;
 use super::write::wait;
 use super::{Block, Stop};
 use crate::errno::Errno;
-use crate::msg::{Msg, MsgFlags};
+use crate::msg::{Msg, MsgFlags, FASTBUF};
 use crate::queue::INFPSZ;
 use crate::sth::Stream;
 
 impl Stream {
+    /// The smallest write that may be built before the lock: 1; more than a fast buffer with
+    /// write hold on (smaller writes are coalesced at the head, larger ones go as they are);
+    /// never (`usize::MAX`) with a write offset or a `minpsz`.
+    pub fn sth_prebuilt_min(&self) -> usize {
+        if self.sth.wroff != 0 || self.sth_psz().0 != 0 {
+            usize::MAX
+        } else if self.sth.wropt & SNDHOLD != 0 || self.sth.hold.is_some() {
+            FASTBUF + 1
+        } else {
+            1
+        }
+    }
+
     /// Whether a write of `len` bytes may be sent as one message built before the lock was
-    /// taken ([`Stream::strwrite_prebuilt`]): no write offset, no write hold, no packet-size
-    /// limits that would split or refuse it, and at most [`STRMSGSZ`] bytes.
+    /// taken ([`Stream::strwrite_prebuilt`]): at least [`Stream::sth_prebuilt_min`], at most
+    /// [`STRMSGSZ`], and within the top module's `maxpsz` (one piece).
     pub fn sth_prebuilt_ok(&self, len: usize) -> bool {
-        let (minpsz, maxpsz) = self.sth_psz();
-        len > 0
+        let maxpsz = self.sth_psz().1;
+        len >= self.sth_prebuilt_min()
             && len <= STRMSGSZ
-            && self.sth.wroff == 0
-            && self.sth.wropt & SNDHOLD == 0
-            && self.sth.hold.is_none()
-            && minpsz == 0
             && (maxpsz == INFPSZ || maxpsz == 0 || len <= maxpsz)
     }
 
@@ -49,6 +59,8 @@ impl Stream {
         }
         let mut m = slot.take().ok_or(Errno::EINVAL)?;
         let n = m.msgsize();
+        // What write hold coalesced goes first, as `strwrite` sends it before a large piece.
+        self.sth_flush_hold();
         if self.sth.delim {
             m.set_flag(m.flag() | MsgFlags::MSGDELIM);
         }

@@ -7,8 +7,8 @@
 //! (MORECTL/MOREDATA) and the rest stays at the front of the queue.
 //!
 //! No user memory is reached under the Stream lock: putmsg gets its parts already copied into
-//! kernel memory (at most [`STRCTLSZ`] and [`STRMSGSZ`] bytes, staged by the platform before it
-//! took the lock); getmsg takes what it retrieves off the head into a [`Taken`] (`take.rs`),
+//! messages (at most [`STRCTLSZ`] and [`STRMSGSZ`] bytes, built by the platform before it took
+//! the lock, so the lock hold only checks and sends); getmsg takes what it retrieves off the head into a [`Taken`] (`take.rs`),
 //! which the platform copies out after the lock (putting it back on a fault); I_PEEK hands the
 //! platform a `dupmsg` of the first message to copy from.
 
@@ -17,7 +17,7 @@ use super::take::{is_ctl, split, Cut, ReaderToken, Taken};
 use super::write::wait;
 use super::{Block, Stop, UserIo};
 use crate::errno::Errno;
-use crate::msg::{Msg, M_PASSFP, M_PCPROTO, M_PROTO};
+use crate::msg::{Msg, MsgFlags, M_DATA, M_PASSFP, M_PCPROTO, M_PROTO};
 use crate::queue::INFPSZ;
 use crate::sth::Stream;
 
@@ -113,7 +113,10 @@ fn plan(m: &Msg, cmax: Option<usize>, dmax: Option<usize>) -> Plan {
 impl Stream {
     /// putmsg/putpmsg: send a control part (M_PROTO, or M_PCPROTO with MSG_HIPRI) and/or a
     /// data part (M_DATA) as one message in band `band`. The parts are the caller's bytes,
-    /// already in kernel memory (`None`: no part).
+    /// already copied into kernel memory as messages by the platform (`None`: no part; the
+    /// type of `ctl` is set here). They are taken out of their slots only when the message is
+    /// sent (or fails for good): on EAGAIN/Block they stay there for the retry. The data part
+    /// is sent as it is, or copied into a message with the head's write offset.
     ///
     /// `flags` is 0 (putmsg), MSG_HIPRI (band must be 0, a control part is required) or
     /// MSG_BAND. Neither part: nothing is sent. Errors: EINVAL (flags/band), ERANGE (data
@@ -122,28 +125,29 @@ impl Stream {
     /// when flow controlled (high priority is never flow controlled).
     pub fn strputpmsg(
         &mut self,
-        ctl: Option<&[u8]>,
-        data: Option<&[u8]>,
+        ctl: &mut Option<Msg>,
+        data: &mut Option<Msg>,
         band: i32,
         flags: i32,
         nonblock: bool,
     ) -> Result<(), Stop> {
+        let cl = ctl.as_ref().map(Msg::msgsize);
+        let dl = data.as_ref().map(Msg::msgsize);
         let hipri = match flags {
-            MSG_HIPRI if band == 0 && ctl.is_some() => true,
+            MSG_HIPRI if band == 0 && cl.is_some() => true,
             0 | MSG_BAND if (0..=255).contains(&band) => false,
             _ => return Err(Errno::EINVAL.into()),
         };
         let band = u8::try_from(band).map_err(|_| Errno::EINVAL)?;
         self.sth_write_ok()?;
-        if ctl.is_none() && data.is_none() {
+        if cl.is_none() && dl.is_none() {
             return Ok(());
         }
-        if ctl.is_some_and(|c| c.len() > STRCTLSZ) || data.is_some_and(|d| d.len() > STRMSGSZ) {
+        if cl.is_some_and(|n| n > STRCTLSZ) || dl.is_some_and(|n| n > STRMSGSZ) {
             return Err(Errno::ERANGE.into());
         }
         let (minpsz, maxpsz) = self.sth_psz();
-        if let Some(d) = data {
-            let n = d.len();
+        if let Some(n) = dl {
             if n < minpsz || (maxpsz != INFPSZ && n > maxpsz) {
                 return Err(Errno::ERANGE.into());
             }
@@ -151,19 +155,25 @@ impl Stream {
         if !hipri && !self.sth_canput(band) {
             return Err(wait(nonblock, Block::Writable(band)));
         }
-        let dmsg = match data {
-            Some(d) => Some(self.sth_mkdata(d)?),
+        let dmsg = match data.take() {
+            Some(d) if self.sth.wroff == 0 => {
+                let mut d = d;
+                d.set_type(M_DATA);
+                if self.sth.delim {
+                    d.set_flag(d.flag() | MsgFlags::MSGDELIM);
+                }
+                Some(d)
+            }
+            Some(d) => Some(self.sth_mkdata_msg(&d)?),
             None => None,
         };
-        let mut mp = match ctl {
-            Some(c) => {
-                let ty = if hipri { M_PCPROTO } else { M_PROTO };
-                let mut m = Msg::with_type(ty, c.len())?;
-                m.append(c);
+        let mut mp = match ctl.take() {
+            Some(mut c) => {
+                c.set_type(if hipri { M_PCPROTO } else { M_PROTO });
                 if let Some(d) = dmsg {
-                    m.linkb(d);
+                    c.linkb(d);
                 }
-                m
+                c
             }
             None => dmsg.ok_or(Errno::EINVAL)?,
         };

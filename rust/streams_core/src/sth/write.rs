@@ -121,6 +121,25 @@ impl Stream {
         Ok(m)
     }
 
+    /// [`Stream::sth_mkdata`] of the bytes of every block of `d` (a data part built before
+    /// the lock, which needs the write offset's headroom).
+    pub(crate) fn sth_mkdata_msg(&mut self, d: &Msg) -> Result<Msg, Stop> {
+        let wroff = self.sth.wroff;
+        let n = d.msgsize();
+        let mut m = Msg::with_type(M_DATA, wroff.saturating_add(n))?;
+        m.adj_wptr(wroff);
+        m.adj_rptr(wroff);
+        for b in d.blocks() {
+            if m.append(b.rd()) != b.blen() {
+                return Err(Errno::ENOSR.into());
+            }
+        }
+        if self.sth.delim {
+            m.set_flag(m.flag() | MsgFlags::MSGDELIM);
+        }
+        Ok(m)
+    }
+
     /// Write hold: coalesce a small piece into the held fast buffer. `Ok(false)` if hold is
     /// off or the piece is too big to hold; the held message is sent when it fills up.
     fn sth_hold_write(&mut self, data: &[u8]) -> Result<bool, Stop> {

@@ -282,9 +282,12 @@ fn putmsg_limits_erange() -> TestResult {
         check_eq!(r, if ok { Ok(()) } else { Err(Errno::ERANGE) });
     }
     // The head refuses oversized parts itself too.
-    let over = [0u8; STRCTLSZ + 1];
+    let mut over = Some(check_ok!(Msg::with_type(M_DATA, STRCTLSZ + 1)));
+    if let Some(m) = over.as_mut() {
+        m.adj_wptr(STRCTLSZ + 1);
+    }
     check_eq!(
-        h.with(|s| s.strputpmsg(Some(&over), None, 0, 0, true)),
+        h.with(|s| s.strputpmsg(&mut over, &mut None, 0, 0, true)),
         Err(Stop::Err(Errno::ERANGE))
     );
     let q = check_some!(s.queue(dwq(&s)?));

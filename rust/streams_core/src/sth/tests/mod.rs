@@ -485,6 +485,28 @@ fn band_flow_control_blocks_putpmsg() -> TestResult {
     Ok(())
 }
 
+/// putmsg's parts arrive as messages built before the lock; while flow controlled they stay
+/// with the caller for the retry, then go down as one message.
+fn putmsg_parts_kept_while_flow_controlled() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(wr(&mut s, b"0123456789"), Ok(10));
+    let mut c = Some(check_ok!(crate::msg::Msg::from_bytes(M_DATA, b"ctl")));
+    let mut d = Some(check_ok!(crate::msg::Msg::from_bytes(M_DATA, b"data")));
+    check_eq!(
+        s.strputpmsg(&mut c, &mut d, 0, 0, false),
+        Err(Stop::Block(Block::Writable(0)))
+    );
+    check!(c.is_some() && d.is_some());
+    let dq = dwq(&s)?;
+    check!(s.qctx(dq).getq().is_some());
+    check_eq!(s.strputpmsg(&mut c, &mut d, 0, 0, false), Ok(()));
+    check!(c.is_none() && d.is_none());
+    let m = check_some!(check_some!(s.queue(dq)).first());
+    check_eq!((m.db_type(), m.rd()), (M_PROTO, &b"ctl"[..]));
+    check_eq!(check_some!(m.cont()).rd(), b"data");
+    Ok(())
+}
+
 fn efault_write_sends_nothing() -> TestResult {
     let mut s = open(&HOLD)?;
     check_eq!(
@@ -662,6 +684,7 @@ ktest_suite!(STH_SUITE, "streams_sth":
     only_one_pcproto_waits_at_head,
     flow_control_blocks_writer_until_backenable,
     band_flow_control_blocks_putpmsg,
+    putmsg_parts_kept_while_flow_controlled,
     efault_write_sends_nothing,
     efault_read_and_getmsg_lose_nothing,
     write_splits_at_maxpsz,
