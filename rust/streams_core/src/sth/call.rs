@@ -91,60 +91,6 @@ impl HeadShared {
     }
 }
 
-/// Bytes copied in from user memory before the lock: on the stack up to [`STAGE_STACK`], else
-/// in a buffer allocated (sleeping) for the call.
-pub struct Staged {
-    small: [u8; STAGE_STACK],
-    heap: Option<sys::Vec<u8>>,
-    len: usize,
-}
-
-impl Staged {
-    /// Room for `n` bytes (ENOSR without memory).
-    fn with_len(n: usize) -> Result<Staged, Errno> {
-        let heap = if n > STAGE_STACK {
-            Some(sys::vec_zeroed_wait(n).map_err(|_| Errno::ENOSR)?)
-        } else {
-            None
-        };
-        Ok(Staged {
-            small: [0; STAGE_STACK],
-            heap,
-            len: n,
-        })
-    }
-
-    fn buf_mut(&mut self) -> &mut [u8] {
-        let n = self.len;
-        match &mut self.heap {
-            Some(v) => v.as_mut_slice().get_mut(..n).unwrap_or_default(),
-            None => self.small.get_mut(..n).unwrap_or_default(),
-        }
-    }
-
-    /// The `n` bytes at user offset `off` of `io`; the copy's error if it faults.
-    pub fn copy_in(io: &mut dyn UserIo, off: usize, n: usize) -> Result<Staged, Errno> {
-        let mut st = Staged::with_len(n)?;
-        io.copy_from_user(st.buf_mut(), off)?;
-        Ok(st)
-    }
-
-    /// As many of the `n` bytes at user offset `off` of `io` as precede a bad address.
-    fn copy_in_partial(io: &mut dyn UserIo, off: usize, n: usize) -> Result<Staged, Errno> {
-        let mut st = Staged::with_len(n)?;
-        st.len = io.copy_from_user_partial(st.buf_mut(), off).min(n);
-        Ok(st)
-    }
-
-    /// The staged bytes.
-    pub fn bytes(&self) -> &[u8] {
-        match &self.heap {
-            Some(v) => v.as_slice().get(..self.len).unwrap_or_default(),
-            None => self.small.get(..self.len).unwrap_or_default(),
-        }
-    }
-}
-
 /// A take was copied out: give the reader token back, waking readers that wait for it.
 fn give_back<H: HeadCall>(h: &H) {
     if h.shared().reader.release() {
@@ -279,17 +225,26 @@ fn write_chunk<H: HeadCall>(
         )?;
         return Ok((sent, whole));
     }
-    let st = Staged::copy_in_partial(io, off, n)?;
-    let got = st.bytes().len();
+    // Stage the bytes: on the stack for a small (write-hold) write, else in a buffer.
+    let mut small = [0u8; STAGE_STACK];
+    let mut heap;
+    let buf: &mut [u8] = if n <= STAGE_STACK {
+        small.get_mut(..n).unwrap_or_default()
+    } else {
+        heap = sys::vec_zeroed_wait(n).map_err(|_| Errno::ENOSR)?;
+        heap.as_mut_slice()
+    };
+    let got = io.copy_from_user_partial(buf, off).min(n);
     if got == 0 {
         return Err(Errno::EFAULT);
     }
+    let bytes = buf.get(..got).unwrap_or_default();
     let sent = h.run(
         nonblock,
         None,
         |s| {
             sh.set_prebuilt_min(s.sth_prebuilt_min());
-            s.strwrite(st.bytes(), off, total, nonblock)
+            s.strwrite(bytes, off, total, nonblock)
         },
         |_| {},
     )?;

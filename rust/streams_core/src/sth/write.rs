@@ -26,6 +26,14 @@ pub(crate) fn wait(nonblock: bool, b: Block) -> Stop {
     }
 }
 
+/// Pieces for a top module's `maxpsz`: at most [`STRMSGSZ`].
+fn piece(maxpsz: usize) -> usize {
+    match maxpsz {
+        0 | INFPSZ => STRMSGSZ,
+        m => m.min(STRMSGSZ),
+    }
+}
+
 /// Capacity of the write-hold (SNDHOLD) buffer: small writes (up to a fast buffer each) are
 /// coalesced into one message of up to this many bytes, which goes down when it is full, at
 /// the hold timer, or at the next read, putmsg, ioctl or close of this head.
@@ -35,10 +43,7 @@ impl Stream {
     /// The size of the pieces write(2) splits into: the top module's `maxpsz`, at most
     /// [`STRMSGSZ`].
     pub fn sth_piece(&self) -> usize {
-        match self.sth_psz().1 {
-            0 | INFPSZ => STRMSGSZ,
-            m => m.min(STRMSGSZ),
-        }
+        piece(self.sth_psz().1)
     }
 
     /// write(2): send `data`, bytes `off..off + data.len()` of a write of `total` bytes
@@ -76,7 +81,7 @@ impl Stream {
             self.write(m);
             return Ok(0);
         }
-        let piece = self.sth_piece();
+        let piece = piece(maxpsz);
         let mut done = 0;
         while done < data.len() {
             let n = piece.min(data.len() - done);
