@@ -2,10 +2,11 @@
 //! `cargo build --release -p streams_pipe --example pipecost` then
 //! `valgrind --tool=callgrind target/release/examples/pipecost MODE N`.
 //! Each iteration writes at end 0 and reads at end 1 of a `TestPipe`, through the same core
-//! code the kernel runs (Stream head, engine, perimeters); only the platform differs.
+//! code the kernel runs (the system call's platform half `sth::call`, Stream head, engine,
+//! perimeters); only the platform (user copies, locks, waits) differs.
 use pipe::tests::TestPipe;
-use streams_core::msg::{Msg, M_DATA};
-use streams_core::sth::fast::Taken;
+use streams_core::sth::call;
+use streams_core::sth::SliceIo;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -13,18 +14,14 @@ fn main() {
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let size: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let p = TestPipe::new().expect("pipe");
-    let data = vec![7u8; size];
+    let mut data = vec![7u8; size];
+    let mut buf = vec![0u8; 4096];
     let mut got = 0usize;
     for _ in 0..n {
         match mode {
             "plain" => {
-                let mut slot = Some(Msg::from_bytes(M_DATA, &data).expect("msg"));
-                p.end(0, |s| s.strwrite_prebuilt(&mut slot, true))
-                    .expect("write");
-                let mut t = Taken::new();
-                got += p
-                    .end(1, |s| s.strread_take(4096, true, &mut t))
-                    .expect("read");
+                call::write(&p.call(0), &mut SliceIo(&mut data), size, true).expect("write");
+                got += call::read(&p.call(1), &mut SliceIo(&mut buf), 4096, true).expect("read");
             }
             _ => panic!("mode"),
         }
