@@ -16,8 +16,8 @@
 //!
 //! - read(2) into a missing page on an upper Stream of the `mux` complex (an echo Stream linked
 //!   under it): for 5 s, the stuck Stream's own write side and poll, another upper Stream of
-//!   the same complex with its own linked echo, a new open of the mux device, I_LINK and
-//!   I_UNLINK on the other upper Stream all work; then the read returns its data.
+//!   the same complex with its own linked echo, a new open of the mux device, a new upper
+//!   Stream's I_LINK, round trip and I_UNLINK all work; then the read returns its data.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -544,10 +544,13 @@ pub(crate) fn t_mux_reader_stalled() -> R {
             quick("open and close of the mux device", || {
                 e(Stream::open(MUX), "open mux").map(drop)
             })?;
-            quick("I_LINK and I_UNLINK on the other upper Stream", || {
+            quick("I_LINK and I_UNLINK on a new upper Stream", || {
+                // (Not on u2: unlinking would leave u2 routed nowhere.)
+                let u3 = e(Stream::open(MUX), "open mux")?;
                 let l3 = e(Stream::open(ECHO), "open echo")?;
-                let m = e(u2.ioctl_int(I_LINK, l3.raw()), "I_LINK")?;
-                e(u2.ioctl_int(I_UNLINK, m), "I_UNLINK")?;
+                let m = e(u3.ioctl_int(I_LINK, l3.raw()), "I_LINK")?;
+                echo_back(&u3, b"third")?;
+                e(u3.ioctl_int(I_UNLINK, m), "I_UNLINK")?;
                 Ok(())
             })?;
             thread::sleep(Duration::from_millis(50));
