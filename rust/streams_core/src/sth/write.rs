@@ -90,7 +90,9 @@ impl Stream {
                 // bytes the platform could stage, and a piece is sent whole or not at all).
                 return Ok(done);
             }
-            if !self.sth_canput(0) {
+            // A piece that joins the held message sends nothing: no flow control to ask (LfS:
+            // writes go on filling the held buffer while the Stream is flow controlled).
+            if !self.sth_hold_fits(n) && !self.sth_canput(0) {
                 if done > 0 {
                     return Ok(done);
                 }
@@ -143,6 +145,14 @@ impl Stream {
             m.set_flag(m.flag() | MsgFlags::MSGDELIM);
         }
         Ok(m)
+    }
+
+    /// Whether a piece of `n` bytes joins the message write hold already holds (SNDHOLD on,
+    /// a piece small enough to hold, room left).
+    fn sth_hold_fits(&self, n: usize) -> bool {
+        self.sth.wropt & SNDHOLD != 0
+            && n <= FASTBUF
+            && self.sth.hold.as_ref().is_some_and(|h| h.wr_room() >= n)
     }
 
     /// Write hold: coalesce a small piece into the held fast buffer. `Ok(false)` if hold is
