@@ -24,10 +24,14 @@ fn main() {
     if mode == "hold" {
         // The bench's streams+H+w+F: write hold on the writer, read fill, 4096-byte reads.
         let r = Registry::new();
-        p.end(0, |s| s.strioctl(&r, I_SWROPT, IocArg::Int(i64::from(SNDHOLD))))
-            .expect("I_SWROPT");
-        p.end(1, |s| s.strioctl(&r, I_SRDOPT, IocArg::Int(i64::from(RFILL))))
-            .expect("I_SRDOPT");
+        p.end(0, |s| {
+            s.strioctl(&r, I_SWROPT, IocArg::Int(i64::from(SNDHOLD)))
+        })
+        .expect("I_SWROPT");
+        p.end(1, |s| {
+            s.strioctl(&r, I_SRDOPT, IocArg::Int(i64::from(RFILL)))
+        })
+        .expect("I_SRDOPT");
     }
     for _ in 0..n {
         match mode {
