@@ -58,6 +58,14 @@ impl FasyncList {
         }
     }
 
+    /// Whether no file has O_ASYNC set on this list (one load of the head; the caller orders
+    /// it against `fasync_helper` by a lock: `StrPerim::watched`).
+    pub(crate) fn is_empty(&self) -> bool {
+        // SAFETY: `head` is valid for reads (type invariant); a volatile load of the pointer
+        // that fasync_helper writes (under its own lock) is a READ_ONCE.
+        unsafe { ptr::read_volatile(self.head.get()) }.is_null()
+    }
+
     /// Send SIGIO with `si_code` `code` (POLL_IN, …) to every registration; nothing (one
     /// load) when there is none.
     pub(crate) fn kill(&self, code: i32) {

@@ -187,7 +187,8 @@ pub(crate) fn recvfd(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Err
     // Fail on a bad buffer before a file is taken off the Stream.
     out.write_at(0, &[0u8; 20])?;
     let fd = UnusedFd::reserve(0)?;
-    let mp = f.run(nonblock, |s| s.strrecvfd(nonblock), |_| {})?;
+    let tok = &f.perim().shared().reader;
+    let mp = f.run(nonblock, |s| s.strrecvfd(nonblock, tok), |_| {})?;
     let addr = mp.ext_arg().ok_or(Errno::EBADMSG)?;
     // SAFETY: `mp` is an M_PASSFP block built by `passfp_msg` (the only producer of M_PASSFP
     // with an external buffer; user space cannot make one), so `addr` is a file pointer on

@@ -2,14 +2,15 @@
 //! [`IterBuf`]: the Stream head's [`UserIo`] over the `struct iov_iter` of a `->read_iter` or
 //! `->write_iter` call (readv(2)/writev(2), and whatever else the VFS routes there).
 //!
-//! The head addresses user memory by offset and may copy the same bytes twice (a write that
-//! blocked is tried again), so every copy is made on a private copy of the iterator
+//! The core's calls (`sth::call`) address user memory by offset (a write stages it a chunk at
+//! a time, a read copies message after message, and a faulting write finds what precedes the
+//! bad address again), so every copy is made on a private copy of the iterator
 //! (`rstreams_iter_copy` in the shim): advanced to the offset, then `copy_from_iter` /
 //! `copy_to_iter`. The caller's iterator is advanced once, by what the call reports done
 //! (`chardev.rs`). All segments of a writev therefore form one write, as in SVR4: one message
-//! (split only by the topmost module's `maxpsz`, as for write(2)); a readv fills its segments
-//! in order from one read. A bad segment address is EFAULT; nothing is consumed from the
-//! Stream by a failed copy.
+//! (split only by the topmost module's `maxpsz` and `STRMSGSZ`, as for write(2)); a readv
+//! fills its segments in order from one read. A bad segment address is EFAULT (a writev sends
+//! the whole pieces before it); nothing is consumed from the Stream by a failed copy.
 
 use core::ffi::{c_int, c_void};
 use core::marker::PhantomData;
@@ -69,29 +70,40 @@ impl IterBuf<'_> {
         unsafe { rstreams_iter_advance(self.it, n.min(self.len)) }
     }
 
-    fn copy(&self, off: usize, buf: *mut c_void, len: usize, to_iter: bool) -> Result<(), Errno> {
+    /// Copy up to `len` bytes at offset `off`; returns how many were copied before a bad
+    /// address, or EFAULT for a range outside the iterator.
+    fn copy(&self, off: usize, buf: *mut c_void, len: usize, to_iter: bool) -> Result<usize, Errno> {
         if len == 0 {
-            return Ok(());
+            return Ok(0);
         }
         // SAFETY: `it` is valid (type invariant); `buf` is valid for `len` bytes (a slice of
         // the caller); the shim checks `off + len` against the iterator and copies on a copy
-        // of it, faulting user addresses to -EFAULT.
+        // of it, stopping at a bad user address.
         let r = unsafe { rstreams_iter_copy(self.it, off, buf, len, c_int::from(to_iter)) };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(Errno::EFAULT)
+        usize::try_from(r).map_err(|_| Errno::EFAULT)
+    }
+
+    fn copy_all(&self, off: usize, buf: *mut c_void, len: usize, to_iter: bool) -> Result<(), Errno> {
+        match self.copy(off, buf, len, to_iter)? {
+            n if n == len => Ok(()),
+            _ => Err(Errno::EFAULT),
         }
     }
 }
 
 impl UserIo for IterBuf<'_> {
     fn copy_from_user(&mut self, dst: &mut [u8], off: usize) -> Result<(), Errno> {
-        self.copy(off, dst.as_mut_ptr().cast(), dst.len(), false)
+        self.copy_all(off, dst.as_mut_ptr().cast(), dst.len(), false)
     }
 
     fn copy_to_user(&mut self, off: usize, src: &[u8]) -> Result<(), Errno> {
         // The shim only reads `buf` when copying to the iterator.
-        self.copy(off, src.as_ptr().cast_mut().cast(), src.len(), true)
+        self.copy_all(off, src.as_ptr().cast_mut().cast(), src.len(), true)
+    }
+
+    fn copy_from_user_partial(&mut self, dst: &mut [u8], off: usize) -> usize {
+        let n = dst.len();
+        self.copy(off, dst.as_mut_ptr().cast(), n, false)
+            .map_or(0, |k| k.min(n))
     }
 }

@@ -3,9 +3,12 @@
 //! the file operations that drive the head's state machine (`crate::sth`).
 //!
 //! ```text
-//!   read/write/ioctl/poll ──▶ StrFile ──▶ StrPerim: enter ─▶ Stream::strread/strwrite/… ─▶ unlock
-//!                                          (Block: wait on the head's wait queue, strwait.rs)
+//!   read/write/ioctl/poll ──▶ StrFile ──▶ sth::call: stage in ─▶ StrPerim: enter ─▶ Stream::strread/strwrite/… ─▶ unlock ─▶ copy out
+//!                                                   (Block: wait on the head's wait queue, strwait.rs)
 //! ```
+//!
+//! `StrFile` is the kernel's [`HeadCall`]: the core's `sth::call` does each system call's user
+//! copies around the lock holds it asks for, so none happens with the Stream lock held.
 //!
 //! Where the work is: opening the devices in `strdev.rs`, the waiting loops in `strwait.rs`,
 //! the data path (read/readv, write/writev) in `strrw.rs`, ioctl decoding in `strioctl.rs`,
@@ -15,7 +18,7 @@
 //! reaches it without a lock. A head may have several files (opens of an fattach'ed path,
 //! `fattach.rs`) and attachments; the last of them to go closes it (`StrPerim::close_now`).
 
-use core::sync::atomic::{AtomicBool, AtomicU8};
+use core::sync::atomic::AtomicU8;
 
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -24,7 +27,9 @@ use crate::chardev::{CallFile, FileOps, PollTable, O_NONBLOCK};
 use crate::errno::Errno;
 use crate::fasync::FasyncCall;
 use crate::iter::IterBuf;
+use crate::sth::call::{HeadCall, HeadShared};
 use crate::sth::consts::*;
+use crate::sth::{Stop, Stream};
 use crate::sth::layout::Model;
 use crate::strdev::StrDev;
 use crate::strperim::{Caller, StrPerim};
@@ -48,9 +53,6 @@ pub(crate) struct StrFile {
     perim: Arc<StrPerim>,
     /// `CONNECTED`, `UNCONNECTED` or `WELDING` (see `weld.rs`).
     pub(crate) pipe_state: AtomicU8,
-    /// Writes may build their message before taking the lock (last seen under the lock;
-    /// checked again there).
-    pub(crate) prebuilt_hint: AtomicBool,
     /// `fmodsw`, shared with the device.
     pub(crate) registry: Arc<Registry>,
     /// The FIFO node and open mode of a FIFO file (its close is counted there).
@@ -75,7 +77,6 @@ impl StrFile {
             StrFile {
                 perim: perim.clone(),
                 pipe_state: AtomicU8::new(state),
-                prebuilt_hint: AtomicBool::new(true),
                 registry,
                 fifo,
             },
@@ -134,6 +135,22 @@ impl StrFile {
     }
 }
 
+impl HeadCall for StrFile {
+    fn run<R>(
+        &self,
+        nonblock: bool,
+        limit_ms: Option<u32>,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        cancel: impl FnOnce(&mut Stream),
+    ) -> Result<R, Errno> {
+        self.run_limited(nonblock, limit_ms, op, cancel)
+    }
+
+    fn shared(&self) -> &HeadShared {
+        self.perim.shared()
+    }
+}
+
 impl FileOps for StrFile {
     type Dev = StrDev;
 
@@ -189,11 +206,16 @@ impl FileOps for StrFile {
     }
 
     fn fasync(&self, call: &FasyncCall<'_>) -> Result<(), Errno> {
-        call.register(self.perim.fasync())
+        call.register(self.perim.fasync())?;
+        // A lock hold after the registration: its leave sees the owner, so ordinary puts are
+        // not left for the Stream's own next look any more (`StrPerim::watched`).
+        self.perim.op(Caller::Me, |_| ());
+        Ok(())
     }
 
     fn poll(&self, pt: &PollTable<'_>) -> u32 {
         pt.wait(self.perim.wq());
+        // The op's leave sees this poller on the wait queue (`StrPerim::watched`).
         self.perim.op(Caller::Me, |s| s.strpoll(POLL_ALL))
     }
 }

@@ -1,23 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 //! ioctl(2) on a STREAMS file: decode the user argument of each `I_*` command (an integer, a
 //! module name, an output buffer, `struct strioctl`, `struct strpmsg`, …; layouts in
-//! `docs/abi.md`) into the head's `IocArg`, run it through `StrFile::run`, and copy results
-//! back. I_GETPMSG/I_PUTPMSG (the putmsg/getmsg emulation of LfS) are handled here too.
-//! Commands outside the `'S'` group go down as transparent ioctls (M_COPYIN/M_COPYOUT reach
-//! the caller's whole address space through `UserBuf`, still bounds- and fault-checked).
+//! `docs/abi.md`) and run it through the core's two-phase calls (`sth::call`): what a command
+//! sends is copied in before the Stream lock is taken, its results (an `int`, a module name,
+//! the I_LIST names, the I_STR answer, the I_PEEK and I_GETPMSG parts) are copied out after
+//! the lock is dropped. I_GETPMSG/I_PUTPMSG (the putmsg/getmsg emulation of LfS) are handled
+//! here too. Commands outside the `'S'` group go down as transparent ioctls: each M_COPYIN /
+//! M_COPYOUT is a step the core hands back, copied here without the lock through a `UserBuf`
+//! over the caller's whole address space (still bounds- and fault-checked).
 //!
 //! 32-bit processes (`->compat_ioctl`) use the same decoders with the ILP32 layouts of the
 //! structures that embed a pointer (core `sth/layout.rs`, [`Model`]: `struct strbuf` 12 bytes,
 //! `strpmsg` 32, `strpeek` 28, `strioctl` 16, `str_list` 8); every other argument has the same
 //! layout.
 
-use core::cell::Cell;
-
 use crate::errno::Errno;
+use crate::sth::call;
 use crate::sth::consts::*;
 
 use crate::sth::layout::{Layout, Model};
-use crate::sth::{istr_timeout_ms, GetMsg, IocArg, Part, PeekArgs, StrIoctl, TranspIoctl};
+use crate::sth::{GetMsg, IocArg, Part};
 use crate::strfile::StrFile;
 use crate::uio::UserBuf;
 
@@ -53,6 +55,26 @@ fn user_name(addr: usize, out: &mut [u8; FMNAMESZ + 1]) -> Result<usize, Errno> 
     Err(Errno::EINVAL)
 }
 
+/// An `I_*` command whose result is `N` bytes written to the caller's buffer at `arg`
+/// (an `int`, or a module name for I_LOOK): `arg` built from the kernel buffer the head fills.
+fn result<const N: usize>(
+    f: &StrFile,
+    cmd: u32,
+    arg: usize,
+    make: impl for<'a> Fn(&'a mut [u8]) -> IocArg<'a>,
+) -> Result<i32, Errno> {
+    let reg = &*f.registry;
+    let mut out = [0u8; N];
+    let mut io = UserBuf::new(arg, N);
+    call::ioctl_out(
+        f,
+        &mut out,
+        &mut io,
+        |s, o| s.strioctl(reg, cmd, make(o)),
+        |_| N,
+    )
+}
+
 /// ioctl(2) entry point for [`StrFile`], for a caller of data model `model`.
 pub(crate) fn ioctl(
     f: &StrFile,
@@ -64,22 +86,9 @@ pub(crate) fn ioctl(
     let reg = &*f.registry;
     // Integer arguments are C `int`s: the upper half of the register is not meaningful.
     let int = i64::from(arg as u32 as i32);
-    let out4 = UserBuf::new(arg, 4);
-    // Commands whose argument is an `int *` result or a plain integer.
-    let simple = |is_out: bool| {
-        f.run(
-            false,
-            |s| {
-                let mut o = out4;
-                let v = if is_out {
-                    IocArg::Out(&mut o)
-                } else {
-                    IocArg::Int(int)
-                };
-                s.strioctl(reg, cmd, v)
-            },
-            |_| {},
-        )
+    // Commands whose argument is a value: nothing to copy either way.
+    let plain = |a: fn(i64) -> IocArg<'static>, v: i64| {
+        f.run(false, |s| s.strioctl(reg, cmd, a(v)), |_| {})
     };
     match cmd {
         I_GETPMSG => getpmsg(f, arg, nonblock, model),
@@ -91,47 +100,29 @@ pub(crate) fn ioctl(
                 .map_err(|_| Errno::EINVAL)?;
             f.run(false, |s| s.strioctl(reg, cmd, IocArg::Name(name)), |_| {})
         }
-        I_POP => f.run(false, |s| s.strioctl(reg, cmd, IocArg::None), |_| {}),
-        I_LOOK => {
-            let o = UserBuf::new(arg, FMNAMESZ + 1);
-            f.run(
-                false,
-                |s| {
-                    let mut o = o;
-                    s.strioctl(reg, cmd, IocArg::Out(&mut o))
-                },
-                |_| {},
-            )
+        I_POP => plain(|_| IocArg::None, 0),
+        I_LOOK => result::<{ FMNAMESZ + 1 }>(f, cmd, arg, |o| IocArg::Out(o)),
+        I_NREAD | I_GRDOPT | I_GWROPT | I_GETBAND | I_GETCLTIME | FIONREAD => {
+            result::<4>(f, cmd, arg, |o| IocArg::Out(o))
         }
-        I_NREAD | I_GRDOPT | I_GWROPT | I_GETBAND | I_GETCLTIME | FIONREAD => simple(true),
-        I_FLUSH | I_SRDOPT | I_SWROPT | I_CANPUT | I_ATMARK | I_CKBAND => simple(false),
-        I_SET_HIWAT | I_SET_LOWAT => simple(false),
+        I_FLUSH | I_SRDOPT | I_SWROPT | I_CANPUT | I_ATMARK | I_CKBAND => plain(IocArg::Int, int),
+        I_SET_HIWAT | I_SET_LOWAT => plain(IocArg::Int, int),
         I_SETCLTIME => {
-            let v = i32::from_ne_bytes(out4.read_array::<4>(0)?);
+            let v = i32::from_ne_bytes(UserBuf::new(arg, 4).read_array::<4>(0)?);
+            plain(IocArg::Int, i64::from(v))
+        }
+        I_SETSIG => {
+            let pid = kernel::current!().pid();
+            let events = int as i32;
             f.run(
                 false,
-                |s| s.strioctl(reg, cmd, IocArg::Int(i64::from(v))),
+                |s| s.strioctl(reg, cmd, IocArg::Sig { pid, events }),
                 |_| {},
             )
         }
-        I_SETSIG | I_GETSIG => {
+        I_GETSIG => {
             let pid = kernel::current!().pid();
-            f.run(
-                false,
-                |s| {
-                    let mut o = out4;
-                    let a = if cmd == I_SETSIG {
-                        IocArg::Sig {
-                            pid,
-                            events: int as i32,
-                        }
-                    } else {
-                        IocArg::GetSig { pid, out: &mut o }
-                    };
-                    s.strioctl(reg, cmd, a)
-                },
-                |_| {},
-            )
+            result::<4>(f, cmd, arg, |out| IocArg::GetSig { pid, out })
         }
         I_FLUSHBAND => {
             let b = UserBuf::new(arg, 8).read_array::<8>(0)?;
@@ -143,89 +134,53 @@ pub(crate) fn ioctl(
                 |_| {},
             )
         }
-        I_LIST => {
-            if arg == 0 {
-                return f.run(false, |s| s.strioctl(reg, cmd, IocArg::None), |_| {});
-            }
-            let b = read_struct(arg, model.size(Layout::StrList))?;
-            let (n, list) = model.str_list(&b);
-            let bytes = usize::try_from(n).unwrap_or(0).saturating_mul(FMNAMESZ + 1);
-            let o = UserBuf::new(list, bytes);
-            f.run(
-                false,
-                |s| {
-                    let mut o = o;
-                    s.strioctl(reg, cmd, IocArg::List { n, out: &mut o })
-                },
-                |_| {},
-            )
-        }
+        I_LIST => list(f, arg, model),
         I_PEEK => peek(f, arg, model),
         I_STR => istr(f, arg, model),
         c if c & 0xff00 != SID => {
-            let t_id: Cell<Option<u32>> = Cell::new(None);
-            f.run(
-                false,
-                |s| {
-                    let mut mem = UserBuf::new(0, usize::MAX);
-                    let mut t = TranspIoctl {
-                        arg: arg as u64,
-                        mem: &mut mem,
-                        id: t_id.get(),
-                    };
-                    let r = s.strioctl(reg, cmd, IocArg::Transparent(&mut t));
-                    t_id.set(t.id);
-                    r
-                },
-                |s| {
-                    if let Some(id) = t_id.get() {
-                        s.sth_ioctl_cancel(id)
-                    }
-                },
-            )
+            let mut mem = UserBuf::new(0, usize::MAX);
+            call::transparent(f, cmd, arg as u64, &mut mem)
         }
-        _ => f.run(false, |s| s.strioctl(reg, cmd, IocArg::None), |_| {}),
+        _ => plain(|_| IocArg::None, 0),
     }
 }
 
-/// I_STR: `struct strioctl { int ic_cmd; int ic_timout; int ic_len; char *ic_dp; }`.
-/// The wait for the ioctl slot and the answer lasts at most `ic_timout` seconds (0: STRTIMOUT,
-/// -1: no limit); then the ioctl is cancelled (a late answer is freed) and I_STR fails with
-/// ETIME.
+/// I_LIST: with a NULL argument the number of modules; else `struct str_list { int sl_nmods;
+/// struct str_mlist *sl_modlist; }`: the names (FMNAMESZ + 1 bytes each) go to a kernel buffer
+/// under the lock (there are at most NSTRPUSH + 1 of them) and to `sl_modlist` after it.
+fn list(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
+    let reg = &*f.registry;
+    if arg == 0 {
+        return f.run(false, |s| s.strioctl(reg, I_LIST, IocArg::None), |_| {});
+    }
+    let b = read_struct(arg, model.size(Layout::StrList))?;
+    let (n, addr) = model.str_list(&b);
+    let room = usize::try_from(n).unwrap_or(0).min(NSTRPUSH + 1);
+    let mut out = crate::sys::vec_zeroed_wait(room * (FMNAMESZ + 1)).map_err(|_| Errno::ENOSR)?;
+    let bytes = usize::try_from(n).unwrap_or(0).saturating_mul(FMNAMESZ + 1);
+    let mut io = UserBuf::new(addr, bytes);
+    call::ioctl_out(
+        f,
+        out.as_mut_slice(),
+        &mut io,
+        |s, o| s.strioctl(reg, I_LIST, IocArg::List { n, out: o }),
+        |done| usize::try_from(done).unwrap_or(0) * (FMNAMESZ + 1),
+    )
+}
+
+/// I_STR: `struct strioctl { int ic_cmd; int ic_timout; int ic_len; char *ic_dp; }`. The
+/// request (`ic_len` bytes, at most STRMSGSZ) is copied in before the lock, the answer copied
+/// back to `ic_dp` and its length to `ic_len` after it. The wait for the ioctl slot and the
+/// answer lasts at most `ic_timout` seconds (0: STRTIMOUT, -1: no limit); then the ioctl is
+/// cancelled (a late answer is freed) and I_STR fails with ETIME.
 fn istr(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
     let size = model.size(Layout::StrIoctl);
     let u = UserBuf::new(arg, size);
     let b = read_struct(arg, size)?;
     let (cmd, timeout, len, dp) = model.strioctl(&b);
     // The buffer serves the request (ic_len bytes) and the answer (up to ic_len bytes back).
-    let data = UserBuf::new(dp, usize::try_from(len).unwrap_or(0));
-    let limit = istr_timeout_ms(timeout)?;
-    let reg = &*f.registry;
-    let id: Cell<Option<u32>> = Cell::new(None);
-    let mut out_len = len;
-    let r = f.run_limited(
-        false,
-        limit,
-        |s| {
-            let mut io = data;
-            let mut si = StrIoctl {
-                cmd,
-                timeout,
-                len,
-                io: &mut io,
-                id: id.get(),
-            };
-            let r = s.strioctl(reg, I_STR, IocArg::Str(&mut si));
-            id.set(si.id);
-            out_len = si.len;
-            r
-        },
-        |s| {
-            if let Some(i) = id.get() {
-                s.sth_ioctl_cancel(i)
-            }
-        },
-    )?;
+    let mut data = UserBuf::new(dp, usize::try_from(len).unwrap_or(0));
+    let (r, out_len) = call::istr(f, &f.registry, cmd, timeout, len, &mut data)?;
     u.write_at(8, &out_len.to_ne_bytes())?;
     Ok(r)
 }
@@ -241,95 +196,77 @@ fn put_lens(u: &UserBuf, g: &GetMsg, model: Model) -> Result<(), Errno> {
     u.write_at(model.databuf() + 4, &g.data_len.to_ne_bytes())
 }
 
-/// I_GETPMSG: `struct strpmsg { strbuf ctlbuf; strbuf databuf; int band; int flags; }`.
+/// I_GETPMSG: `struct strpmsg { strbuf ctlbuf; strbuf databuf; int band; int flags; }`. The
+/// parts and the lengths, band and flags are copied out after the lock; if any of those
+/// copies faults the message goes back and nothing was consumed.
 fn getpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32, Errno> {
     let size = model.size(Layout::StrPmsg);
     let u = UserBuf::new(arg, size);
     let b = read_struct(arg, size)?;
     let (c, d, band, flags) = model.strpmsg(&b);
     let (cmax, cbuf, dmax, dbuf) = (c.maxlen, c.buf, d.maxlen, d.buf);
-    let cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
-    let dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
-    let g = f.run(
+    let mut cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
+    let mut dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
+    let g = call::getmsg(
+        f,
+        part(&mut cio, cmax),
+        part(&mut dio, dmax),
+        band,
+        flags,
         nonblock,
-        |s| {
-            let (mut c, mut d) = (cio, dio);
-            s.strgetpmsg(
-                part(&mut c, cmax),
-                part(&mut d, dmax),
-                band,
-                flags,
-                nonblock,
-            )
+        |g| {
+            put_lens(&u, g, model)?;
+            u.write_at(model.pmsg_band(), &i32::from(g.band).to_ne_bytes())?;
+            u.write_at(model.pmsg_flags(), &g.flags.to_ne_bytes())
         },
-        |_| {},
     )?;
-    put_lens(&u, &g, model)?;
-    u.write_at(model.pmsg_band(), &i32::from(g.band).to_ne_bytes())?;
-    u.write_at(model.pmsg_flags(), &g.flags.to_ne_bytes())?;
     Ok(g.more)
 }
 
-/// I_PUTPMSG: as I_GETPMSG, `len` instead of `maxlen`; nothing is written back.
+/// I_PUTPMSG: as I_GETPMSG, `len` instead of `maxlen`; the parts are copied in before the
+/// lock (ERANGE beyond STRCTLSZ/STRMSGSZ); nothing is written back.
 fn putpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32, Errno> {
     let b = read_struct(arg, model.size(Layout::StrPmsg))?;
     let (c, d, band, flags) = model.strpmsg(&b);
     let (clen, cbuf, dlen, dbuf) = (c.len, c.buf, d.len, d.buf);
-    let cio = UserBuf::new(cbuf, usize::try_from(clen).unwrap_or(0));
-    let dio = UserBuf::new(dbuf, usize::try_from(dlen).unwrap_or(0));
-    f.run(
+    let mut cio = UserBuf::new(cbuf, usize::try_from(clen).unwrap_or(0));
+    let mut dio = UserBuf::new(dbuf, usize::try_from(dlen).unwrap_or(0));
+    call::putmsg(
+        f,
+        part(&mut cio, clen),
+        part(&mut dio, dlen),
+        band,
+        flags,
         nonblock,
-        |s| {
-            let (mut c, mut d) = (cio, dio);
-            s.strputpmsg(
-                part(&mut c, clen),
-                part(&mut d, dlen),
-                band,
-                flags,
-                nonblock,
-            )
-        },
-        |_| {},
     )?;
     Ok(0)
 }
 
-/// I_PEEK: `struct strpeek { strbuf ctlbuf; strbuf databuf; long flags; }`.
+/// I_PEEK: `struct strpeek { strbuf ctlbuf; strbuf databuf; long flags; }`. The parts are
+/// copied from a `dupmsg` of the first message after the lock.
 fn peek(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
     let size = model.size(Layout::StrPeek);
     let u = UserBuf::new(arg, size);
     let b = read_struct(arg, size)?;
     let (c, d, flags) = model.strpeek(&b);
     let (cmax, cbuf, dmax, dbuf) = (c.maxlen, c.buf, d.maxlen, d.buf);
-    let cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
-    let dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
-    let reg = &*f.registry;
-    let mut got = None;
-    let r = f.run(
-        false,
-        |s| {
-            let (mut c, mut d) = (cio, dio);
-            let mut p = PeekArgs {
-                ctl: part(&mut c, cmax),
-                data: part(&mut d, dmax),
-                flags,
-                got: None,
+    let mut cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
+    let mut dio = UserBuf::new(dbuf, usize::try_from(dmax).unwrap_or(0));
+    call::peek(
+        f,
+        &f.registry,
+        part(&mut cio, cmax),
+        part(&mut dio, dmax),
+        flags,
+        |g| {
+            put_lens(&u, g, model)?;
+            let fl: i64 = if g.flags == MSG_HIPRI {
+                i64::from(RS_HIPRI)
+            } else {
+                0
             };
-            let r = s.strioctl(reg, I_PEEK, IocArg::Peek(&mut p));
-            got = p.got;
-            r
+            let (fb, n) = model.long_bytes(fl);
+            u.write_at(model.peek_flags(), fb.get(..n).unwrap_or_default())
         },
-        |_| {},
-    )?;
-    if let Some(g) = got {
-        put_lens(&u, &g, model)?;
-        let fl: i64 = if g.flags == MSG_HIPRI {
-            i64::from(RS_HIPRI)
-        } else {
-            0
-        };
-        let (fb, n) = model.long_bytes(fl);
-        u.write_at(model.peek_flags(), fb.get(..n).unwrap_or_default())?;
-    }
-    Ok(r)
+    )
 }

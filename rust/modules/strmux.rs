@@ -9,7 +9,8 @@
 //!               lock upper ─ strioctl(I_LINK): muxid, linkblk M_IOCTL, wait for the ack ─ unlock
 //!               drop the request (no lock): a link that did not complete is undone
 //!   I_FDINSERT: fd ─▶ its StrFile ─▶ lock it ─ sth_fdinsert_queue ─ unlock
-//!               lock caller ─ strioctl(I_FDINSERT) with a QRef to that queue ─ unlock
+//!               copy the parts in, token and QRef block made (sth::call::fdinsert, no lock)
+//!               lock caller ─ strioctl(I_FDINSERT): check and send ─ unlock
 //! ```
 //!
 //! No two Stream locks are ever held together: the lower (or `fildes`'s) Stream is locked and
@@ -24,9 +25,10 @@ use kernel::sync::Arc;
 
 use crate::chardev::CallFile;
 use crate::errno::Errno;
-use crate::sth::consts::{I_FDINSERT, I_LINK, I_PLINK, I_PUNLINK, I_UNLINK};
+use crate::sth::consts::{I_LINK, I_PLINK, I_PUNLINK, I_UNLINK};
 use crate::sth::layout::Model;
-use crate::sth::{FdInsert, IocArg, LinkReq, Part, UnlinkReq};
+use crate::sth::call;
+use crate::sth::{FdInsertArgs, IocArg, LinkReq, Part, UnlinkReq};
 use crate::stream::{Perimeter, QRef};
 use crate::strfile::StrFile;
 use crate::strperim::{Caller, StrPerim};
@@ -114,6 +116,7 @@ fn i32_at(b: &[u8], off: usize) -> i32 {
 /// EINVAL for another kind of file or a Stream linked under a multiplexor); the driver of the
 /// caller's Stream gets a reference to `fildes`'s driver read queue with the message
 /// (`sth/fdinsert.rs`). The token is 8 bytes: 32-bit callers (`compat_ioctl`) get EINVAL.
+/// The parts are copied in by `sth::call::fdinsert` before the caller's Stream lock.
 pub(crate) fn fdinsert(
     f: &StrFile,
     file: &CallFile<'_, StrFile>,
@@ -127,7 +130,6 @@ pub(crate) fn fdinsert(
     let b = UserBuf::new(arg, 48).read_array::<48>(0)?;
     let c = model.strbuf(&b, 0);
     let d = model.strbuf(&b, 16);
-    let (clen, cbuf, dlen, dbuf) = (c.len, c.buf, d.len, d.buf);
     let flags = b
         .get(32..40)
         .and_then(|s| s.try_into().ok())
@@ -139,33 +141,20 @@ pub(crate) fn fdinsert(
         .perim()
         .op(Caller::Nobody, |s| s.sth_fdinsert_queue())?;
     let target = found.map(|(q, name)| (QRef::new(perimeter_of(them.perim()), q), name));
-    let cio = UserBuf::new(cbuf, usize::try_from(clen).unwrap_or(0));
-    let dio = UserBuf::new(dbuf, usize::try_from(dlen).unwrap_or(0));
-    let reg = &*f.registry;
-    let target = Cell::new(target);
-    f.run(
-        nonblock,
-        |s| {
-            let (mut c, mut d) = (cio, dio);
-            let mut a = FdInsert {
-                ctl: Part {
-                    io: &mut c,
-                    len: clen,
-                },
-                data: (dlen >= 0).then_some(Part {
-                    io: &mut d,
-                    len: dlen,
-                }),
-                flags,
-                offset,
-                target: target.take(),
-                nonblock,
-            };
-            let r = s.strioctl(reg, I_FDINSERT, IocArg::FdInsert(&mut a));
-            // Not sent (flow control): keep the reference for the next try.
-            target.set(a.target.take());
-            r
+    let mut cio = UserBuf::new(c.buf, usize::try_from(c.len).unwrap_or(0));
+    let mut dio = UserBuf::new(d.buf, usize::try_from(d.len).unwrap_or(0));
+    let a = FdInsertArgs {
+        ctl: Part {
+            io: &mut cio,
+            len: c.len,
         },
-        |_| {},
-    )
+        data: (d.len >= 0).then_some(Part {
+            io: &mut dio,
+            len: d.len,
+        }),
+        flags,
+        offset,
+        target,
+    };
+    call::fdinsert(f, &f.registry, a, nonblock)
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! [`StrPerim`]: one Stream in the kernel — its perimeter (the core's `perim::Perim`: the
 //! Stream under its lock, with its inbound gate), the wait queue and O_ASYNC list of its head,
-//! its timers, the work item that runs it on the scheduler's runner, and how many hold its
-//! head open.
+//! what its system calls use without the lock (the reader token and the write hint,
+//! `sth::call::HeadShared`), its timers, the work item that runs it on the scheduler's runner,
+//! and how many hold its head open.
 //!
 //! ```text
 //!  system call ─▶ enter ─▶ Stream lock ─▶ operation ─▶ unlock():  leave (service procedures,
@@ -21,7 +22,9 @@
 //! modules, driver). Never under it: a user copy, a sleeping allocation, another Stream lock,
 //! a wait. The inbound lock of the gate is a leaf (BH-safe spinlock). `hold` and `tick` are
 //! leaf spinlocks around their work items. The wait queue has its own lock; sleepers queue on
-//! it before they drop the Stream lock (`strwait.rs`).
+//! it before they drop the Stream lock (`strwait.rs`). `shared` is atomics only: the reader
+//! token is taken under the Stream lock and given back without it (core `sth/take.rs` has the
+//! protocol).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -35,10 +38,15 @@ use crate::fasync::FasyncList;
 use crate::msg::Msg;
 use crate::perim::{Perim, PerimGuard};
 use crate::runq::RunQueue;
+use crate::sth::consts::{S_HIPRI, S_INPUT, S_RDBAND, S_RDNORM};
+use crate::sth::call::HeadShared;
 use crate::sth::{HeadEvents, StrHead, Stream};
 use crate::strsig::Signals;
 use crate::stream::{Later, Perimeter, QueueId};
 use crate::waitq::WaitQueue;
+
+/// The `S_*` events of an arrival at the head.
+const INPUT_EVENTS: u32 = S_INPUT | S_RDNORM | S_RDBAND | S_HIPRI;
 
 /// Jiffies a write-hold (SNDHOLD) message waits for more data before it is sent anyway.
 const HOLD_JIFFIES: u64 = 1;
@@ -91,6 +99,8 @@ pub(crate) struct StrPerim {
     wq: WaitQueue,
     /// O_ASYNC registrations (SIGIO) of the head's files.
     fasync: FasyncList,
+    /// The head's reader token and write hint, used by its system calls without the lock.
+    shared: HeadShared,
     /// Runs the perimeter on the scheduler's runner (`runq.rs`); while queued it holds a
     /// reference, so a scheduled perimeter outlives every other holder until it has run.
     #[pin]
@@ -124,6 +134,7 @@ impl StrPerim {
                 perim,
                 wq <- WaitQueue::new(),
                 fasync: FasyncList::new(),
+                shared: HeadShared::new(),
                 work <- new_work!("rstreams_run"),
                 opens: AtomicUsize::new(0),
             }),
@@ -154,6 +165,19 @@ impl StrPerim {
         &self.fasync
     }
 
+    /// Whether something outside the Stream is told of each arrival: a poller or an epoll
+    /// registration on the wait queue, an O_ASYNC owner. Read under the Stream lock; both are
+    /// added before the adder takes that lock (`StrFile::poll`, `StrFile::fasync`), so the
+    /// leave that follows an addition sees it (`Perim::leave_watched`).
+    fn watched(&self) -> bool {
+        self.wq.has_waiters() || !self.fasync.is_empty()
+    }
+
+    /// What the head's system calls use without the lock (`sth::call`).
+    pub(crate) fn shared(&self) -> &HeadShared {
+        &self.shared
+    }
+
     /// Take the Stream lock and apply what came in through the gate (the gate is busy until
     /// the guard is dropped).
     pub(crate) fn enter(&self) -> Held<'_> {
@@ -178,7 +202,7 @@ impl StrPerim {
     /// Before the lock is dropped: run the enabled service procedures, publish flow control,
     /// take what the lock hold leaves for later and what the head reported.
     pub(crate) fn leave(&self, s: &mut Stream) -> Post {
-        let later = self.perim.leave(s);
+        let later = self.perim.leave_watched(s, self.watched());
         let ev = s.sth_take_events();
         let sigs = Signals::of(s.sth(), &ev);
         Post {
@@ -234,7 +258,12 @@ impl StrPerim {
 
     /// The wakeups and per-file signals of `ev` (no lock needed: none sleeps).
     pub(crate) fn wake(&self, ev: &HeadEvents, caller: Caller) {
-        if ev.wake != 0 {
+        // The head wakes its readers only when the queue was empty (or for what they may wait
+        // for); pollers and epoll entries are woken by every arrival, as Linux pipes do for a
+        // polled pipe ("epoll nonsensically wants a wakeup whether the pipe was already empty
+        // or not", fs/pipe.c): an edge-triggered waiter sees each one. A check, no lock, when
+        // nobody waits.
+        if ev.wake != 0 || ev.sigpoll & INPUT_EVENTS != 0 {
             self.wq.wake_sleepers();
         }
         crate::strsig::kill_fasync(&self.fasync, ev.sigpoll);

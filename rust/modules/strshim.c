@@ -161,11 +161,21 @@ void rstreams_wake_up_if_sleepers(struct wait_queue_head *wq)
 }
 EXPORT_SYMBOL_GPL(rstreams_wake_up_if_sleepers);
 
+/* Whether anyone is on the wait queue (sleeper, poller, epoll entry); no barrier: callers
+ * order it by a lock the adder takes after adding (waitq.rs, WaitQueue::has_waiters). */
+bool rstreams_waitqueue_active(struct wait_queue_head *wq);
+bool rstreams_waitqueue_active(struct wait_queue_head *wq)
+{
+	return waitqueue_active(wq);
+}
+EXPORT_SYMBOL_GPL(rstreams_waitqueue_active);
+
 /*
  * readv/writev (->read_iter/->write_iter, iter.rs): copies at an offset into the data an
  * iov_iter describes, made on a private copy of the iterator so that the Stream head may copy
  * the same bytes again after a retry; the caller's iterator is advanced once, at the end, by
- * what the call reports done. A short copy (a bad address) is -EFAULT.
+ * what the call reports done. Returns the bytes copied (fewer than len: a bad address), or
+ * -EFAULT for a range outside the iterator or the wrong direction.
  */
 int rstreams_iter_copy(struct iov_iter *it, size_t off, void *buf, size_t len, int to_iter);
 int rstreams_iter_copy(struct iov_iter *it, size_t off, void *buf, size_t len, int to_iter)
@@ -180,7 +190,7 @@ int rstreams_iter_copy(struct iov_iter *it, size_t off, void *buf, size_t len, i
 		return -EFAULT;
 	iov_iter_advance(&c, off);
 	n = to_iter ? copy_to_iter(buf, len, &c) : copy_from_iter(buf, len, &c);
-	return n == len ? 0 : -EFAULT;
+	return n > INT_MAX ? INT_MAX : (int)n;
 }
 EXPORT_SYMBOL_GPL(rstreams_iter_copy);
 

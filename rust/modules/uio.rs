@@ -4,8 +4,10 @@
 //! Every copy goes through `UserSlice` (`copy_from_user`/`copy_to_user`), which fails with
 //! EFAULT on an unmapped or kernel address instead of faulting, so a bad pointer from user
 //! space is an error value, never an oops. Copies are bounds-checked against the buffer length
-//! first, so the head can never reach past what the caller passed. No `unsafe` here.
+//! first, so a call can never reach past what the caller passed. Only the core's `sth::call`
+//! copies through it, never with a Stream lock held. No `unsafe` here.
 
+use kernel::page::PAGE_SIZE;
 use kernel::uaccess::UserSlice;
 
 use crate::errno::Errno;
@@ -74,5 +76,28 @@ impl UserIo for UserBuf {
             .writer()
             .write_slice(src)
             .map_err(|_| Errno::EFAULT)
+    }
+
+    /// `UserSlice` says only whether a whole copy worked; what precedes a bad address is found
+    /// again a page at a time (user memory is mapped, or not, by pages).
+    fn copy_from_user_partial(&mut self, dst: &mut [u8], off: usize) -> usize {
+        if self.copy_from_user(dst, off).is_ok() {
+            return dst.len();
+        }
+        let mut done = 0usize;
+        while done < dst.len() {
+            let Some(a) = self.addr.checked_add(off).and_then(|a| a.checked_add(done)) else {
+                break;
+            };
+            let n = (PAGE_SIZE - a % PAGE_SIZE).min(dst.len() - done);
+            let Some(d) = dst.get_mut(done..done + n) else {
+                break;
+            };
+            if self.copy_from_user(d, off + done).is_err() {
+                break;
+            }
+            done += n;
+        }
+        done
     }
 }

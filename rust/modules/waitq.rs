@@ -25,6 +25,7 @@ use crate::errno::Errno;
 
 extern "C" {
     fn rstreams_wake_up_if_sleepers(wq: *mut core::ffi::c_void);
+    fn rstreams_waitqueue_active(wq: *mut core::ffi::c_void) -> bool;
 }
 
 /// `ERESTARTSYS`: interrupted by a signal; the system call is restarted (SA_RESTART) or fails
@@ -80,6 +81,14 @@ impl WaitQueue {
     pub(crate) fn wake_sleepers(&self) {
         // SAFETY: `wq` is initialised (type invariant).
         unsafe { rstreams_wake_up_if_sleepers(self.wq.get().cast()) };
+    }
+
+    /// Whether anyone is queued (sleeping, polling, or registered by epoll): the kernel's
+    /// `waitqueue_active`, without a barrier. The caller orders it against the adder by a
+    /// lock both take (the Stream lock: `StrPerim::watched`).
+    pub(crate) fn has_waiters(&self) -> bool {
+        // SAFETY: `wq` is initialised (type invariant); the call only reads its list head.
+        unsafe { rstreams_waitqueue_active(self.wq.get().cast()) }
     }
 
     /// Sleep until woken, releasing `guard` (the lock under which the caller decided to wait)

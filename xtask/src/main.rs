@@ -211,14 +211,17 @@ fn host_tests() -> Result<()> {
             ),
     )?;
     st.done();
-    // loom models of the scheduler, back-enable and perimeter races (own target dir: other
-    // RUSTFLAGS).
-    let st = util::step("host: loom models (tests/loom_sched.rs, tests/loom_perim.rs)");
+    // loom models of the scheduler, back-enable, perimeter and reader-token races (own target
+    // dir: other RUSTFLAGS).
+    let st = util::step(
+        "host: loom models (tests/loom_sched.rs, tests/loom_perim.rs, tests/loom_token.rs)",
+    );
     util::run(
         Command::new(&cargo)
             .current_dir(&root)
             .args(["test", "-p", "streams_core", "--release", "--quiet"])
             .args(["--test", "loom_sched", "--test", "loom_perim"])
+            .args(["--test", "loom_token"])
             .env("RUSTFLAGS", "--cfg loom")
             .env("CARGO_TARGET_DIR", root.join("target/loom")),
     )?;

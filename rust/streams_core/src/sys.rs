@@ -301,6 +301,40 @@ pub fn vec_zeroed(n: usize) -> Result<Vec<u8>, NoMem> {
     }
 }
 
+/// A vector of `n` zero bytes allocated as a system call may, before it takes a Stream lock:
+/// the allocation may sleep to find memory (`GFP_KERNEL` in the kernel; the same as
+/// [`vec_zeroed`] on the host). Never call it with a Stream lock held, nor from a put or
+/// service procedure: it is for the platform's staging buffers and for messages built before
+/// the lock (`Msg::with_type_wait`).
+pub fn vec_zeroed_wait(n: usize) -> Result<Vec<u8>, NoMem> {
+    if fault::should_fail() {
+        return Err(NoMem);
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        vec_zeroed(n)
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        kernel::alloc::KVec::from_elem(0u8, n, kernel::alloc::flags::GFP_KERNEL).map_err(|_| NoMem)
+    }
+}
+
+/// [`new_box`] for callers outside any Stream lock (see [`vec_zeroed_wait`]): may sleep.
+pub fn new_box_wait<T>(v: T) -> Result<Box<T>, NoMem> {
+    if fault::should_fail() {
+        return Err(NoMem);
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        Ok(alloc::boxed::Box::new(v))
+    }
+    #[cfg(rstreams_kernel)]
+    {
+        kernel::alloc::KBox::new(v, kernel::alloc::flags::GFP_KERNEL).map_err(|_| NoMem)
+    }
+}
+
 /// Append `x`; on allocation failure `x` is handed back, not dropped.
 pub fn vec_push<T>(v: &mut Vec<T>, x: T) -> Result<(), T> {
     if v.len() == v.capacity() {

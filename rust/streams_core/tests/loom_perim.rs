@@ -12,6 +12,11 @@
 //! - (g) the hand-off of a busy perimeter: a claimer that finds the Stream lock held leaves
 //!   the run to the holder, who looks at the inbound list once more after letting go. A put
 //!   is never left behind; a holder that does not look again is caught.
+//! - (h) the lazy reader (one wake-up per batch): ordinary data put into a Stream whose head
+//!   still holds unread data only joins the inbound list; when the reader drains the head and
+//!   the flag goes down, a put that still saw it up is found by the reader's second look.
+//!   Nothing is stranded (pending, no lazy flag, no claim); a reader that does not look
+//!   again is caught.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -324,4 +329,65 @@ fn g_busy_handoff_leaves_nothing_behind() {
 #[should_panic(expected = "put left behind")]
 fn g_holder_that_does_not_look_again_is_caught() {
     handoff_model(false);
+}
+
+// (h) ------------------------------------------------------------------------------------------
+
+/// A Stream with a real Stream head (whose `lazy_ok` can say yes) over the `null` driver.
+fn sth_stream() -> Arc<TestPerim<streams_core::sth::StrHead>> {
+    let s = streams_core::sth::Stream::sth_new(&NULL).expect("open");
+    TestPerim::new(s).expect("perimeter")
+}
+
+fn lazy_model(reader_looks_again: bool) {
+    model(move || {
+        let t = sth_stream();
+        let rq = t.op(|s| s.head_rq());
+        // One message at the head, unread: the Stream says it will look by itself.
+        let m0 = Msg::from_bytes(streams_core::msg::M_DATA, b"0").expect("msg");
+        if t.put_in(rq, m0).expect("open") {
+            t.run(0);
+        }
+        assert!(t.perim.gate().is_lazy(), "a head with unread data is lazy");
+        let writer = {
+            let t = t.clone();
+            thread::spawn(move || {
+                for b in [b"1", b"2"] {
+                    let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
+                    if t.put_in(rq, m).expect("open") {
+                        t.run(0);
+                    }
+                }
+            })
+        };
+        // The reader drains the head (the flag goes down as it leaves), then looks again.
+        let mut n = {
+            let mut g = t.perim.enter();
+            let n = core::iter::from_fn(|| g.read()).count();
+            let later = t.perim.leave(&mut g);
+            drop(g);
+            later.finish(0);
+            n
+        };
+        if reader_looks_again && t.perim.needs_run() {
+            t.run(0);
+        }
+        writer.join().expect("writer");
+        let gate = t.perim.gate();
+        let stranded = gate.has_pending() && !gate.is_lazy() && !gate.sched_flag().is_scheduled();
+        assert!(!stranded, "lazy put stranded");
+        n += t.op(|s| core::iter::from_fn(|| s.read()).count());
+        assert_eq!(n, 3);
+    });
+}
+
+#[test]
+fn h_lazy_reader_leaves_nothing_behind() {
+    lazy_model(true);
+}
+
+#[test]
+#[should_panic(expected = "lazy put stranded")]
+fn h_reader_that_does_not_look_again_is_caught() {
+    lazy_model(false);
 }

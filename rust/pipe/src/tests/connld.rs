@@ -12,7 +12,7 @@ use streams_core::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA, M_PASSFP};
 use streams_core::sth::consts::{I_PUSH, I_SET_HIWAT, I_SET_LOWAT};
 use streams_core::sth::tests::drivers::STHLOOP;
 use streams_core::sth::tests::{rd, wr};
-use streams_core::sth::{Block, IocArg, Stop, Stream, WAKE_WRITE};
+use streams_core::sth::{Block, IocArg, ReaderToken, Stop, Stream, WAKE_WRITE};
 use streams_core::stream::Registry;
 use streams_core::{check, check_eq, check_ok, ktest_suite};
 
@@ -112,10 +112,10 @@ fn pass_reaches_the_other_end() -> TestResult {
     let mut mp = passfp(1 << 16, free_pass)?;
     check_eq!(s.end(0, |s| connld_pass(s, &mut mp, false)), Ok(true));
     // Both arrive at the other end, in order, for I_RECVFD.
-    let m = check_ok!(s.end(1, |s| s.strrecvfd(true)));
+    let m = check_ok!(s.end(1, |s| s.strrecvfd(true, &ReaderToken::new())));
     check_eq!(m.ext_arg(), Some(1 << 8));
     drop(m);
-    let m = check_ok!(s.end(1, |s| s.strrecvfd(true)));
+    let m = check_ok!(s.end(1, |s| s.strrecvfd(true, &ReaderToken::new())));
     check_eq!(m.ext_arg(), Some(1 << 16));
     drop(m);
     check_eq!(
@@ -152,11 +152,13 @@ fn pass_waits_for_room() -> TestResult {
     check!(second.is_some());
     let _ = s.end(0, Stream::sth_take_events);
     // The server takes the first: the waiting open is woken and gets through.
-    drop(check_ok!(s.end(1, |s| s.strrecvfd(true))));
+    drop(check_ok!(
+        s.end(1, |s| s.strrecvfd(true, &ReaderToken::new()))
+    ));
     check!(s.end(0, Stream::sth_take_events).wake & WAKE_WRITE != 0);
     check_eq!(s.end(0, |s| connld_pass(s, &mut second, false)), Ok(true));
     check_eq!(
-        check_ok!(s.end(1, |s| s.strrecvfd(true))).ext_arg(),
+        check_ok!(s.end(1, |s| s.strrecvfd(true, &ReaderToken::new()))).ext_arg(),
         Some(2)
     );
     check_eq!(FREED_FLOW.load(Ordering::SeqCst) - before, 3);

@@ -5,6 +5,7 @@ use super::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::ktest::TestResult;
 use streams_core::mods::bufmod::{SbHdr, BUFMOD, SBIOCGCHUNK, SBIOCSCHUNK};
+use streams_core::msg::{Msg, M_DATA};
 use streams_core::queue::QField;
 use streams_core::sth::consts::*;
 use streams_core::sth::tests::{rd, reg, wr, BUF};
@@ -25,28 +26,16 @@ fn pipe_end_push_istr_and_read() -> TestResult {
         s.qctx(h).strqget(QField::Hiwat, 0)
     });
     check_eq!(hi, Ok(4 * 8192 + 512)); // the M_SETOPTS reached end 1's head
-    let mut b = 64u32.to_ne_bytes();
-    let mut io = SliceIo(&mut b);
-    let mut st = StrIoctl {
-        cmd: SBIOCSCHUNK,
-        timeout: -1,
-        len: 4,
-        io: &mut io,
-        id: None,
-    };
+    let req = check_ok!(Msg::from_bytes(M_DATA, &64u32.to_ne_bytes()));
+    let mut st = StrIoctl::new(SBIOCSCHUNK, -1, 4, Some(req));
     let r = s.end(1, |s| s.strioctl(&reg, I_STR, IocArg::Str(&mut st)));
     check_eq!(r, Ok(0));
-    let mut b = [0u8; 4];
-    let mut io = SliceIo(&mut b);
-    let mut st = StrIoctl {
-        cmd: SBIOCGCHUNK,
-        timeout: -1,
-        len: 4,
-        io: &mut io,
-        id: None,
-    };
+    let req = check_ok!(Msg::from_bytes(M_DATA, &[0u8; 4]));
+    let mut st = StrIoctl::new(SBIOCGCHUNK, -1, 4, Some(req));
     let r = s.end(1, |s| s.strioctl(&reg, I_STR, IocArg::Str(&mut st)));
     check_eq!((r, st.len), (Ok(0), 4));
+    let mut b = [0u8; 4];
+    check_ok!(st.copy_answer(&mut SliceIo(&mut b)));
     check_eq!(u32::from_ne_bytes(b), 64);
     for d in [b"first.....", b"second....", b"third....."] {
         check_eq!(s.end(0, |s| wr(s, d)), Ok(10));

@@ -1,15 +1,17 @@
 //! Shared tests (host `cargo test` and KUnit) of STREAMS pipes: each end its own Stream and
 //! perimeter ([`TestPipe`]), the Stream head across the twist, the two-phase read and write on
-//! pipes, connld, and modules pushed on pipe ends.
+//! pipes (no user copy under a Stream lock, the reader token), connld, and modules pushed on
+//! pipe ends.
 
 pub mod connld;
 pub mod ends;
-pub mod fast;
 pub mod pipe;
+pub mod twophase;
 
 use streams_core::errno::Errno;
 use streams_core::perim::test::{settle, TestPerim};
-use streams_core::sth::{StrHead, Stream};
+use streams_core::sth::call::{HeadCall, HeadShared};
+use streams_core::sth::{Stop, StrHead, Stream};
 use streams_core::stream::Perimeter;
 use streams_core::sys::Arc;
 
@@ -18,6 +20,8 @@ use streams_core::sys::Arc;
 /// at the other end when it returns.
 pub struct TestPipe {
     ends: [Arc<TestPerim<StrHead>>; 2],
+    /// Each end's reader token and write hint (`sth::call::HeadShared`).
+    shared: [HeadShared; 2],
 }
 
 impl TestPipe {
@@ -37,7 +41,10 @@ impl TestPipe {
                 let _ = s.sth_take_events();
             });
         }
-        Ok(TestPipe { ends: [a, b] })
+        Ok(TestPipe {
+            ends: [a, b],
+            shared: [HeadShared::new(), HeadShared::new()],
+        })
     }
 
     /// The perimeter of end `end` (0 or 1; anything else is end 1).
@@ -53,6 +60,17 @@ impl TestPipe {
     /// Run `f` on end `end` as a system call does (see the type docs).
     pub fn end<R>(&self, end: usize, f: impl FnOnce(&mut Stream) -> R) -> R {
         self.perim(end).op(f)
+    }
+
+    /// End `end` as the platform of a system call (`sth::call`): each step a lock hold of
+    /// that end's perimeter, the end's own reader token.
+    pub fn call(&self, end: usize) -> EndCall<'_> {
+        let [a, b] = &self.shared;
+        EndCall {
+            pipe: self,
+            end,
+            shared: if end == 0 { a } else { b },
+        }
     }
 
     /// close(2) of end `end`: the head closes, then its gate (what is in flight is freed).
@@ -78,5 +96,40 @@ impl Drop for TestPipe {
                 self.close(e);
             }
         }
+    }
+}
+
+/// One end of a [`TestPipe`] as the platform of a system call (`sth::call::HeadCall`): each
+/// step of the call is a lock hold of that end's perimeter ([`TestPerim::op`]), so what
+/// another caller does between two steps (a `UserIo` that acts while it copies) runs with no
+/// lock held, as in the kernel. A call that would sleep runs its cancel and fails with EINTR;
+/// a non-blocking one gets EAGAIN.
+pub struct EndCall<'a> {
+    pipe: &'a TestPipe,
+    end: usize,
+    shared: &'a HeadShared,
+}
+
+impl HeadCall for EndCall<'_> {
+    fn run<R>(
+        &self,
+        nonblock: bool,
+        _limit_ms: Option<u32>,
+        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        cancel: impl FnOnce(&mut Stream),
+    ) -> Result<R, Errno> {
+        self.pipe.end(self.end, |s| match op(s) {
+            Ok(v) => Ok(v),
+            Err(Stop::Err(e)) => Err(e),
+            Err(Stop::Block(_)) if nonblock => Err(Errno::EAGAIN),
+            Err(Stop::Block(_)) => {
+                cancel(s);
+                Err(Errno::EINTR)
+            }
+        })
+    }
+
+    fn shared(&self) -> &HeadShared {
+        self.shared
     }
 }

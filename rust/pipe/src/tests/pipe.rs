@@ -9,7 +9,6 @@ use streams_core::ktest::{Failure, TestResult};
 use streams_core::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA, M_PASSFP};
 use streams_core::sth::consts::*;
 use streams_core::sth::tests::{get, nread, put, rd, reg, wr};
-use streams_core::sth::userio::SliceIo;
 use streams_core::sth::Stream;
 use streams_core::sth::*;
 use streams_core::stream::Registry;
@@ -19,7 +18,7 @@ fn pipe() -> Result<TestPipe, Failure> {
     Ok(check_ok!(TestPipe::new()))
 }
 
-fn ioc(s: &TestPipe, end: usize, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
+fn ioc(s: &TestPipe, end: usize, cmd: u32, arg: IocArg<'_>) -> Result<i32, Stop> {
     let r = reg().map_err(|_| Stop::Err(Errno::ENOSR))?;
     s.end(end, |s| s.strioctl(&r, cmd, arg))
 }
@@ -229,13 +228,13 @@ fn sendfd_recvfd_across_the_pipe() -> TestResult {
         s.end(1, |s| get(s, 8, 8, 0, 0)).err(),
         Some(Stop::Err(Errno::EBADMSG))
     );
-    let m = check_ok!(s.end(1, |s| s.strrecvfd(true)));
+    let m = check_ok!(s.end(1, |s| s.strrecvfd(true, &ReaderToken::new())));
     check_eq!(m.ext_arg(), Some(1 << 20));
     check_eq!(FREED_ACROSS.load(Ordering::SeqCst), before);
     drop(m);
     check_eq!(FREED_ACROSS.load(Ordering::SeqCst) - before, 1 << 20);
     check_eq!(
-        s.end(1, |s| s.strrecvfd(true)).err(),
+        s.end(1, |s| s.strrecvfd(true, &ReaderToken::new())).err(),
         Some(Stop::Err(Errno::EAGAIN))
     );
     Ok(())
@@ -263,7 +262,7 @@ fn sendfd_recvfd_errors() -> TestResult {
     // Data first: EBADMSG, and the data is still there.
     check_ok!(s.end(0, |s| wr(s, b"data")));
     check_eq!(
-        s.end(1, |s| s.strrecvfd(true)).err(),
+        s.end(1, |s| s.strrecvfd(true, &ReaderToken::new())).err(),
         Some(Stop::Err(Errno::EBADMSG))
     );
     check_eq!(check_ok!(s.end(1, |s| rd(s, 8))).bytes(), b"data");
@@ -276,7 +275,7 @@ fn sendfd_recvfd_errors() -> TestResult {
     // The other end closed: hangup.
     s.close(0);
     check_eq!(
-        s.end(1, |s| s.strrecvfd(true)).err(),
+        s.end(1, |s| s.strrecvfd(true, &ReaderToken::new())).err(),
         Some(Stop::Err(Errno::ENXIO))
     );
     let m = passfp(0, free_errors)?;
@@ -289,7 +288,7 @@ fn sendfd_on_a_fifo_reaches_its_own_head() -> TestResult {
     f.fifo_openers(1, 1);
     let m = passfp(1 << 10, free_fifo)?;
     check_ok!(f.strsendfd(m));
-    let got = check_ok!(f.strrecvfd(true));
+    let got = check_ok!(f.strrecvfd(true, &ReaderToken::new()));
     check_eq!(got.ext_arg(), Some(1 << 10));
     drop(got);
     check_eq!(FREED_FIFO.load(Ordering::SeqCst), 1 << 10);
@@ -301,16 +300,10 @@ fn fionread_counts_every_data_byte() -> TestResult {
     check_ok!(s.end(0, |s| wr(s, &[1u8; 100])));
     check_ok!(s.end(0, |s| wr(s, &[2u8; 50])));
     let mut b = [0u8; 4];
-    check_eq!(
-        ioc(&s, 1, FIONREAD, IocArg::Out(&mut SliceIo(&mut b))),
-        Ok(0)
-    );
+    check_eq!(ioc(&s, 1, FIONREAD, IocArg::Out(&mut b)), Ok(0));
     check_eq!(i32::from_ne_bytes(b), 150);
     check_ok!(s.end(1, |s| rd(s, 30)));
-    check_eq!(
-        ioc(&s, 1, FIONREAD, IocArg::Out(&mut SliceIo(&mut b))),
-        Ok(0)
-    );
+    check_eq!(ioc(&s, 1, FIONREAD, IocArg::Out(&mut b)), Ok(0));
     check_eq!(i32::from_ne_bytes(b), 120);
     Ok(())
 }
@@ -319,15 +312,7 @@ fn ioctl_across_a_pipe_is_nakked() -> TestResult {
     let s = pipe()?;
     // An I_STR at end 0 travels as M_IOCTL to end 1's head, which answers M_IOCNAK (SVR4
     // strrput): the caller gets EINVAL instead of waiting for a driver that is not there.
-    let mut data = [0u8; 4];
-    let mut io = SliceIo(&mut data);
-    let mut arg = StrIoctl {
-        cmd: 0x5401,
-        timeout: 0,
-        len: 0,
-        io: &mut io,
-        id: None,
-    };
+    let mut arg = StrIoctl::new(0x5401, 0, 0, None);
     let reg = Registry::new();
     // I_STR is retried by the platform while it blocks for the answer.
     let mut r = Err(Stop::Block(Block::IoctlAck));

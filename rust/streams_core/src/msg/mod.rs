@@ -373,6 +373,17 @@ impl Msg {
         let data = Data::alloc(size)?;
         Ok(Msg(sys::new_box(Mblk::new(ty, data))?))
     }
+    /// [`Msg::with_type`] for a system call that builds its message before it takes the
+    /// Stream lock (Solaris `allocb_wait`): the allocations may sleep to find memory, so this
+    /// is never called with a Stream lock held or from a put or service procedure.
+    pub fn with_type_wait(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
+        let data = if size <= FASTBUF {
+            Data::Fast([0; FASTBUF])
+        } else {
+            Data::Heap(sys::vec_zeroed_wait(size)?)
+        };
+        Ok(Msg(sys::new_box_wait(Mblk::new(ty, data))?))
+    }
     /// A one-block message of type `ty` holding a copy of `src` (sized as allocb would).
     pub fn from_bytes(ty: MsgType, src: &[u8]) -> Result<Msg, NoMem> {
         let mut m = Msg::with_type(ty, src.len())?;
@@ -385,6 +396,11 @@ impl Msg {
     /// themselves to another Stream.
     pub fn with_qref(ty: MsgType, q: QRef, name: &'static str) -> Result<Msg, NoMem> {
         Ok(Msg(sys::new_box(Mblk::new(ty, Data::Ref(q, name)))?))
+    }
+    /// [`Msg::with_qref`] before a Stream lock is taken (the allocation may sleep, as with
+    /// [`Msg::with_type_wait`]).
+    pub fn with_qref_wait(ty: MsgType, q: QRef, name: &'static str) -> Result<Msg, NoMem> {
+        Ok(Msg(sys::new_box_wait(Mblk::new(ty, Data::Ref(q, name)))?))
     }
     /// The queue reference the first block carries, with the name of the module or driver
     /// owning that queue; `None` for an ordinary block. (Freeing the block lets go of the

@@ -29,9 +29,9 @@
 //! under the lock, so a burst of puts between two lock holds is flow controlled too.
 
 #[cfg(not(loom))]
-use core::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::SeqCst};
+use core::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 #[cfg(loom)]
-use loom::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::SeqCst};
+use loom::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 
 /// What the Stream reports for one band of its flow queue when it publishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,16 +130,23 @@ impl Flow {
         open()
     }
 
-    /// `n` bytes were handed to the inbound list for this entry.
+    /// `n` bytes were handed to the inbound list for this entry (under the inbound lock, which
+    /// every change of the count holds: no read-modify-write needed).
     pub fn add_pending(&self, n: usize) {
-        self.pending.fetch_add(n, SeqCst);
+        let p = self.pending.load(Relaxed);
+        self.pending.store(p.saturating_add(n), SeqCst);
     }
 
-    /// `n` bytes left the inbound list (taken under the Stream lock).
-    pub fn sub_pending(&self, n: usize) {
-        let _ = self
-            .pending
-            .fetch_update(SeqCst, SeqCst, |p| Some(p.saturating_sub(n)));
+    /// The inbound list was taken (under the inbound lock): nothing is pending any more.
+    /// Returns whether something was: the caller then fences before it next reads the
+    /// writers' marks (a writer refused for the pending bytes is answered like one refused for
+    /// a full queue: its mark, then fenced, the count; here the count, then fenced, the mark).
+    pub fn clear_pending(&self) -> bool {
+        if self.pending.load(Relaxed) == 0 {
+            return false;
+        }
+        self.pending.store(0, SeqCst);
+        true
     }
 
     /// The Stream's side, under its lock: publish the state of the flow queue's bands (band 0
@@ -159,17 +166,23 @@ impl Flow {
             let (Some(full), Some(want)) = (self.full.get(w), self.want.get(w)) else {
                 continue;
             };
+            // Only this Stream, under its lock, changes `full`: a relaxed load reads back what
+            // it published last.
+            let was_full = full.load(Relaxed) & bit != 0;
             if b.full {
-                if full.load(SeqCst) & bit == 0 {
+                if !was_full {
                     full.fetch_or(bit, SeqCst);
                 }
                 continue;
             }
-            if full.load(SeqCst) & bit != 0 {
+            if was_full {
+                // The clear, then (fenced) the writers' marks: the store-load pair of the
+                // module docs. A writer refused before this clear left its mark before its own
+                // fence, so from here on every later publish sees it too (a plain load).
                 full.fetch_and(!bit, SeqCst);
+                fence(SeqCst);
             }
-            fence(SeqCst);
-            if b.low && want.load(SeqCst) & bit != 0 && want.fetch_and(!bit, SeqCst) & bit != 0 {
+            if b.low && want.load(Relaxed) & bit != 0 && want.fetch_and(!bit, SeqCst) & bit != 0 {
                 backenable(b.band);
             }
         }

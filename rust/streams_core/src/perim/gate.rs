@@ -12,9 +12,9 @@
 //! round, and no other lock is taken under it.
 
 #[cfg(not(loom))]
-use core::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
+use core::sync::atomic::{fence, AtomicBool, Ordering::Relaxed, Ordering::SeqCst};
 #[cfg(loom)]
-use loom::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
+use loom::sync::atomic::{fence, AtomicBool, Ordering::Relaxed, Ordering::SeqCst};
 
 use super::flow::Flow;
 use crate::msg::Msg;
@@ -28,15 +28,22 @@ use crate::stream::cross::NENTRY;
 /// back-enabled (`all`).
 const NBACK: usize = 4;
 
+/// Back-enables recorded for a few queues: `(queue, bands)` with bit `b` of word `b / 64` for
+/// band `b`.
+type Backs = [Option<(QueueId, [u64; 4])>; NBACK];
+
 /// What waits on the inbound list.
 #[derive(Default)]
 struct Inbound {
     /// Puts, newest first through `b_next`; each message's `dest` names its queue.
     puts: Option<Msg>,
     /// Back-enables: `(queue, bands)` with bit `b` of word `b / 64` for band `b`.
-    backs: [Option<(QueueId, [u64; 4])>; NBACK],
+    backs: Backs,
     /// More queues were back-enabled than `backs` holds.
     back_all: bool,
+    /// Some back-enable is recorded (`backs` or `back_all`): the common take, puts only, does
+    /// not touch them.
+    any_back: bool,
     /// The Stream closed: refuse everything.
     closed: bool,
 }
@@ -46,8 +53,8 @@ struct Inbound {
 pub struct Taken {
     /// The puts, oldest first (through `b_next`).
     pub puts: Option<Msg>,
-    /// The back-enables (see `Inbound::backs`).
-    backs: [Option<(QueueId, [u64; 4])>; NBACK],
+    /// The back-enables (see `Inbound::backs`), if any.
+    backs: Option<Backs>,
     /// Back-enable every queue that has a link.
     pub back_all: bool,
 }
@@ -55,12 +62,16 @@ pub struct Taken {
 impl Taken {
     /// The back-enables: `(queue, band)` pairs.
     pub fn backs(&self) -> impl Iterator<Item = (QueueId, u8)> + '_ {
-        self.backs.iter().flatten().flat_map(|(q, words)| {
-            (0..=255u8).filter_map(move |b| {
-                let w = words.get(usize::from(b / 64)).copied().unwrap_or(0);
-                (w & (1u64 << (b % 64)) != 0).then_some((*q, b))
+        self.backs
+            .iter()
+            .flatten()
+            .flatten()
+            .flat_map(|(q, words)| {
+                (0..=255u8).filter_map(move |b| {
+                    let w = words.get(usize::from(b / 64)).copied().unwrap_or(0);
+                    (w & (1u64 << (b % 64)) != 0).then_some((*q, b))
+                })
             })
-        })
     }
 
     /// Take the next put, oldest first.
@@ -80,6 +91,10 @@ pub struct Gate {
     /// The Stream lock is held by someone who will look at the inbound list before it lets
     /// go (`Perim::enter` sets it, the guard clears it): a claimer leaves the run to them.
     busy: AtomicBool,
+    /// The Stream will look at its inbound list again by itself (its head holds data its
+    /// reader has not read, and nothing there waits to be told of more: `HeadProcs::lazy_ok`),
+    /// so a put of ordinary data need not claim it (`perim` step 5).
+    lazy: AtomicBool,
     /// The perimeter is on a runner's list, or claimed by a put that will run it.
     pub(crate) flag: SchedFlag,
     /// The published flow control of the entry queues.
@@ -93,6 +108,7 @@ impl Gate {
             inbound: sys::BhLock::new(Inbound::default())?,
             pending: AtomicBool::new(false),
             busy: AtomicBool::new(false),
+            lazy: AtomicBool::new(false),
             flag: SchedFlag::new(),
             flow: core::array::from_fn(|_| Flow::new()),
         })
@@ -113,6 +129,9 @@ impl Gate {
     pub fn put_in(&self, q: QueueId, mut mp: Msg) -> Result<bool, Msg> {
         let n = mp.msgsize();
         let flow = self.flow_of(q);
+        // Ordinary data may wait for the Stream's own next look (step 5 of `perim`); anything
+        // else (high priority, bands, M_HANGUP, ioctl answers...) is what a sleeper waits for.
+        let ordinary = mp.db_type() == crate::msg::M_DATA && mp.band() == 0;
         {
             let mut inb = self.inbound.lock();
             if inb.closed {
@@ -126,7 +145,28 @@ impl Gate {
                 f.add_pending(n);
             }
         }
+        if ordinary {
+            // The put's store, then (fenced) the Stream's word that it will look by itself;
+            // the Stream clears that word, then (fenced) looks at the list: one sees the other.
+            fence(SeqCst);
+            if self.lazy.load(SeqCst) {
+                return Ok(false);
+            }
+        }
         Ok(self.flag.try_schedule())
+    }
+
+    /// Whether the Stream will look at its inbound list by itself (set under the Stream lock
+    /// when it leaves: `Perim::leave`).
+    pub(crate) fn set_lazy(&self, lazy: bool) {
+        if self.lazy.load(Relaxed) != lazy {
+            self.lazy.store(lazy, SeqCst);
+        }
+    }
+
+    /// Whether ordinary puts are left for the Stream's own next look.
+    pub fn is_lazy(&self) -> bool {
+        self.lazy.load(SeqCst)
     }
 
     /// Back-enable queue `q` for `band` (see `Perimeter::backenable_in`): true if this
@@ -155,6 +195,7 @@ impl Gate {
                 }
                 None => inb.back_all = true,
             }
+            inb.any_back = true;
             self.pending.store(true, SeqCst);
         }
         self.flag.try_schedule()
@@ -190,7 +231,7 @@ impl Gate {
     /// perimeter claimed and not run it).
     pub fn needs_look(&self) -> bool {
         fence(SeqCst);
-        self.pending.load(SeqCst) || self.flag.is_scheduled()
+        self.flag.is_scheduled() || (self.pending.load(SeqCst) && !self.lazy.load(SeqCst))
     }
 
     /// Whether something may be on the inbound list (no lock taken).
@@ -198,22 +239,33 @@ impl Gate {
         self.pending.load(SeqCst)
     }
 
-    /// Take everything on the inbound list, oldest put first (the Stream lock's holder).
+    /// Take everything on the inbound list, oldest put first (the Stream lock's holder). The
+    /// flow slots' pending byte counts go back to zero with it (all was taken).
     pub fn take(&self) -> Taken {
+        let mut cleared = false;
         let (mut lifo, backs, back_all) = {
             let mut inb = self.inbound.lock();
             self.pending.store(false, SeqCst);
-            let b = core::mem::take(&mut inb.backs);
-            let all = core::mem::take(&mut inb.back_all);
+            for f in self.flow.iter() {
+                cleared |= f.clear_pending();
+            }
+            let (b, all) = if core::mem::take(&mut inb.any_back) {
+                (
+                    Some(core::mem::take(&mut inb.backs)),
+                    core::mem::take(&mut inb.back_all),
+                )
+            } else {
+                (None, false)
+            };
             (inb.puts.take(), b, all)
         };
-        // Newest first → oldest first; account the bytes as they leave.
+        if cleared {
+            fence(SeqCst); // see `Flow::clear_pending`
+        }
+        // Newest first → oldest first.
         let mut fifo: Option<Msg> = None;
         while let Some(mut m) = lifo {
             lifo = m.0.next.take();
-            if let Some(f) = QueueId::from_raw(m.0.dest).and_then(|q| self.flow_of(q)) {
-                f.sub_pending(m.msgsize());
-            }
             m.0.next = fifo;
             fifo = Some(m);
         }
@@ -231,6 +283,7 @@ impl Gate {
         inb.closed = true;
         inb.backs = Default::default();
         inb.back_all = false;
+        inb.any_back = false;
         self.pending.store(false, SeqCst);
         for f in self.flow.iter() {
             f.release();

@@ -30,6 +30,16 @@
 //!    too), apply what came in meanwhile (a few rounds at most, each published), and take the
 //!    [`Later`] list. After unlocking, the platform acts on what the Stream head
 //!    reported and finishes the `Later` list.
+//! 4. **busy hand-off** ([`Perim::needs_run`]): while the lock is held by someone who will
+//!    look at the inbound list before letting go (the `busy` word, set by `enter`, cleared by
+//!    the guard), a put that claimed the perimeter leaves the run to that holder instead of
+//!    waiting on the lock; the holder, once it lets go, runs the perimeter if such a claim is
+//!    standing, so nothing put meanwhile is stranded.
+//! 5. **lazy reader** (`Gate::put_in`): while the head holds data its reader has not read and
+//!    nothing waits to be told of more (`HeadProcs::lazy_ok`; not `watched`: no poller, epoll
+//!    entry or O_ASYNC owner, [`Perim::leave_watched`]), a put of ordinary band-0 M_DATA only
+//!    joins the inbound list, applied at the Stream's next enter (the reader's next read).
+//!    Anything else, and any put once the head is empty, claims the perimeter as usual.
 //!
 //! # Locking
 //! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system
@@ -148,6 +158,13 @@ impl<H: HeadProcs> Perim<H> {
     /// last round is left to the run its put claimed, or to this holder once it lets go
     /// (step 4: `needs_run`), so nothing is stranded.
     pub fn leave(&self, s: &mut Stream<H>) -> Later {
+        self.leave_watched(s, false)
+    }
+
+    /// [`Perim::leave`] for a Stream that may be `watched`: something outside it (a poller or
+    /// an epoll registration on its wait queue, an O_ASYNC owner) is told of each arrival as
+    /// it happens, so ordinary puts must not wait for the Stream's own next look (step 5).
+    pub fn leave_watched(&self, s: &mut Stream<H>, watched: bool) -> Later {
         H::sync(s);
         let mut round = 0;
         loop {
@@ -165,6 +182,7 @@ impl<H: HeadProcs> Perim<H> {
             self.apply_inbound(s);
             H::sync(s);
         }
+        self.gate.set_lazy(!watched && H::lazy_ok(s));
         s.take_later()
     }
 

@@ -252,6 +252,14 @@ impl Queue {
         }
     }
 
+    /// The message at logical position `pos`, mutable, for the Stream head's dupmsg of a
+    /// queued message (I_PEEK): the caller must not change its size, type or band, which the
+    /// queue's counts and classes depend on.
+    pub(crate) fn peek_mut(&mut self, pos: usize) -> Option<&mut Msg> {
+        let (c, i) = self.locate(pos)?;
+        self.ring_mut(c)?.get_mut(i)
+    }
+
     /// `q_first`.
     pub fn first(&self) -> Option<&Msg> {
         self.peek(0)

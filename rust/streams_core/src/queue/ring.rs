@@ -164,6 +164,15 @@ impl<T> Ring<T> {
             .and_then(Option::as_ref)
     }
 
+    /// The element at logical position `i`, mutable.
+    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        if i >= self.len {
+            return None;
+        }
+        let s = self.slot(i);
+        self.buf.as_mut_slice().get_mut(s).and_then(Option::as_mut)
+    }
+
     /// Remove every element for which `pred` holds, keeping the order of the others; the
     /// removed ones are passed to `sink` in order.
     pub(crate) fn extract_if(&mut self, mut pred: impl FnMut(&T) -> bool, mut sink: impl FnMut(T)) {

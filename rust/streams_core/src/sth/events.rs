@@ -233,6 +233,7 @@ impl Stream {
     /// Flush the head's own queues (and hold buffer) as `flags` (FLUSHR/FLUSHW) say.
     pub(crate) fn sth_flush_local(&mut self, flags: u8, band: Option<u8>) {
         if flags & FLUSHR != 0 {
+            self.sth.rgen = self.sth.rgen.wrapping_add(1);
             let h = self.head_rq();
             let mut cx = self.qctx(h);
             let _ = match band {

@@ -21,17 +21,22 @@
 //! queue and driver name (EINVAL while it is linked under a multiplexor), and the platform
 //! makes the [`QRef`] from its perimeter. `fildes` may be the caller's own Stream.
 //!
+//! No user memory is reached under the caller's Stream lock either: `sth::call::fdinsert`
+//! checks the request ([`FdInsertShape::new`]), copies the control part into a message and
+//! writes the token into it, builds the reference block and copies the data part, all before
+//! the lock; under the lock [`Stream::sth_fdinsert`] only checks and sends, as putmsg does. A
+//! flow-controlled call keeps its messages ([`FdInsert`]) across the wait.
+//!
 //! What changed from the single-arena design: the token was the queue's id in the caller's
 //! arena and meant nothing for a Stream of another arena; now every Stream can be named,
 //! through the reference block.
 
 use super::consts::{MSG_HIPRI, RS_HIPRI, STRCTLSZ};
-use super::{Part, SliceIo, Stop};
+use super::{Part, Stop};
 use crate::errno::Errno;
-use crate::msg::{Msg, M_PCPROTO, M_PROTO};
+use crate::msg::{Msg, MsgType, M_PCPROTO, M_PROTO};
 use crate::sth::Stream;
 use crate::stream::{QRef, QueueId};
-use crate::sys;
 
 /// The token of a Stream without a driver (a FIFO): it names no queue.
 pub const NO_QUEUE: u64 = u64::MAX;
@@ -39,11 +44,66 @@ pub const NO_QUEUE: u64 = u64::MAX;
 /// Size of the token written into the control part (a pointer on LP64).
 pub const FDINSERT_TOKEN: usize = 8;
 
-/// The argument of I_FDINSERT.
-pub struct FdInsert<'a> {
+/// What `struct strfdinsert` asks for, checked before anything is copied: EINVAL for `flags`
+/// other than 0/RS_HIPRI, a `ctlbuf.len` that is not positive, an `offset` not 8-aligned or
+/// whose token would not fit in the control part; ERANGE for a control part over STRCTLSZ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FdInsertShape {
+    /// The control part's length.
+    pub ctl_len: usize,
+    /// Where the token goes in it.
+    pub offset: usize,
+    /// RS_HIPRI: M_PCPROTO, never flow controlled.
+    pub hipri: bool,
+}
+
+impl FdInsertShape {
+    /// Check `flags`, `ctlbuf.len` and `offset` of a `struct strfdinsert`.
+    pub fn new(flags: i64, ctl_len: i32, offset: i32) -> Result<FdInsertShape, Errno> {
+        let hipri = match flags {
+            0 => false,
+            f if f == i64::from(RS_HIPRI) => true,
+            _ => return Err(Errno::EINVAL),
+        };
+        let len = usize::try_from(ctl_len)
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or(Errno::EINVAL)?;
+        let off = usize::try_from(offset)
+            .ok()
+            .filter(|o| o % FDINSERT_TOKEN == 0 && o + FDINSERT_TOKEN <= len)
+            .ok_or(Errno::EINVAL)?;
+        if len > STRCTLSZ {
+            return Err(Errno::ERANGE);
+        }
+        Ok(FdInsertShape {
+            ctl_len: len,
+            offset: off,
+            hipri,
+        })
+    }
+
+    /// The type of the message (and of its reference block).
+    pub fn msg_type(&self) -> MsgType {
+        if self.hipri {
+            M_PCPROTO
+        } else {
+            M_PROTO
+        }
+    }
+}
+
+/// The token naming `target` (`fildes` resolved), written at `offset` of the control part.
+pub fn fdinsert_token(target: Option<&(QRef, &'static str)>) -> u64 {
+    target.map_or(NO_QUEUE, |(q, _)| q.qid().raw())
+}
+
+/// `struct strfdinsert` as the platform decoded it, before anything is copied in: the parts are
+/// still user buffers (see `sth::call::fdinsert`).
+pub struct FdInsertArgs<'a> {
     /// `ctlbuf`: the control part (`len` bytes; must hold the token).
     pub ctl: Part<'a>,
-    /// `databuf`: the data part, if any (`len` < 0: none).
+    /// `databuf`: the data part, if any (`None` or `len` < 0: none).
     pub data: Option<Part<'a>>,
     /// `flags`: 0 or RS_HIPRI.
     pub flags: i64,
@@ -52,6 +112,21 @@ pub struct FdInsert<'a> {
     /// `fildes`, resolved by the platform: its driver read queue and the driver's name
     /// ([`Stream::sth_fdinsert_queue`]); `None` for a Stream without a driver.
     pub target: Option<(QRef, &'static str)>,
+}
+
+/// I_FDINSERT as it reaches the head, everything already in kernel memory (built by
+/// `sth::call::fdinsert` before the lock). The messages leave their slots only when the
+/// message is sent or fails for good: on EAGAIN/Block they stay for the retry.
+pub struct FdInsert {
+    /// The control part, the token already at its offset.
+    pub ctl: Option<Msg>,
+    /// The data part, if any.
+    pub data: Option<Msg>,
+    /// The reference block ([`Msg::with_qref`]) to `fildes`'s driver read queue; `None` when
+    /// `fildes` has no driver.
+    pub qref: Option<Msg>,
+    /// RS_HIPRI.
+    pub hipri: bool,
     /// O_NONBLOCK: EAGAIN instead of waiting for flow control.
     pub nonblock: bool,
 }
@@ -67,48 +142,16 @@ impl Stream {
         Ok(self.driver_rq().and_then(|q| self.name(q).map(|n| (q, n))))
     }
 
-    /// I_FDINSERT (see the module docs). Errors: EINVAL for `flags` other than 0/RS_HIPRI, a
-    /// `ctlbuf.len` that is not positive, an `offset` not 8-aligned or whose token would not
-    /// fit in the control part; then putmsg's: ERANGE (sizes), EFAULT, ENOSR, the write-side
-    /// errors, EAGAIN/Block under flow control (not for RS_HIPRI). Nothing is sent on error.
-    pub(crate) fn sth_fdinsert(&mut self, a: &mut FdInsert<'_>) -> Result<i32, Stop> {
-        let (flags, ty) = match a.flags {
-            0 => (0, M_PROTO),
-            f if f == i64::from(RS_HIPRI) => (MSG_HIPRI, M_PCPROTO),
-            _ => return Err(Errno::EINVAL.into()),
-        };
-        let len = usize::try_from(a.ctl.len)
-            .ok()
-            .filter(|n| *n > 0)
-            .ok_or(Errno::EINVAL)?;
-        let off = usize::try_from(a.offset)
-            .ok()
-            .filter(|o| o % FDINSERT_TOKEN == 0 && o + FDINSERT_TOKEN <= len)
-            .ok_or(Errno::EINVAL)?;
-        if len > STRCTLSZ {
-            return Err(Errno::ERANGE.into());
+    /// I_FDINSERT under the lock (see the module docs): send `a` as putmsg sends its parts,
+    /// the reference block linked right after the control block. Errors: putmsg's (ERANGE
+    /// for a data part outside `[minpsz, maxpsz]`, ENOSR, the write-side errors, EAGAIN/Block
+    /// under flow control, not for RS_HIPRI). Nothing is sent on error.
+    pub(crate) fn sth_fdinsert(&mut self, a: &mut FdInsert) -> Result<i32, Stop> {
+        let flags = if a.hipri { MSG_HIPRI } else { 0 };
+        if a.ctl.is_none() {
+            return Err(Errno::EINVAL.into()); // taken by an earlier call: nothing to send
         }
-        let token = a.target.as_ref().map_or(NO_QUEUE, |(q, _)| q.qid().raw());
-        let mut ctl = sys::vec_zeroed(len)?;
-        a.ctl.io.copy_from_user(&mut ctl, 0)?;
-        let word = ctl
-            .get_mut(off..off + FDINSERT_TOKEN)
-            .ok_or(Errno::EINVAL)?;
-        sys::copy_bytes(word, &token.to_ne_bytes());
-        let more = match &a.target {
-            Some((q, name)) => Some(Msg::with_qref(ty, q.clone(), name)?),
-            None => None,
-        };
-        let mut io = SliceIo(&mut ctl);
-        let cpart = Part {
-            io: &mut io,
-            len: a.ctl.len,
-        };
-        let dpart = a.data.as_mut().map(|p| Part {
-            io: &mut *p.io,
-            len: p.len,
-        });
-        self.sth_putpmsg(Some(cpart), dpart, 0, flags, a.nonblock, more)?;
+        self.sth_putpmsg(&mut a.ctl, &mut a.data, 0, flags, a.nonblock, &mut a.qref)?;
         Ok(0)
     }
 }

@@ -11,6 +11,7 @@
 //! read(2) and getmsg(2) fail with EBADMSG while an M_PASSFP message is first at the head,
 //! as in SVR4.
 
+use super::take::ReaderToken;
 use super::write::wait;
 use super::{Block, Stop};
 use crate::errno::Errno;
@@ -39,13 +40,17 @@ impl Stream {
 
     /// I_RECVFD: take the M_PASSFP message first at this head. Errors: EBADF after close, the
     /// read error, EBADMSG when the first message is something else, ENXIO at hangup with
-    /// nothing queued, EAGAIN/Block when nothing is queued.
-    pub fn strrecvfd(&mut self, nonblock: bool) -> Result<Msg, Stop> {
+    /// nothing queued, EAGAIN/Block when nothing is queued or another reader of the head is
+    /// copying a take out (what it puts back would come first: reader token `tok`).
+    pub fn strrecvfd(&mut self, nonblock: bool, tok: &ReaderToken) -> Result<Msg, Stop> {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
         }
         if let Some(e) = self.sth.rerr() {
             return Err(e.into());
+        }
+        if !tok.free() {
+            return Err(wait(nonblock, Block::Readable));
         }
         let h = self.head_rq();
         match self.queue(h).and_then(|q| q.first()).map(Msg::db_type) {

@@ -1,9 +1,12 @@
 //! ioctl(2) at the Stream head (`strioctl`): the I_* commands as a pure dispatcher over the
 //! head state, and I_STR's M_IOCTL round trip through the ioctl slot.
 //!
-//! The platform decodes the user argument by command (an integer, a module name, an output
-//! buffer, `struct strioctl`, `struct strpeek`, …) into an [`IocArg`]; results go back
-//! through the return value and the [`UserIo`] buffers.
+//! The platform decodes the user argument by command (an integer, a module name, `struct
+//! strioctl`, `struct strpeek`, …) into an [`IocArg`]. Nothing here reaches user memory:
+//! results are the return value and kernel buffers ([`IocArg::Out`], [`IocArg::List`]) that
+//! the platform copies to the caller after it has dropped the Stream lock; I_STR's request
+//! arrives as a message the platform built before the lock, and its answer leaves as the
+//! M_IOCACK itself; I_PEEK hands out a `dupmsg` (`msg.rs`).
 //!
 //! I_STR is stateful and never sleeps: the first call sends M_IOCTL down, records its id in
 //! the slot and in the caller's [`StrIoctl`], and returns [`Block::IoctlAck`]; the head's read
@@ -16,15 +19,15 @@
 //! I_LINK, I_PLINK, I_UNLINK and I_PUNLINK are in `mux.rs` (the platform resolves the file
 //! descriptor into [`IocArg::Link`]), I_FDINSERT in `fdinsert.rs` ([`IocArg::FdInsert`]).
 //! Not implemented here (EINVAL): I_SENDFD, I_RECVFD (`fdpass.rs`, called by the
-//! platform). Commands outside the `'S'` group are transparent ioctls (`transp.rs`) when the
-//! platform passes [`IocArg::Transparent`], ENOTTY otherwise.
+//! platform). Commands outside the `'S'` group are transparent ioctls (`transp.rs`,
+//! [`Stream::strtransparent`]); `strioctl` answers them ENOTTY.
 
 use super::consts::*;
-use super::msg::{GetMsg, Part};
+use super::msg::GetMsg;
 use super::write::wait;
-use super::{Block, IocSlot, Stop, UserIo, WAKE_IOCTL};
+use super::{Block, IocSlot, Stop, WAKE_IOCTL};
 use crate::errno::Errno;
-use crate::msg::{Msg, MsgFlags, M_DATA, M_FLUSH, M_IOCACK, M_IOCDATA, M_IOCNAK, M_IOCTL};
+use crate::msg::{Msg, MsgFlags, M_FLUSH, M_IOCACK, M_IOCDATA, M_IOCNAK, M_IOCTL};
 use crate::queue::QField;
 use crate::sth::Stream;
 use crate::stream::{Registry, Role};
@@ -85,43 +88,84 @@ impl IocBlk {
 }
 
 /// `struct strioctl` of I_STR, plus the id of the ioctl in progress (kept across retries).
-pub struct StrIoctl<'a> {
+pub struct StrIoctl {
     /// `ic_cmd`: the command for the module or driver.
     pub cmd: i32,
     /// `ic_timout` in seconds: 0 the default ([`STRTIMOUT`]), [`INFTIM`] (-1) no limit; below
     /// -1 is EINVAL. The platform times out ([`istr_timeout_ms`]) and calls
     /// [`Stream::sth_ioctl_cancel`].
     pub timeout: i32,
-    /// `ic_len`: bytes sent; on return, bytes answered.
+    /// `ic_len`: bytes sent (at most [`STRMSGSZ`], else EINVAL); on return, the bytes of the
+    /// answer for the caller (at most the `ic_len` sent).
     pub len: i32,
-    /// `ic_dp`: the user data buffer (sent, then overwritten by the answer).
-    pub io: &'a mut dyn UserIo,
+    /// The `ic_len` bytes of `ic_dp`, copied in by the platform before the lock (an M_DATA
+    /// message, `None` when `ic_len` is 0); taken when the M_IOCTL goes down.
+    pub data: Option<Msg>,
     /// Set by the head when the M_IOCTL is sent; pass the same struct to the retry.
     pub id: Option<u32>,
+    /// On return: the M_IOCACK, whose blocks after the `iocblk` hold the answer; the platform
+    /// copies `len` bytes of them to `ic_dp` after the lock ([`StrIoctl::copy_answer`]).
+    pub answer: Option<Msg>,
 }
 
-/// `struct strpeek` of I_PEEK: buffers in, lengths and flags out.
-pub struct PeekArgs<'a> {
-    /// Control buffer (`maxlen` in `len`).
-    pub ctl: Option<Part<'a>>,
-    /// Data buffer (`maxlen` in `len`).
-    pub data: Option<Part<'a>>,
+impl StrIoctl {
+    /// An I_STR of command `cmd` with `data` (`len` bytes) and `ic_timout` `timeout`.
+    pub fn new(cmd: i32, timeout: i32, len: i32, data: Option<Msg>) -> StrIoctl {
+        StrIoctl {
+            cmd,
+            timeout,
+            len,
+            data,
+            id: None,
+            answer: None,
+        }
+    }
+
+    /// After the lock: copy the answer's `len` bytes to `io` (`ic_dp`).
+    pub fn copy_answer(&self, io: &mut dyn super::UserIo) -> Result<(), Errno> {
+        let (Some(mp), Ok(n)) = (&self.answer, usize::try_from(self.len)) else {
+            return Ok(());
+        };
+        let mut done = 0usize;
+        for b in mp.blocks().skip(1) {
+            if done >= n {
+                break;
+            }
+            let k = b.blen().min(n - done);
+            io.copy_to_user(done, b.rd().get(..k).unwrap_or_default())?;
+            done += k;
+        }
+        Ok(())
+    }
+}
+
+/// `struct strpeek` of I_PEEK: `maxlen`s in, lengths, flags and the message out.
+#[derive(Default)]
+pub struct PeekArgs {
+    /// Control `maxlen` (`None`: not processed).
+    pub ctl: Option<usize>,
+    /// Data `maxlen` (`None`: not processed).
+    pub data: Option<usize>,
     /// RS_HIPRI to look only at a high-priority message, else 0.
     pub flags: i32,
     /// On return: what was seen.
     pub got: Option<GetMsg>,
+    /// On return: a `dupmsg` of the message seen, to copy the parts from after the lock
+    /// ([`crate::sth::msg::peek_copy_out`]) and free there.
+    pub msg: Option<Msg>,
 }
 
 /// The decoded argument of an I_* ioctl.
-pub enum IocArg<'a, 'b> {
+pub enum IocArg<'a> {
     /// No argument, or a NULL pointer (I_POP, I_LIST counting).
     None,
     /// An integer argument (I_FLUSH, I_SRDOPT, I_SWROPT, I_CANPUT, I_ATMARK, I_CKBAND, …).
     Int(i64),
     /// A module name (I_PUSH, I_FIND).
     Name(&'a str),
-    /// A user buffer for the result (I_NREAD, I_GRDOPT, I_GWROPT, I_LOOK, I_GETBAND, …).
-    Out(&'a mut dyn UserIo),
+    /// A kernel buffer for the result (I_NREAD, I_GRDOPT, I_GWROPT, I_LOOK, I_GETBAND, …): 4
+    /// bytes (an `int`), FMNAMESZ + 1 for I_LOOK. The platform copies it out after the lock.
+    Out(&'a mut [u8]),
     /// I_SETSIG for process `pid`.
     Sig {
         /// The registering process.
@@ -129,12 +173,12 @@ pub enum IocArg<'a, 'b> {
         /// `S_*` events, 0 to unregister.
         events: i32,
     },
-    /// I_GETSIG for process `pid`, the mask written to `out`.
+    /// I_GETSIG for process `pid`, the mask written to `out` (4 bytes).
     GetSig {
         /// The asking process.
         pid: i32,
         /// Where the `S_*` mask goes.
-        out: &'a mut dyn UserIo,
+        out: &'a mut [u8],
     },
     /// I_FLUSHBAND's `struct bandinfo`.
     Band {
@@ -144,17 +188,16 @@ pub enum IocArg<'a, 'b> {
         flag: i32,
     },
     /// I_STR.
-    Str(&'a mut StrIoctl<'b>),
+    Str(&'a mut StrIoctl),
     /// I_PEEK.
-    Peek(&'a mut PeekArgs<'b>),
-    /// A command outside the `'S'` group: a transparent ioctl.
-    Transparent(&'a mut super::TranspIoctl<'b>),
-    /// I_LIST with a `struct str_list` of `n` entries of FMNAMESZ + 1 bytes at `out`.
+    Peek(&'a mut PeekArgs),
+    /// I_LIST with a `struct str_list` of `n` entries of FMNAMESZ + 1 bytes; the names go to
+    /// `out` (room for at most `out.len() / (FMNAMESZ + 1)` of them), copied out after the lock.
     List {
         /// `sl_nmods`: room in the list.
         n: i32,
-        /// `sl_modlist`.
-        out: &'a mut dyn UserIo,
+        /// The names.
+        out: &'a mut [u8],
     },
     /// I_LINK/I_PLINK: the lower Stream, resolved by the platform, and the link's state
     /// across retries (`mux.rs`).
@@ -162,7 +205,7 @@ pub enum IocArg<'a, 'b> {
     /// I_UNLINK/I_PUNLINK (`mux.rs`).
     Unlink(&'a mut super::UnlinkReq),
     /// I_FDINSERT, `fildes` resolved by the platform (`fdinsert.rs`).
-    FdInsert(&'a mut super::FdInsert<'b>),
+    FdInsert(&'a mut super::FdInsert),
 }
 
 /// How long an I_STR with `ic_timout` = `timeout` may wait, in milliseconds (`None`: no
@@ -179,8 +222,9 @@ pub fn istr_timeout_ms(timeout: i32) -> Result<Option<u32>, Errno> {
     }
 }
 
-fn put_i32(out: &mut dyn UserIo, v: i32) -> Result<i32, Stop> {
-    out.copy_to_user(0, &v.to_ne_bytes())?;
+fn put_i32(out: &mut [u8], v: i32) -> Result<i32, Stop> {
+    let dst = out.get_mut(..4).ok_or(Errno::EFAULT)?;
+    dst.copy_from_slice(&v.to_ne_bytes());
     Ok(0)
 }
 
@@ -206,17 +250,13 @@ fn band_u8(v: i64) -> Result<u8, Errno> {
 impl Stream {
     /// ioctl(2) on the Stream: dispatch I_* command `cmd` with argument `arg`. Returns the
     /// ioctl's return value.
-    pub fn strioctl(&mut self, reg: &Registry, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
+    pub fn strioctl(&mut self, reg: &Registry, cmd: u32, arg: IocArg<'_>) -> Result<i32, Stop> {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
         }
         if self.sth.plex.is_some() {
             return Err(Errno::EINVAL.into()); // linked under a multiplexor (SVR4 STPLEX)
         }
-        let arg = match arg {
-            IocArg::Transparent(t) if cmd & 0xff00 != SID => return self.sth_transparent(cmd, t),
-            a => a,
-        };
         if cmd & 0xff00 != SID && cmd != FIONREAD {
             return Err(Errno::ENOTTY.into());
         }
@@ -262,7 +302,8 @@ impl Stream {
                     .top_wq()
                     .filter(|q| self.role(*q) == Some(Role::Module));
                 let name = top.and_then(|q| self.name(q)).ok_or(Errno::EINVAL)?;
-                out.copy_to_user(0, &name_bytes(name))?;
+                let dst = out.get_mut(..FMNAMESZ + 1).ok_or(Errno::EFAULT)?;
+                dst.copy_from_slice(&name_bytes(name));
                 Ok(0)
             }
             (I_FIND, IocArg::Name(name)) => {
@@ -342,8 +383,10 @@ impl Stream {
                     RS_HIPRI => true,
                     _ => return Err(Errno::EINVAL.into()),
                 };
-                p.got = self.sth_peek(&mut p.ctl, &mut p.data, hipri)?;
-                Ok(i32::from(p.got.is_some()))
+                let seen = self.sth_peek(p.ctl, p.data, hipri)?;
+                let found = seen.is_some();
+                (p.got, p.msg) = seen.map_or((None, None), |(g, m)| (Some(g), Some(m)));
+                Ok(i32::from(found))
             }
             (I_STR, IocArg::Str(s)) => {
                 // Link changes come only from the head itself, never forged through I_STR.
@@ -361,9 +404,9 @@ impl Stream {
                     .filter(|n| *n > 0)
                     .ok_or(Errno::EINVAL)?;
                 let mut done = 0usize;
-                let names = self.sth_names().skip(1).take(n);
-                for (i, (_, name)) in names.enumerate() {
-                    out.copy_to_user(i * (FMNAMESZ + 1), &name_bytes(name))?;
+                let slots = out.chunks_exact_mut(FMNAMESZ + 1);
+                for (slot, (_, name)) in slots.zip(self.sth_names().skip(1).take(n)) {
+                    slot.copy_from_slice(&name_bytes(name));
                     done += 1;
                 }
                 Ok(i32::try_from(done).unwrap_or(i32::MAX))
@@ -484,6 +527,9 @@ impl Stream {
                 *my = None;
                 Err(Errno::ETIME.into()) // cancelled under us
             }
+            // Our transparent ioctl between two copies: the platform must say how the copy went
+            // (`TranspIoctl::done`); a call without it is a protocol error.
+            (IocSlot::Copying { id, .. }, Some(m)) if *id == m => Err(Errno::EINVAL.into()),
             (_, _) => Err(wait(false, Block::IoctlAck)),
         }
     }
@@ -503,13 +549,19 @@ impl Stream {
     }
 
     /// I_STR: start, continue or complete the M_IOCTL round trip (see the module docs).
-    fn sth_istr(&mut self, s: &mut StrIoctl<'_>) -> Result<i32, Stop> {
+    fn sth_istr(&mut self, s: &mut StrIoctl) -> Result<i32, Stop> {
         if self.sth_ioc_slot(&mut s.id)? {
             return self.sth_istr_done(s);
         }
         self.sth_ioc_ok()?;
         istr_timeout_ms(s.timeout)?;
-        let len = usize::try_from(s.len).map_err(|_| Errno::EINVAL)?;
+        let len = usize::try_from(s.len)
+            .ok()
+            .filter(|n| *n <= STRMSGSZ)
+            .ok_or(Errno::EINVAL)?;
+        if s.data.as_ref().map_or(0, Msg::msgsize) != len {
+            return Err(Errno::EINVAL.into());
+        }
         let id = self.sth_ioc_id();
         let ioc = IocBlk {
             cmd: s.cmd,
@@ -518,14 +570,7 @@ impl Stream {
             ..IocBlk::default()
         };
         let mut m = Msg::from_bytes(M_IOCTL, &ioc.encode())?;
-        if len > 0 {
-            let mut d = Msg::with_type(M_DATA, len)?;
-            let dst = d
-                .spare_mut()
-                .and_then(|b| b.get_mut(..len))
-                .ok_or(Errno::ENOSR)?;
-            s.io.copy_from_user(dst, 0)?;
-            d.adj_wptr(len);
+        if let Some(d) = s.data.take() {
             m.linkb(d);
         }
         self.sth_flush_hold();
@@ -536,7 +581,7 @@ impl Stream {
         Err(Stop::Block(Block::IoctlAck))
     }
 
-    fn sth_istr_done(&mut self, s: &mut StrIoctl<'_>) -> Result<i32, Stop> {
+    fn sth_istr_done(&mut self, s: &mut StrIoctl) -> Result<i32, Stop> {
         let slot = core::mem::replace(&mut self.sth.ioc, IocSlot::Free);
         s.id = None;
         self.sth.note(WAKE_IOCTL, 0);
@@ -566,17 +611,13 @@ impl Stream {
             return Err(Errno(ioc.error).into());
         }
         let max = usize::try_from(s.len).unwrap_or(0);
-        let want = usize::try_from(ioc.count).unwrap_or(0).min(max);
-        let mut done = 0usize;
-        for b in mp.blocks().skip(1) {
-            if done >= want {
-                break;
-            }
-            let n = b.blen().min(want - done);
-            s.io.copy_to_user(done, b.rd().get(..n).unwrap_or_default())?;
-            done += n;
-        }
-        s.len = i32::try_from(done).unwrap_or(i32::MAX);
+        let have = mp
+            .blocks()
+            .skip(1)
+            .fold(0usize, |n, b| n.saturating_add(b.blen()));
+        let n = usize::try_from(ioc.count).unwrap_or(0).min(max).min(have);
+        s.len = i32::try_from(n).unwrap_or(i32::MAX);
+        s.answer = Some(mp);
         Ok(ioc.rval)
     }
 
@@ -584,7 +625,9 @@ impl Stream {
     /// freed). The caller returns ETIME.
     pub fn sth_ioctl_cancel(&mut self, id: u32) {
         let mine = match &self.sth.ioc {
-            IocSlot::Waiting(i) | IocSlot::Answered(i, _) => *i == id,
+            IocSlot::Waiting(i) | IocSlot::Answered(i, _) | IocSlot::Copying { id: i, .. } => {
+                *i == id
+            }
             IocSlot::Free => false,
         };
         if mine {

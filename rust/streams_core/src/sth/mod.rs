@@ -7,24 +7,32 @@
 //! back-enable) are what the engine calls when a message or a back-enable reaches the head
 //! pair, so messages arriving at the head are acted on at once (`events.rs`).
 //!
-//! Platform independence: an operation takes user memory through [`UserIo`] (EFAULT propagates,
-//! nothing is consumed when a copy fails) and never waits. Where SVR4 would sleep it returns
-//! [`Stop::Block`] naming what to wait for; the platform sleeps on that and calls the same
-//! operation again. A non-blocking caller gets a plain EAGAIN instead. Everything the head
-//! wants done outside the lock (wake readers/writers/pollers, send signals, arm the hold
-//! timer) accumulates as data in [`HeadEvents`], collected by [`Stream::sth_take_events`].
+//! Platform independence: an operation never waits and never reaches user memory. Where SVR4
+//! would sleep it returns [`Stop::Block`] naming what to wait for; the platform sleeps on that
+//! and calls the same operation again. A non-blocking caller gets a plain EAGAIN instead.
+//! What a system call sends arrives in kernel memory, staged by the platform before it took
+//! the Stream lock; what it receives leaves as messages or kernel buffers the platform copies
+//! out after dropping the lock, and what a read consumes is put back if that copy faults
+//! (`take.rs`). `call.rs` is that platform half, written once over [`call::HeadCall`] for the
+//! kernel and the tests alike. Everything the head wants done outside the lock (wake
+//! readers/writers/pollers, send signals, arm the hold timer) accumulates as data in
+//! [`HeadEvents`], collected by [`Stream::sth_take_events`].
 //!
-//! Files: `write.rs` write(2); `read.rs` read(2); `msg.rs` putmsg/getmsg and their band
-//! variants; `ioctl.rs` the I_* dispatcher; `events.rs` the head's read put procedure
-//! (M_SETOPTS, M_FLUSH, M_ERROR, M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent
-//! ioctls (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask;
-//! `fast.rs` two-phase read/write (user copies outside the lock); `close.rs` the close-time
+//! Files: `write.rs` write(2); `fast.rs` write(2) of a message built before the lock;
+//! `read.rs` read(2); `take.rs` what read and getmsg take off the head to copy out, and the
+//! reader token; `msg.rs` putmsg/getmsg and their band variants, I_PEEK; `ioctl.rs` the I_*
+//! dispatcher; `events.rs` the head's read put procedure (M_SETOPTS, M_FLUSH, M_ERROR,
+//! M_HANGUP, M_SIG, ioctl answers); `transp.rs` transparent ioctls
+//! (M_COPYIN/M_COPYOUT/M_IOCDATA); `poll.rs` the poll mask; `call.rs` the platform's half of
+//! each system call (stage in, run under the lock, copy out); `close.rs` the close-time
 //! drain (I_SETCLTIME); `fdpass.rs` I_SENDFD/I_RECVFD; `fdinsert.rs` I_FDINSERT; `mux.rs`
 //! the upper Stream of a multiplexor (I_LINK, I_PLINK, I_UNLINK, I_PUNLINK); `plex.rs` the
-//! head of a Stream linked under one;
-//! `pipe.rs` the head of a STREAMS pipe end; `fifo.rs` FIFOs (one head feeding itself); `consts.rs` the user-visible numbers; `layout.rs` the ioctl structures that embed a
-//! pointer, in both data models; `userio.rs` user-copy helpers.
+//! head of a Stream linked under one; `pipe.rs` the head of a STREAMS pipe end; `fifo.rs`
+//! FIFOs (one head feeding itself); `consts.rs` the user-visible numbers; `layout.rs` the
+//! ioctl structures that embed a pointer, in both data models; `userio.rs` user-copy
+//! helpers.
 
+pub mod call;
 mod close;
 pub mod consts;
 pub mod events;
@@ -34,12 +42,13 @@ mod fdpass;
 pub mod fifo;
 pub mod ioctl;
 pub mod layout;
-mod msg;
+pub mod msg;
 pub mod mux;
 pub mod pipe;
 mod plex;
 mod poll;
 mod read;
+pub mod take;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
@@ -49,11 +58,12 @@ mod write;
 
 pub use close::Drain;
 pub use events::{StrOptions, NOERROR, STROPTIONS_SIZE};
-pub use fdinsert::{FdInsert, FDINSERT_TOKEN, NO_QUEUE};
+pub use fdinsert::{FdInsert, FdInsertArgs, FdInsertShape, FDINSERT_TOKEN, NO_QUEUE};
 pub use ioctl::{istr_timeout_ms, IocArg, IocBlk, PeekArgs, StrIoctl, IOCBLK_SIZE, TRANSPARENT};
 pub use msg::{GetMsg, Part};
 pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
-pub use transp::{CopyReq, CopyResp, TranspIoctl, COPYREQ_SIZE};
+pub use take::{Fault, ReaderToken, Taken};
+pub use transp::{CopyDone, CopyReq, CopyResp, Transp, TranspIoctl, TranspStep, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
 pub use write::STRHOLDSZ;
 
@@ -141,6 +151,16 @@ pub(crate) enum IocSlot {
     Waiting(u32),
     /// The answer (M_IOCACK/M_IOCNAK/M_COPYIN/M_COPYOUT) to `id` arrived.
     Answered(u32, Msg),
+    /// The platform is making the copy `req` of transparent ioctl `id` asks for, without the
+    /// lock (`transp.rs`).
+    Copying {
+        /// The ioctl.
+        id: u32,
+        /// The M_COPYIN/M_COPYOUT request being served.
+        req: CopyReq,
+        /// M_COPYIN (else M_COPYOUT).
+        copyin: bool,
+    },
 }
 
 /// The Stream head's state (`stdata` in SVR4): options, errors, hangup, hold buffer,
@@ -164,6 +184,9 @@ pub struct StrHead {
     pub(crate) sigs: [Option<SigReg>; NSIGREG],
     pub(crate) ioc: IocSlot,
     pub(crate) ioc_seq: u32,
+    /// Read-side flush generation: counts flushes of the head's read queue, so that a take
+    /// being copied out knows whether what it would put back was flushed meanwhile.
+    pub(crate) rgen: u32,
     pub(crate) ev: HeadEvents,
     /// This Stream is an upper Stream of a multiplexing driver: its place in the driver's
     /// link table (`mux.rs`).
@@ -194,6 +217,7 @@ impl StrHead {
             sigs: [None; NSIGREG],
             ioc: IocSlot::Free,
             ioc_seq: 0,
+            rgen: 0,
             ev: HeadEvents {
                 wake: 0,
                 sigpoll: 0,
@@ -284,8 +308,24 @@ impl HeadProcs for StrHead {
             s.sth_backenable(band)
         }
     }
+    /// Data queued at the head and nobody who would sleep with it there: no read fill (a
+    /// reader waits for more), no I_SETSIG registration (S_INPUT is per message), no error,
+    /// hangup or close, not linked under a multiplexor.
+    fn lazy_ok(s: &Stream) -> bool {
+        let h = &s.sth;
+        h.rdopt & RFILL == 0
+            && h.sigs.iter().all(Option::is_none)
+            && !h.hangup
+            && !h.closed
+            && h.rerr.is_none()
+            && h.plex.is_none()
+            && s.queue(s.head_rq()).is_some_and(|q| !q.is_empty())
+    }
+    #[inline]
     fn sync(s: &mut Stream) {
-        s.sth_plex_sync()
+        if s.sth.plex.is_some() {
+            s.sth_plex_sync()
+        }
     }
 }
 

@@ -1,25 +1,40 @@
 //! putmsg(2)/putpmsg(2) and getmsg(2)/getpmsg(2) at the Stream head (`strputpmsg`,
-//! `strgetpmsg`), and the copy-out shared with I_PEEK.
+//! `strgetpmsg`), and I_PEEK's look at the first message.
 //!
 //! A message is a control part (leading M_PROTO/M_PCPROTO blocks) and a data part (M_DATA
 //! blocks). `len`/`maxlen` follow the man pages: -1 (or no buffer) means "no part" for putmsg
 //! and "do not process this part" for getmsg; a part larger than `maxlen` is retrieved in part
 //! (MORECTL/MOREDATA) and the rest stays at the front of the queue.
+//!
+//! No user memory is reached under the Stream lock: putmsg gets its parts already copied into
+//! messages (at most [`STRCTLSZ`] and [`STRMSGSZ`] bytes, built by the platform before it took
+//! the lock, so the lock hold only checks and sends); getmsg takes what it retrieves off the head into a [`Taken`] (`take.rs`),
+//! which the platform copies out after the lock (putting it back on a fault); I_PEEK hands the
+//! platform a `dupmsg` of the first message to copy from.
 
 use super::consts::*;
+use super::take::{is_ctl, split, Cut, ReaderToken, Taken};
 use super::write::wait;
 use super::{Block, Stop, UserIo};
 use crate::errno::Errno;
-use crate::msg::{Msg, M_DATA, M_PASSFP, M_PCPROTO, M_PROTO};
+use crate::msg::{Msg, MsgFlags, M_DATA, M_PASSFP, M_PCPROTO, M_PROTO};
 use crate::queue::INFPSZ;
 use crate::sth::Stream;
 
-/// One part of putmsg/getmsg: the user buffer and its `len` (putmsg) or `maxlen` (getmsg).
+/// One part of putmsg/getmsg as the platform has it: the user buffer and its `len` (putmsg) or
+/// `maxlen` (getmsg); a negative length means "no part" / "not processed".
 pub struct Part<'a> {
     /// The user buffer (`buf` of `struct strbuf`).
     pub io: &'a mut dyn UserIo,
-    /// `len` for putmsg, `maxlen` for getmsg; negative means "no part" / "not processed".
+    /// `len` for putmsg, `maxlen` for getmsg.
     pub len: i32,
+}
+
+impl Part<'_> {
+    /// The length as the head takes it: `None` for a negative one.
+    pub fn size(p: &Option<Part<'_>>) -> Option<usize> {
+        p.as_ref().and_then(|p| usize::try_from(p.len).ok())
+    }
 }
 
 /// What getmsg/getpmsg/I_PEEK report.
@@ -38,51 +53,18 @@ pub struct GetMsg {
 }
 
 /// How much of each part a getmsg takes.
-struct Take {
+struct Plan {
     got: GetMsg,
     ctl: Option<usize>,
     data: Option<usize>,
-}
-
-fn is_ctl(b: &Msg) -> bool {
-    b.db_type() != M_DATA
-}
-
-fn maxlen(p: &Option<Part<'_>>) -> Option<usize> {
-    p.as_ref().and_then(|p| usize::try_from(p.len).ok())
 }
 
 fn len_i32(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
-/// Copy up to `max` bytes of the blocks of `m` selected by `sel` to `io`.
-fn copy_part(
-    m: &Msg,
-    sel: impl Fn(&Msg) -> bool,
-    max: usize,
-    io: &mut dyn UserIo,
-) -> Result<usize, Errno> {
-    let mut done = 0usize;
-    for b in m.blocks().filter(|b| sel(b)) {
-        let n = b.blen().min(max - done);
-        if n > 0 {
-            io.copy_to_user(done, b.rd().get(..n).unwrap_or_default())?;
-        }
-        done += n;
-        if done == max {
-            break;
-        }
-    }
-    Ok(done)
-}
-
-/// Copy the parts of `m` to the caller's buffers, as getmsg would; nothing is changed.
-fn copy_msg(
-    m: &Msg,
-    ctl: &mut Option<Part<'_>>,
-    data: &mut Option<Part<'_>>,
-) -> Result<Take, Errno> {
+/// What getmsg with these `maxlen`s (`None`: part not processed) takes of `m`.
+fn plan(m: &Msg, cmax: Option<usize>, dmax: Option<usize>) -> Plan {
     let has_ctl = is_ctl(m);
     let cl = m
         .blocks()
@@ -100,95 +82,72 @@ fn copy_msg(
         band: m.band(),
         more: 0,
     };
-    let mut take = (None, None);
-    match (maxlen(ctl), ctl.as_mut()) {
-        (Some(max), Some(p)) if has_ctl => {
-            let n = copy_part(m, is_ctl, max.min(cl), &mut *p.io)?;
+    let (mut ctl, mut data) = (None, None);
+    match cmax {
+        Some(max) if has_ctl => {
+            let n = max.min(cl);
             got.ctl_len = len_i32(n);
-            take.0 = Some(n);
+            ctl = Some(n);
             if n < cl {
                 got.more |= MORECTL;
             }
         }
-        (None, _) if has_ctl => got.more |= MORECTL,
+        None if has_ctl => got.more |= MORECTL,
         _ => {}
     }
-    match (maxlen(data), data.as_mut()) {
-        (Some(max), Some(p)) if has_data => {
-            let n = copy_part(m, |b| !is_ctl(b), max.min(dl), &mut *p.io)?;
+    match dmax {
+        Some(max) if has_data => {
+            let n = max.min(dl);
             got.data_len = len_i32(n);
-            take.1 = Some(n);
+            data = Some(n);
             if n < dl {
                 got.more |= MOREDATA;
             }
         }
-        (None, _) if has_data && dl > 0 => got.more |= MOREDATA,
+        None if has_data && dl > 0 => got.more |= MOREDATA,
         _ => {}
     }
-    Ok(Take {
-        got,
-        ctl: take.0,
-        data: take.1,
-    })
-}
-
-/// What stays queued after getmsg took `take` of `m`: `None` if the message is used up.
-fn leftover(m: Msg, take: &Take) -> Option<Msg> {
-    let band = m.band();
-    let (mut tc, mut td) = (take.ctl, take.data);
-    let mut rest = Some(m);
-    let mut head: Option<Msg> = None;
-    let mut tail = &mut head;
-    while let Some(mut b) = rest {
-        rest = b.unlinkb();
-        let left = if is_ctl(&b) { &mut tc } else { &mut td };
-        if let Some(n) = left.as_mut() {
-            // A processed part: consume what was copied, free blocks that are used up.
-            *n -= b.adj_rptr(*n);
-            if b.blen() == 0 {
-                continue;
-            }
-        }
-        tail = &mut tail.insert(b).0.cont;
-    }
-    let mut m = head?;
-    m.set_band(band);
-    Some(m)
+    Plan { got, ctl, data }
 }
 
 impl Stream {
     /// putmsg/putpmsg: send a control part (M_PROTO, or M_PCPROTO with MSG_HIPRI) and/or a
-    /// data part (M_DATA) as one message in band `band`.
+    /// data part (M_DATA) as one message in band `band`. The parts are the caller's bytes,
+    /// already copied into kernel memory as messages by the platform (`None`: no part; the
+    /// type of `ctl` is set here). They are taken out of their slots only when the message is
+    /// sent (or fails for good): on EAGAIN/Block they stay there for the retry. The data part
+    /// is sent as it is, or copied into a message with the head's write offset.
     ///
     /// `flags` is 0 (putmsg), MSG_HIPRI (band must be 0, a control part is required) or
     /// MSG_BAND. Neither part: nothing is sent. Errors: EINVAL (flags/band), ERANGE (data
-    /// outside the top module's `[minpsz, maxpsz]`, control over STRCTLSZ), EFAULT and ENOSR
-    /// (nothing sent), the write-side errors of write(2), EAGAIN/Block when flow controlled
-    /// (high priority is never flow controlled).
+    /// outside the top module's `[minpsz, maxpsz]` or over [`STRMSGSZ`], control over
+    /// [`STRCTLSZ`]), ENOSR (nothing sent), the write-side errors of write(2), EAGAIN/Block
+    /// when flow controlled (high priority is never flow controlled).
     pub fn strputpmsg(
         &mut self,
-        ctl: Option<Part<'_>>,
-        data: Option<Part<'_>>,
+        ctl: &mut Option<Msg>,
+        data: &mut Option<Msg>,
         band: i32,
         flags: i32,
         nonblock: bool,
     ) -> Result<(), Stop> {
-        self.sth_putpmsg(ctl, data, band, flags, nonblock, None)
+        self.sth_putpmsg(ctl, data, band, flags, nonblock, &mut None)
     }
 
-    /// [`Stream::strputpmsg`], with `more` (blocks of the control part the head made, such as
-    /// I_FDINSERT's queue reference) linked after the user's control block.
+    /// [`Stream::strputpmsg`], with `more` (blocks of the control part made before the lock,
+    /// such as I_FDINSERT's queue reference) linked after the user's control block. Like the
+    /// parts, `more` leaves its slot only when the message is sent or fails for good.
     pub(crate) fn sth_putpmsg(
         &mut self,
-        mut ctl: Option<Part<'_>>,
-        mut data: Option<Part<'_>>,
+        ctl: &mut Option<Msg>,
+        data: &mut Option<Msg>,
         band: i32,
         flags: i32,
         nonblock: bool,
-        more: Option<Msg>,
+        more: &mut Option<Msg>,
     ) -> Result<(), Stop> {
-        let cl = maxlen(&ctl);
-        let dl = maxlen(&data);
+        let cl = ctl.as_ref().map(Msg::msgsize);
+        let dl = data.as_ref().map(Msg::msgsize);
         let hipri = match flags {
             MSG_HIPRI if band == 0 && cl.is_some() => true,
             0 | MSG_BAND if (0..=255).contains(&band) => false,
@@ -199,7 +158,7 @@ impl Stream {
         if cl.is_none() && dl.is_none() {
             return Ok(());
         }
-        if cl.is_some_and(|n| n > STRCTLSZ) {
+        if cl.is_some_and(|n| n > STRCTLSZ) || dl.is_some_and(|n| n > STRMSGSZ) {
             return Err(Errno::ERANGE.into());
         }
         let (minpsz, maxpsz) = self.sth_psz();
@@ -211,21 +170,22 @@ impl Stream {
         if !hipri && !self.sth_canput(band) {
             return Err(wait(nonblock, Block::Writable(band)));
         }
-        let dmsg = match (dl, data.as_mut()) {
-            (Some(n), Some(p)) => Some(self.sth_mkdata(&mut *p.io, 0, n)?),
-            _ => None,
+        let dmsg = match data.take() {
+            Some(d) if self.sth.wroff == 0 => {
+                let mut d = d;
+                d.set_type(M_DATA);
+                if self.sth.delim {
+                    d.set_flag(d.flag() | MsgFlags::MSGDELIM);
+                }
+                Some(d)
+            }
+            Some(d) => Some(self.sth_mkdata_msg(&d)?),
+            None => None,
         };
-        let mut mp = match (cl, ctl.as_mut()) {
-            (Some(n), Some(p)) => {
-                let ty = if hipri { M_PCPROTO } else { M_PROTO };
-                let mut c = Msg::with_type(ty, n)?;
-                let dst = c
-                    .spare_mut()
-                    .and_then(|s| s.get_mut(..n))
-                    .ok_or(Errno::ENOSR)?;
-                p.io.copy_from_user(dst, 0)?;
-                c.adj_wptr(n);
-                if let Some(m) = more {
+        let mut mp = match ctl.take() {
+            Some(mut c) => {
+                c.set_type(if hipri { M_PCPROTO } else { M_PROTO });
+                if let Some(m) = more.take() {
                     c.linkb(m);
                 }
                 if let Some(d) = dmsg {
@@ -233,7 +193,7 @@ impl Stream {
                 }
                 c
             }
-            _ => dmsg.ok_or(Errno::EINVAL)?,
+            None => dmsg.ok_or(Errno::EINVAL)?,
         };
         mp.set_band(band);
         self.sth_flush_hold();
@@ -241,19 +201,27 @@ impl Stream {
         Ok(())
     }
 
-    /// getmsg/getpmsg: take the first message (subject to `flags`: MSG_ANY or 0, MSG_HIPRI,
-    /// MSG_BAND with `band` = lowest band wanted), copying its parts to `ctl`/`data`.
+    /// getmsg/getpmsg, first phase: take the first message (subject to `flags`: MSG_ANY or 0,
+    /// MSG_HIPRI, MSG_BAND with `band` = lowest band wanted) into `out` as far as the part
+    /// `maxlen`s `ctl`/`data` retrieve it (`None`: part not processed); what is left of it
+    /// stays at the front. Holds the reader token `tok` if anything was taken; the platform
+    /// copies the parts out with [`Taken::copy_parts`] after the lock, then gives `tok` back
+    /// (on a fault: [`Stream::sth_untake`] from 0).
     ///
-    /// Errors: EINVAL (flags/band), EBADF, the M_ERROR read error, EFAULT (nothing consumed),
-    /// EAGAIN/Block when no suitable message is queued. At hangup with nothing queued it
-    /// returns both lengths 0 (end of file).
+    /// Errors: EINVAL (flags/band), EBADF, the M_ERROR read error, EBADMSG for a passed file,
+    /// ENOSR (a part must be split and cannot be), EAGAIN/Block when no suitable message is
+    /// queued or another reader of the head is copying its take out. At hangup with nothing
+    /// queued it returns both lengths 0 (end of file).
+    #[allow(clippy::too_many_arguments)] // getpmsg's own arguments, plus the take
     pub fn strgetpmsg(
         &mut self,
-        mut ctl: Option<Part<'_>>,
-        mut data: Option<Part<'_>>,
+        ctl: Option<usize>,
+        data: Option<usize>,
         band: i32,
         flags: i32,
         nonblock: bool,
+        tok: &ReaderToken,
+        out: &mut Taken,
     ) -> Result<GetMsg, Stop> {
         let minband = match flags {
             MSG_HIPRI if band == 0 => None,
@@ -267,6 +235,9 @@ impl Stream {
         self.sth_flush_hold();
         if let Some(e) = self.sth.rerr() {
             return Err(e.into());
+        }
+        if !tok.free() {
+            return Err(wait(nonblock, Block::Readable));
         }
         let h = self.head_rq();
         let first = self.queue(h).and_then(|q| q.first());
@@ -286,30 +257,91 @@ impl Stream {
         if first.db_type() == M_PASSFP {
             return Err(Errno::EBADMSG.into()); // a passed file is taken with I_RECVFD only
         }
-        let take = copy_msg(first, &mut ctl, &mut data)?;
-        if let Some(mp) = self.qctx(h).getq() {
-            if let Some(rest) = leftover(mp, &take) {
-                if let Err(m) = self.qctx(h).putbq(rest) {
-                    drop(m);
-                    self.count_drop();
-                }
-            }
+        let p = plan(first, ctl, data);
+        if p.ctl.is_none() && p.data.is_none() {
+            return Ok(p.got); // nothing is retrieved: the message stays as it is
         }
-        Ok(take.got)
+        let Some(mp) = self.qctx(h).getq() else {
+            return Ok(p.got);
+        };
+        let (take_ctl, take_data) = (p.ctl.is_some(), p.data.is_some());
+        let cut = |b: &Msg| match (is_ctl(b), take_ctl, take_data) {
+            (true, true, _) => Cut::Part(0),
+            (false, _, true) => Cut::Part(1),
+            _ => Cut::Rest,
+        };
+        let band = mp.band();
+        let ty = mp.db_type();
+        let (front, rest) = match split(mp, [p.ctl.unwrap_or(0), p.data.unwrap_or(0)], cut) {
+            Ok(parts) => parts,
+            Err(mp) => {
+                self.sth_putbq_head(mp);
+                return Err(Errno::ENOSR.into());
+            }
+        };
+        out.begin_getmsg();
+        if let Some(front) = front {
+            if let Some(r) = &rest {
+                out.set_rest(r, 0, ty, band);
+            }
+            out.push(front);
+            out.seal(self.sth.rgen);
+            tok.hold();
+        }
+        if let Some(r) = rest {
+            self.sth_putbq_head(r);
+        }
+        Ok(p.got)
     }
 
-    /// I_PEEK: copy the first message (high priority only with `hipri`) like getmsg, without
-    /// taking it. `None` if there is no such message.
-    pub(crate) fn sth_peek(
-        &mut self,
-        ctl: &mut Option<Part<'_>>,
-        data: &mut Option<Part<'_>>,
-        hipri: bool,
-    ) -> Result<Option<GetMsg>, Errno> {
-        let first = self.queue(self.head_rq()).and_then(|q| q.first());
-        match first {
-            Some(m) if !hipri || m.is_hipri() => Ok(Some(copy_msg(m, ctl, data)?.got)),
-            _ => Ok(None),
+    /// putbq on the head's read queue (a message that cannot be put back is counted as
+    /// dropped).
+    pub(crate) fn sth_putbq_head(&mut self, mp: Msg) {
+        let h = self.head_rq();
+        if let Err(m) = self.qctx(h).putbq(mp) {
+            drop(m);
+            self.count_drop();
         }
     }
+
+    /// I_PEEK: what getmsg with `maxlen`s `ctl`/`data` would retrieve of the first message
+    /// (high priority only with `hipri`), and a `dupmsg` of it for the platform to copy the
+    /// parts from after the lock; the message stays queued. `None` if there is no such message.
+    /// ENOSR if the dupmsg cannot be made.
+    pub(crate) fn sth_peek(
+        &mut self,
+        ctl: Option<usize>,
+        data: Option<usize>,
+        hipri: bool,
+    ) -> Result<Option<(GetMsg, Msg)>, Errno> {
+        let h = self.head_rq();
+        let Some(first) = self
+            .side_mut(h)
+            .and_then(|s| s.q.peek_mut(0))
+            .filter(|m| !hipri || m.is_hipri())
+        else {
+            return Ok(None);
+        };
+        let p = plan(first, ctl, data);
+        let dup = first.dupmsg()?;
+        Ok(Some((p.got, dup)))
+    }
+}
+
+/// I_PEEK, after the lock: copy the parts [`GetMsg`] `got` reports of `m` (a dupmsg of the
+/// peeked message) to `ctl` and `data`.
+pub fn peek_copy_out(
+    m: &Msg,
+    got: &GetMsg,
+    ctl: Option<&mut dyn UserIo>,
+    data: Option<&mut dyn UserIo>,
+) -> Result<(), Errno> {
+    use super::take::copy_blocks;
+    if let (Some(io), Ok(n)) = (ctl, usize::try_from(got.ctl_len)) {
+        copy_blocks(m, is_ctl, n, io, 0)?;
+    }
+    if let (Some(io), Ok(n)) = (data, usize::try_from(got.data_len)) {
+        copy_blocks(m, |b| !is_ctl(b), n, io, 0)?;
+    }
+    Ok(())
 }

@@ -228,6 +228,7 @@ impl Stream {
         if let Some(s) = self.side_mut(d.rd()) {
             s.publish = true;
         }
+        self.links_changed();
         self.sth.mux = Some(MuxUpper { table, me });
         Ok(())
     }

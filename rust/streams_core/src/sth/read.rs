@@ -1,21 +1,25 @@
 //! read(2) at the Stream head (`strread`): byte-stream (RNORM), message-discard (RMSGD) and
 //! message-non-discard (RMSGN) modes, the RPROT* treatment of M_PROTO/M_PCPROTO, zero-length
-//! messages, M_READ, LfS read-fill (RFILL), hangup and read errors.
+//! messages, marks and delimiters, M_READ, LfS read-fill (RFILL), hangup and read errors.
 //!
-//! Bytes are copied to the user from the message while it is still queued; only when the copy
-//! succeeded is the message taken (getq, so the Stream back-enables) and its remainder put
-//! back (putbq), so an EFAULT loses nothing. A read that finds nothing returns
-//! [`Block::Readable`] (EAGAIN when non-blocking) without having consumed anything.
+//! The read is the first phase of a two-phase read (`take.rs`): under the Stream lock it takes
+//! off the head what the read delivers (getq, so the Stream back-enables), splitting a message
+//! larger than what is left of the read (its rest stays queued, except under RMSGD where it
+//! goes with the message). The platform copies the taken bytes to the user after the lock and
+//! puts back what a faulting copy did not deliver. A read that finds nothing returns
+//! [`Block::Readable`] (EAGAIN when non-blocking) without having taken anything; so does a read
+//! while another reader of the head is copying a take out (the reader token).
 
 use super::consts::*;
+use super::take::{split, Cut, ReaderToken, Taken};
 use super::write::wait;
-use super::{Block, Stop, UserIo};
+use super::{Block, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA, M_PASSFP, M_READ};
 use crate::sth::Stream;
 
 /// Whether block `b` of a message is delivered by read() under protocol option `prot`.
-fn delivered(b: &Msg, is_proto: bool, prot: u32) -> bool {
+pub(crate) fn delivered(b: &Msg, is_proto: bool, prot: u32) -> bool {
     !(is_proto && prot == RPROTDIS && b.db_type() != M_DATA)
 }
 
@@ -27,60 +31,57 @@ fn deliverable(m: &Msg, prot: u32) -> usize {
         .fold(0, |n, b| n.saturating_add(b.blen()))
 }
 
-/// Copy the first `want` deliverable bytes of `m` to user offset `at`.
-fn copy_out(m: &Msg, prot: u32, want: usize, io: &mut dyn UserIo, at: usize) -> Result<(), Errno> {
+/// Split `m` after its first `n` deliverable bytes: the front (with the blocks read() does not
+/// deliver) and the rest, whose control blocks become data (what is left of an M_PROTO read
+/// as data is data, as in SVR4), and how many leading blocks of the rest were retyped so. On
+/// allocation failure the message comes back (`None` only if it had no block at all).
+fn split_read(m: Msg, prot: u32, n: usize) -> Result<(Msg, Option<Msg>, usize), Option<Msg>> {
     let is_proto = m.db_type() != M_DATA;
-    let mut done = 0;
-    for b in m.blocks().filter(|b| delivered(b, is_proto, prot)) {
-        if done >= want {
-            break;
+    let cut = |b: &Msg| {
+        if delivered(b, is_proto, prot) {
+            Cut::Part(0)
+        } else {
+            Cut::Front
         }
-        let n = b.blen().min(want - done);
-        io.copy_to_user(at.saturating_add(done), b.rd().get(..n).unwrap_or_default())?;
-        done += n;
-    }
-    Ok(())
-}
-
-/// What is left of `m` after read() took `n` deliverable bytes: an M_DATA message (control
-/// blocks discarded under RPROTDIS, retyped under RPROTDAT) of the same band.
-fn remainder(m: Msg, prot: u32, mut n: usize) -> Option<Msg> {
-    let band = m.band();
-    let is_proto = m.db_type() != M_DATA;
-    // Rebuild the chain without the blocks read() does not deliver, front to back.
-    let mut rest = Some(m);
-    let mut head: Option<Msg> = None;
-    let mut tail = &mut head;
-    while let Some(mut b) = rest {
-        rest = b.unlinkb();
-        if !delivered(&b, is_proto, prot) {
-            continue;
-        }
-        if n > 0 {
-            n -= b.adj_rptr(n);
-            if b.blen() == 0 {
-                continue;
+    };
+    let (front, mut rest) = split(m, [n, 0], cut).map_err(Some)?;
+    let Some(front) = front else {
+        return Err(rest);
+    };
+    let mut retyped = 0;
+    let mut leading = true;
+    let mut b = rest.as_mut();
+    while let Some(x) = b {
+        if x.db_type() != M_DATA {
+            x.set_type(M_DATA);
+            if leading {
+                retyped += 1;
             }
+        } else {
+            leading = false;
         }
-        b.set_type(M_DATA);
-        tail = &mut tail.insert(b).0.cont;
+        b = x.cont_mut();
     }
-    let mut m = head?;
-    m.set_band(band);
-    Some(m)
+    Ok((front, rest, retyped))
 }
 
 impl Stream {
-    /// read(2): up to `len` bytes into `io`. Returns the bytes read; 0 for a zero-length
-    /// message or at end of file (hangup with nothing queued).
+    /// read(2), first phase: take off the head what a read of up to `len` bytes delivers, into
+    /// `out` (empty on entry), and hold the reader token `tok` if anything was taken. Returns
+    /// the bytes the platform is to copy out with [`Taken::copy_out`] (then give `tok` back;
+    /// on a fault [`Stream::sth_untake`]); 0 for a zero-length message, which is consumed here,
+    /// or at end of file (hangup with nothing queued).
     ///
     /// Errors: EBADF after close; the M_ERROR read error; EBADMSG for M_PROTO/M_PCPROTO under
-    /// RPROTNORM; EFAULT (nothing consumed); EAGAIN/Block when nothing can be read.
+    /// RPROTNORM (and for a passed file); ENOSR when a message that must be split cannot be
+    /// (no memory); EAGAIN/Block when nothing can be read, or another reader of this head is
+    /// copying its take out.
     pub fn strread(
         &mut self,
-        io: &mut dyn UserIo,
         len: usize,
         nonblock: bool,
+        tok: &ReaderToken,
+        out: &mut Taken,
     ) -> Result<usize, Stop> {
         if self.sth.closed {
             return Err(Errno::EBADF.into());
@@ -92,17 +93,37 @@ impl Stream {
         if len == 0 {
             return Ok(0);
         }
-        let mode = self.sth.rdopt & RMODEMASK;
+        if !tok.free() {
+            return Err(wait(nonblock, Block::Readable));
+        }
         let prot = match self.sth.rdopt & RPROTMASK {
             0 => RPROTNORM,
             p => p,
         };
-        if mode == RNORM && self.sth.rdopt & RFILL != 0 && !self.sth.hangup && len > 0 {
+        if self.sth.rdopt & (RMODEMASK | RFILL) == RNORM | RFILL && !self.sth.hangup {
             let (avail, complete) = self.sth_fill_avail(len);
             if !complete && (!nonblock || avail == 0) {
                 return Err(self.sth_read_wait(len, nonblock));
             }
         }
+        out.begin_read(prot);
+        let r = self.sth_read_take(len, prot, nonblock, out);
+        if !out.is_empty() {
+            out.seal(self.sth.rgen);
+            tok.hold();
+        }
+        r
+    }
+
+    /// The loop of [`Stream::strread`]: take messages from the front while the read goes on.
+    fn sth_read_take(
+        &mut self,
+        len: usize,
+        prot: u32,
+        nonblock: bool,
+        out: &mut Taken,
+    ) -> Result<usize, Stop> {
+        let mode = self.sth.rdopt & RMODEMASK;
         let h = self.head_rq();
         let mut copied = 0usize;
         loop {
@@ -144,34 +165,47 @@ impl Stream {
                 return Ok(0);
             }
             let want = total.min(len - copied);
-            if let Err(e) = copy_out(first, prot, want, io, copied) {
-                return if copied > 0 {
-                    Ok(copied)
-                } else {
-                    Err(e.into())
-                };
-            }
             let Some(mp) = self.qctx(h).getq() else {
                 return Ok(copied);
             };
-            copied += want;
-            if want < total {
-                if mode != RMSGD {
-                    if let Some(rest) = remainder(mp, prot, want) {
-                        if let Err(m) = self.qctx(h).putbq(rest) {
-                            drop(m);
-                            self.count_drop();
-                        }
+            if want == total {
+                out.push(mp);
+                copied += want;
+                // A protocol message read as data (RPROTDAT/RPROTDIS) is a record of its own:
+                // the read does not run on into the next message, nor into one from the front.
+                if mode != RNORM || marked || is_proto || copied >= len {
+                    return Ok(copied);
+                }
+                continue;
+            }
+            if mode == RMSGD {
+                // The rest of the message is discarded with it once the copy succeeded.
+                out.push(mp);
+                out.set_last(want);
+                return Ok(copied + want);
+            }
+            let band = mp.band();
+            let ty = mp.db_type();
+            return match split_read(mp, prot, want) {
+                Ok((front, rest, retyped)) => {
+                    if let Some(rest) = rest {
+                        out.set_rest(&rest, retyped, ty, band);
+                        self.sth_putbq_head(rest);
+                    }
+                    out.push(front);
+                    Ok(copied + want)
+                }
+                Err(mp) => {
+                    if let Some(mp) = mp {
+                        self.sth_putbq_head(mp);
+                    }
+                    if copied > 0 {
+                        Ok(copied)
+                    } else {
+                        Err(Errno::ENOSR.into())
                     }
                 }
-                return Ok(copied);
-            }
-            drop(mp);
-            // A protocol message read as data (RPROTDAT/RPROTDIS) is a record of its own: the
-            // read does not run on into the next message, nor into one from the front.
-            if mode != RNORM || marked || is_proto || copied >= len {
-                return Ok(copied);
-            }
+            };
         }
     }
 

@@ -3,26 +3,110 @@
 //! the head to copy user memory in (M_COPYIN) or out (M_COPYOUT), one request at a time, and
 //! finally answers M_IOCACK/M_IOCNAK.
 //!
-//! Each copy is one turn of the same non-sleeping state machine as I_STR: the answer lands in
-//! the ioctl slot, the platform calls again, the head does the copy, sends M_IOCDATA down and
-//! waits again. Copies answered at once by a loopback are handled in a loop, not by recursion.
-//! A failed copy sends M_IOCDATA with `cp_rval` = EFAULT (so the module can clean up) and the
-//! ioctl fails with EFAULT without waiting further, as in SVR4.
+//! The head never copies itself: a copy request becomes a [`TranspStep`] that
+//! [`Stream::strtransparent`] returns to the platform, which drops the Stream lock, does the
+//! copy (copy-in into a message it allocates, copy-out from the M_COPYOUT's blocks) and calls
+//! again with what happened in [`TranspIoctl::done`]. Between the two calls the ioctl slot
+//! stays the caller's (`IocSlot::Copying`), so no other ioctl starts. The head then sends
+//! M_IOCDATA down and waits for the next answer, as I_STR does; answers that come back at
+//! once from a loopback are handled in a loop, not by recursion. A failed copy sends
+//! M_IOCDATA with `cp_rval` = the error (so the module can clean up) and the ioctl fails with
+//! it without waiting further, as in SVR4. An M_COPYIN of more than [`STRMSGSZ`] bytes is
+//! refused that way with ENOSR (the platform stages at most that much).
 
+use super::consts::{SID, STRMSGSZ};
 use super::ioctl::{IocBlk, TRANSPARENT};
 use super::{Block, IocSlot, Stop, UserIo, WAKE_IOCTL};
 use crate::errno::Errno;
-use crate::msg::{Msg, M_COPYIN, M_DATA, M_IOCACK, M_IOCDATA, M_IOCNAK, M_IOCTL};
+use crate::msg::{Msg, M_COPYIN, M_COPYOUT, M_DATA, M_IOCACK, M_IOCDATA, M_IOCNAK, M_IOCTL};
 use crate::sth::Stream;
 
-/// A transparent ioctl in progress: the argument and the caller's memory.
-pub struct TranspIoctl<'a> {
+/// A transparent ioctl in progress (kept by the platform across calls).
+pub struct TranspIoctl {
     /// The raw ioctl argument (usually a user address), sent down in `b_cont`.
     pub arg: u64,
-    /// The caller's address space: offsets are user addresses (`cq_addr`).
-    pub mem: &'a mut dyn UserIo,
     /// Set by the head when the M_IOCTL is sent; pass the same struct to the retry.
     pub id: Option<u32>,
+    /// How the copy the last call asked for went; the platform sets it before calling again.
+    pub done: Option<CopyDone>,
+}
+
+impl TranspIoctl {
+    /// A transparent ioctl with raw argument `arg`, not started.
+    pub fn new(arg: u64) -> TranspIoctl {
+        TranspIoctl {
+            arg,
+            id: None,
+            done: None,
+        }
+    }
+}
+
+/// A copy the platform makes for a transparent ioctl, without the Stream lock.
+#[derive(Debug)]
+pub enum TranspStep {
+    /// Copy `size` bytes in from user address `addr` into an M_DATA message; call again with
+    /// [`CopyDone::In`].
+    CopyIn {
+        /// `cq_addr`.
+        addr: u64,
+        /// `cq_size` (at most [`STRMSGSZ`]).
+        size: usize,
+    },
+    /// Copy the first `size` bytes of `data`'s blocks after the first ([`TranspStep::copy_out`])
+    /// out to user address `addr`; call again with [`CopyDone::Out`].
+    CopyOut {
+        /// `cq_addr`.
+        addr: u64,
+        /// `cq_size`.
+        size: usize,
+        /// The M_COPYOUT message.
+        data: Msg,
+    },
+}
+
+impl TranspStep {
+    /// After the lock, for [`TranspStep::CopyOut`]: copy the bytes to `mem` (the caller's
+    /// address space, offsets are user addresses).
+    pub fn copy_out(&self, mem: &mut dyn UserIo) -> Result<(), Errno> {
+        let TranspStep::CopyOut { addr, size, data } = self else {
+            return Err(Errno::EINVAL);
+        };
+        let addr = usize::try_from(*addr).map_err(|_| Errno::EFAULT)?;
+        let mut done = 0usize;
+        for b in data.blocks().skip(1) {
+            if done >= *size {
+                break;
+            }
+            let n = b.blen().min(*size - done);
+            mem.copy_to_user(
+                addr.saturating_add(done),
+                b.rd().get(..n).unwrap_or_default(),
+            )?;
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+/// What the platform did for a [`TranspStep`].
+#[derive(Debug)]
+pub enum CopyDone {
+    /// The bytes a [`TranspStep::CopyIn`] asked for, as an M_DATA message.
+    In(Msg),
+    /// A [`TranspStep::CopyOut`] succeeded.
+    Out,
+    /// The copy failed with this error (EFAULT, ENOSR).
+    Failed(Errno),
+}
+
+/// Where a transparent ioctl stands after a call.
+#[derive(Debug)]
+pub enum Transp {
+    /// The module or driver answered: the ioctl's return value (`ioc_rval`).
+    Done(i32),
+    /// Make this copy, then call again.
+    Step(TranspStep),
 }
 
 /// Size of an encoded [`CopyReq`] or [`CopyResp`].
@@ -120,42 +204,25 @@ impl CopyResp {
     }
 }
 
-/// Do the copy an M_COPYIN/M_COPYOUT asks for; the M_IOCDATA data part for M_COPYIN.
-fn do_copy(mp: &Msg, req: &CopyReq, mem: &mut dyn UserIo) -> Result<Option<Msg>, Errno> {
-    let size = usize::try_from(req.size).map_err(|_| Errno::EINVAL)?;
-    let addr = usize::try_from(req.addr).map_err(|_| Errno::EFAULT)?;
-    if mp.db_type() == M_COPYIN {
-        let mut d = Msg::with_type(M_DATA, size)?;
-        let dst = d
-            .spare_mut()
-            .and_then(|b| b.get_mut(..size))
-            .ok_or(Errno::ENOSR)?;
-        mem.copy_from_user(dst, addr)?;
-        d.adj_wptr(size);
-        return Ok(Some(d));
-    }
-    let mut done = 0usize;
-    for b in mp.blocks().skip(1) {
-        let n = b.blen().min(size - done);
-        mem.copy_to_user(
-            addr.saturating_add(done),
-            b.rd().get(..n).unwrap_or_default(),
-        )?;
-        done += n;
-        if done == size {
-            break;
-        }
-    }
-    Ok(None)
-}
-
 impl Stream {
-    /// A transparent ioctl `cmd` (see the module docs). Returns `ioc_rval` of the M_IOCACK.
-    pub(crate) fn sth_transparent(
-        &mut self,
-        cmd: u32,
-        t: &mut TranspIoctl<'_>,
-    ) -> Result<i32, Stop> {
+    /// A transparent ioctl `cmd` (see the module docs): start it, or go on after a step with
+    /// `t.done` set. Errors: EBADF after close, EINVAL for a command of the `'S'` group, the
+    /// module's error (M_IOCNAK, or M_IOCACK with an error), the error of a failed copy,
+    /// ENXIO/the M_ERROR error when the Stream fails meanwhile, ENOSR; Block while waiting
+    /// for the ioctl slot or an answer.
+    pub fn strtransparent(&mut self, cmd: u32, t: &mut TranspIoctl) -> Result<Transp, Stop> {
+        if self.sth.closed {
+            return Err(Errno::EBADF.into());
+        }
+        if self.sth.plex.is_some() {
+            return Err(Errno::EINVAL.into()); // linked under a multiplexor (SVR4 STPLEX)
+        }
+        if cmd & 0xff00 == SID {
+            return Err(Errno::EINVAL.into());
+        }
+        if let Some(done) = t.done.take() {
+            return self.sth_transp_reply(t, done);
+        }
         if !self.sth_ioc_slot(&mut t.id)? {
             self.sth_ioc_ok()?;
             let id = self.sth_ioc_id();
@@ -176,62 +243,88 @@ impl Stream {
         self.sth_transp_steps(t)
     }
 
-    /// Act on answers until the ioctl completes or has to wait for the next one.
-    fn sth_transp_steps(&mut self, t: &mut TranspIoctl<'_>) -> Result<i32, Stop> {
-        loop {
-            let IocSlot::Answered(id, mp) = core::mem::replace(&mut self.sth.ioc, IocSlot::Free)
-            else {
-                t.id = None;
-                return Err(Errno::EINVAL.into());
-            };
-            let ty = mp.db_type();
-            if ty == M_IOCACK || ty == M_IOCNAK {
-                t.id = None;
-                self.sth.note(WAKE_IOCTL, 0);
-                let ioc = IocBlk::decode(mp.rd()).unwrap_or_default();
-                return match (ty == M_IOCACK, ioc.error) {
-                    (true, 0) => Ok(ioc.rval),
-                    (_, 0) => Err(Errno::EINVAL.into()),
-                    (_, e) => Err(Errno(e).into()),
-                };
-            }
-            let req = CopyReq::decode(mp.rd()).unwrap_or_default();
-            let copied = do_copy(&mp, &req, &mut *t.mem);
-            let mut resp = CopyResp {
-                cmd: req.cmd,
-                id: req.id,
-                flag: req.flag,
-                rval: 0,
-                private: req.private,
-            };
-            if let Err(e) = &copied {
-                resp.rval = e.0;
-            }
-            let mut m = match Msg::from_bytes(M_IOCDATA, &resp.encode()) {
-                Ok(m) => m,
-                Err(_) => {
-                    t.id = None;
-                    self.sth.note(WAKE_IOCTL, 0);
-                    return Err(Errno::ENOSR.into());
-                }
-            };
-            match copied {
-                Ok(data) => {
-                    if let Some(d) = data {
-                        m.linkb(d);
-                    }
-                    if !self.sth_ioc_send(id, m) {
-                        return Err(Stop::Block(Block::IoctlAck));
-                    }
-                }
-                Err(e) => {
-                    // The module learns of the failure and gives up; nobody waits for it.
-                    t.id = None;
-                    self.write(m);
-                    self.sth.note(WAKE_IOCTL, 0);
-                    return Err(e.into());
-                }
-            }
+    /// Forget the transparent ioctl in progress: it failed with `e`.
+    fn sth_transp_fail(&mut self, t: &mut TranspIoctl, e: Errno) -> Result<Transp, Stop> {
+        t.id = None;
+        self.sth.ioc = IocSlot::Free;
+        self.sth.note(WAKE_IOCTL, 0);
+        Err(e.into())
+    }
+
+    /// The platform made the copy the slot's request asked for (or failed to): answer the
+    /// module with M_IOCDATA and go on.
+    fn sth_transp_reply(&mut self, t: &mut TranspIoctl, done: CopyDone) -> Result<Transp, Stop> {
+        let (id, req, copyin) = match &self.sth.ioc {
+            IocSlot::Copying { id, req, copyin } if Some(*id) == t.id => (*id, *req, *copyin),
+            _ => return self.sth_transp_fail(t, Errno::EINVAL),
+        };
+        let (rval, data) = match (done, copyin) {
+            (CopyDone::In(d), true) => (0, Some(d)),
+            (CopyDone::Out, false) => (0, None),
+            (CopyDone::Failed(e), _) => (e.0, None),
+            _ => (Errno::EINVAL.0, None),
+        };
+        let resp = CopyResp {
+            cmd: req.cmd,
+            id: req.id,
+            flag: req.flag,
+            rval,
+            private: req.private,
+        };
+        let Ok(mut m) = Msg::from_bytes(M_IOCDATA, &resp.encode()) else {
+            return self.sth_transp_fail(t, Errno::ENOSR);
+        };
+        if rval != 0 {
+            // The module learns of the failure and gives up; nobody waits for it.
+            self.write(m);
+            return self.sth_transp_fail(t, Errno(rval));
         }
+        if let Some(d) = data {
+            m.linkb(d);
+        }
+        if !self.sth_ioc_send(id, m) {
+            return Err(Stop::Block(Block::IoctlAck));
+        }
+        self.sth_transp_steps(t)
+    }
+
+    /// Act on the answer in the slot: the end of the ioctl, or the next copy to make.
+    fn sth_transp_steps(&mut self, t: &mut TranspIoctl) -> Result<Transp, Stop> {
+        let IocSlot::Answered(id, mp) = core::mem::replace(&mut self.sth.ioc, IocSlot::Free) else {
+            t.id = None;
+            return Err(Errno::EINVAL.into());
+        };
+        let ty = mp.db_type();
+        if ty == M_IOCACK || ty == M_IOCNAK {
+            t.id = None;
+            self.sth.note(WAKE_IOCTL, 0);
+            let ioc = IocBlk::decode(mp.rd()).unwrap_or_default();
+            return match (ty == M_IOCACK, ioc.error) {
+                (true, 0) => Ok(Transp::Done(ioc.rval)),
+                (_, 0) => Err(Errno::EINVAL.into()),
+                (_, e) => Err(Errno(e).into()),
+            };
+        }
+        let req = CopyReq::decode(mp.rd()).unwrap_or_default();
+        let copyin = ty == M_COPYIN;
+        self.sth.ioc = IocSlot::Copying { id, req, copyin };
+        let size = usize::try_from(req.size).unwrap_or(usize::MAX);
+        if copyin && size > STRMSGSZ {
+            return self.sth_transp_reply(t, CopyDone::Failed(Errno::ENOSR));
+        }
+        if copyin {
+            return Ok(Transp::Step(TranspStep::CopyIn {
+                addr: req.addr,
+                size,
+            }));
+        }
+        if ty != M_COPYOUT {
+            return self.sth_transp_reply(t, CopyDone::Failed(Errno::EPROTO));
+        }
+        Ok(Transp::Step(TranspStep::CopyOut {
+            addr: req.addr,
+            size,
+            data: mp,
+        }))
     }
 }

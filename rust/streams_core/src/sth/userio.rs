@@ -1,8 +1,11 @@
-//! `UserIo`: how the Stream head reaches user memory, and slice-backed implementations.
+//! `UserIo`: how the platform's half of a system call (`call.rs`) reaches user memory, and
+//! slice-backed implementations.
 //!
-//! The platform implements [`UserIo`] over `copy_from_user`/`copy_to_user` for one user
-//! buffer; the host tests and KUnit use [`SliceIo`] (a buffer, EFAULT past its end) and
-//! [`FailIo`] (every copy faults) to check that a fault loses nothing.
+//! Only `call.rs` copies through it, and never with a Stream lock held: the head operations
+//! themselves take and give kernel memory. The kernel implements [`UserIo`] over
+//! `copy_from_user`/`copy_to_user` for one user buffer (or an `iov_iter`); the host tests and
+//! KUnit use [`SliceIo`] (a buffer, EFAULT past its end) and [`FailIo`] (every copy faults) to
+//! check that a fault loses nothing.
 
 use crate::errno::Errno;
 
@@ -12,6 +15,14 @@ pub trait UserIo {
     fn copy_from_user(&mut self, dst: &mut [u8], off: usize) -> Result<(), Errno>;
     /// Copy `src` to user offset `off` (EFAULT on a bad address).
     fn copy_to_user(&mut self, off: usize, src: &[u8]) -> Result<(), Errno>;
+    /// Copy what can be copied of `dst.len()` bytes from user offset `off` before the first
+    /// bad address; returns how many bytes that is (a write sends what precedes a fault).
+    fn copy_from_user_partial(&mut self, dst: &mut [u8], off: usize) -> usize {
+        match self.copy_from_user(dst, off) {
+            Ok(()) => dst.len(),
+            Err(_) => 0,
+        }
+    }
 }
 
 /// A user buffer backed by a slice: copies outside it fault.
@@ -30,6 +41,10 @@ impl UserIo for SliceIo<'_> {
             .ok_or(Errno::EFAULT)?
             .copy_from_slice(src);
         Ok(())
+    }
+    fn copy_from_user_partial(&mut self, dst: &mut [u8], off: usize) -> usize {
+        let src = self.0.get(off..).unwrap_or_default();
+        crate::sys::copy_bytes(dst, src)
     }
 }
 

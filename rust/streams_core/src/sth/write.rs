@@ -1,13 +1,17 @@
 //! write(2) at the Stream head (`strwrite`): checks, packet-size limits, splitting into
-//! `maxpsz` pieces, flow control, write offset, and LfS write hold (coalescing small writes).
+//! pieces of `min(maxpsz, STRMSGSZ)` bytes, flow control, write offset, and LfS write hold
+//! (coalescing small writes).
 //!
-//! A write never sleeps. If the first piece cannot be sent because the next queue is full it
-//! returns [`Stop::Block`] (or EAGAIN when non-blocking); if some pieces were sent it returns
-//! their byte count, and a blocking platform calls again for the rest (SVR4 sleeps between
-//! pieces instead; the bytes seen downstream are the same).
+//! The head never reaches user memory: the platform copies the caller's bytes into kernel
+//! memory before it takes the Stream lock, at most [`STRMSGSZ`] bytes at a time, and calls
+//! [`Stream::strwrite`] with where those bytes are in the whole write. A write never sleeps. If
+//! the first piece cannot be sent because the next queue is full it returns [`Stop::Block`]
+//! (or EAGAIN when non-blocking); if some pieces were sent it returns their byte count, and
+//! the platform calls again for the rest (SVR4 sleeps between pieces instead; the bytes seen
+//! downstream are the same).
 
 use super::consts::*;
-use super::{Block, Stop, UserIo};
+use super::{Block, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, FASTBUF, M_DATA};
 use crate::queue::INFPSZ;
@@ -22,31 +26,50 @@ pub(crate) fn wait(nonblock: bool, b: Block) -> Stop {
     }
 }
 
+/// Pieces for a top module's `maxpsz`: at most [`STRMSGSZ`].
+fn piece(maxpsz: usize) -> usize {
+    match maxpsz {
+        0 | INFPSZ => STRMSGSZ,
+        m => m.min(STRMSGSZ),
+    }
+}
+
 /// Capacity of the write-hold (SNDHOLD) buffer: small writes (up to a fast buffer each) are
 /// coalesced into one message of up to this many bytes, which goes down when it is full, at
 /// the hold timer, or at the next read, putmsg, ioctl or close of this head.
 pub const STRHOLDSZ: usize = 1024;
 
 impl Stream {
-    /// write(2): send `len` bytes from `io` downstream as M_DATA messages. Returns the bytes
-    /// accepted (fewer than `len` only if flow control stopped a multi-piece write).
+    /// The size of the pieces write(2) splits into: the top module's `maxpsz`, at most
+    /// [`STRMSGSZ`].
+    pub fn sth_piece(&self) -> usize {
+        piece(self.sth_psz().1)
+    }
+
+    /// write(2): send `data`, bytes `off..off + data.len()` of a write of `total` bytes
+    /// (copied into kernel memory by the platform), downstream as M_DATA messages of at most
+    /// [`Stream::sth_piece`] bytes. Returns the bytes of `data` accepted: fewer when flow
+    /// control stopped after some pieces, or when `data` ends inside a piece the next bytes of
+    /// the write belong to (that piece is sent with them, so pieces keep their size however
+    /// the platform stages the write).
     ///
     /// Errors: EBADF after close; the M_ERROR write error; EPIPE (and SIGPIPE) after hangup
     /// with SNDPIPE, ENXIO otherwise; ERANGE when the top module has a non-zero `minpsz` and
-    /// `len` is outside `[minpsz, maxpsz]`; EFAULT; ENOSR; EAGAIN/Block when flow controlled.
-    /// A zero-length write sends a zero-length message only with SNDZERO.
+    /// `total` is outside `[minpsz, maxpsz]` (checked when `off` is 0); ENOSR; EAGAIN/Block
+    /// when flow controlled. A zero-length write sends a zero-length message only with SNDZERO.
     pub fn strwrite(
         &mut self,
-        io: &mut dyn UserIo,
-        len: usize,
+        data: &[u8],
+        off: usize,
+        total: usize,
         nonblock: bool,
     ) -> Result<usize, Stop> {
         self.sth_write_ok()?;
         let (minpsz, maxpsz) = self.sth_psz();
-        if minpsz > 0 && (len < minpsz || (maxpsz != INFPSZ && len > maxpsz)) {
+        if off == 0 && minpsz > 0 && (total < minpsz || (maxpsz != INFPSZ && total > maxpsz)) {
             return Err(Errno::ERANGE.into());
         }
-        if len == 0 {
+        if total == 0 {
             if self.sth.wropt & SNDZERO == 0 {
                 return Ok(0);
             }
@@ -54,67 +77,89 @@ impl Stream {
                 return Err(wait(nonblock, Block::Writable(0)));
             }
             self.sth_flush_hold();
-            let m = self.sth_mkdata(io, 0, 0)?;
+            let m = self.sth_mkdata(&[])?;
             self.write(m);
             return Ok(0);
         }
-        let piece = if maxpsz == INFPSZ || maxpsz == 0 {
-            len
-        } else {
-            maxpsz
-        };
-        let mut off = 0;
-        while off < len {
-            if !self.sth_canput(0) {
-                if off > 0 {
-                    return Ok(off);
+        let piece = piece(maxpsz);
+        let mut done = 0;
+        while done < data.len() {
+            let n = piece.min(data.len() - done);
+            if n < piece && off + done + n < total {
+                // The rest of this piece comes with the next bytes (or never: a fault ended the
+                // bytes the platform could stage, and a piece is sent whole or not at all).
+                return Ok(done);
+            }
+            // A piece that joins the held message sends nothing: no flow control to ask (LfS:
+            // writes go on filling the held buffer while the Stream is flow controlled).
+            if !self.sth_hold_fits(n) && !self.sth_canput(0) {
+                if done > 0 {
+                    return Ok(done);
                 }
                 return Err(wait(nonblock, Block::Writable(0)));
             }
-            let n = piece.min(len - off);
-            let sent = match self.sth_hold_write(io, off, n) {
-                Ok(true) => Ok(()),
-                Ok(false) => {
-                    self.sth_flush_hold();
-                    self.sth_mkdata(io, off, n).map(|m| self.write(m))
-                }
-                Err(e) => Err(e),
+            let bytes = data.get(done..done + n).unwrap_or_default();
+            let sent = if self.sth_hold_write(bytes)? {
+                Ok(())
+            } else {
+                self.sth_flush_hold();
+                self.sth_mkdata(bytes).map(|m| self.write(m))
             };
             if let Err(e) = sent {
-                return if off > 0 { Ok(off) } else { Err(e) };
+                return if done > 0 { Ok(done) } else { Err(e) };
             }
-            off += n;
+            done += n;
         }
-        Ok(len)
+        Ok(done)
     }
 
-    /// An M_DATA message with `wroff` bytes of headroom holding user bytes `off..off + n`.
-    pub(crate) fn sth_mkdata(
-        &mut self,
-        io: &mut dyn UserIo,
-        off: usize,
-        n: usize,
-    ) -> Result<Msg, Stop> {
+    /// An M_DATA message with `wroff` bytes of headroom holding `data`.
+    pub(crate) fn sth_mkdata(&mut self, data: &[u8]) -> Result<Msg, Stop> {
         let wroff = self.sth.wroff;
-        let mut m = Msg::with_type(M_DATA, wroff.saturating_add(n))?;
+        let mut m = Msg::with_type(M_DATA, wroff.saturating_add(data.len()))?;
         m.adj_wptr(wroff);
         m.adj_rptr(wroff);
-        let dst = m
-            .spare_mut()
-            .and_then(|s| s.get_mut(..n))
-            .ok_or(Errno::ENOSR)?;
-        io.copy_from_user(dst, off)?;
-        m.adj_wptr(n);
+        if m.append(data) != data.len() {
+            return Err(Errno::ENOSR.into());
+        }
         if self.sth.delim {
             m.set_flag(m.flag() | MsgFlags::MSGDELIM);
         }
         Ok(m)
     }
 
+    /// [`Stream::sth_mkdata`] of the bytes of every block of `d` (a data part built before
+    /// the lock, which needs the write offset's headroom).
+    pub(crate) fn sth_mkdata_msg(&mut self, d: &Msg) -> Result<Msg, Stop> {
+        let wroff = self.sth.wroff;
+        let n = d.msgsize();
+        let mut m = Msg::with_type(M_DATA, wroff.saturating_add(n))?;
+        m.adj_wptr(wroff);
+        m.adj_rptr(wroff);
+        for b in d.blocks() {
+            if m.append(b.rd()) != b.blen() {
+                return Err(Errno::ENOSR.into());
+            }
+        }
+        if self.sth.delim {
+            m.set_flag(m.flag() | MsgFlags::MSGDELIM);
+        }
+        Ok(m)
+    }
+
+    /// Whether a piece of `n` bytes joins the message write hold already holds (SNDHOLD on,
+    /// a piece small enough to hold, room left).
+    fn sth_hold_fits(&self, n: usize) -> bool {
+        self.sth.wropt & SNDHOLD != 0
+            && n <= FASTBUF
+            && self.sth.hold.as_ref().is_some_and(|h| h.wr_room() >= n)
+    }
+
     /// Write hold: coalesce a small piece into the held fast buffer. `Ok(false)` if hold is
     /// off or the piece is too big to hold; the held message is sent when it fills up.
-    fn sth_hold_write(&mut self, io: &mut dyn UserIo, off: usize, n: usize) -> Result<bool, Stop> {
+    fn sth_hold_write(&mut self, data: &[u8]) -> Result<bool, Stop> {
         let wroff = self.sth.wroff;
+        let n = data.len();
         if self.sth.wropt & SNDHOLD == 0 || n > FASTBUF || n.saturating_add(wroff) > STRHOLDSZ {
             return Ok(false);
         }
@@ -131,20 +176,12 @@ impl Stream {
                 m
             }
         };
-        let copied = match h.spare_mut().and_then(|s| s.get_mut(..n)) {
-            Some(dst) => io.copy_from_user(dst, off),
-            None => Err(Errno::ENOSR),
-        };
-        if copied.is_ok() {
-            h.adj_wptr(n);
-        }
+        h.append(data);
         let full = h.wr_room() == 0;
-        if h.blen() > 0 {
-            self.sth.hold = Some(h);
-        }
+        self.sth.hold = Some(h);
         if full {
             self.sth_flush_hold();
         }
-        copied.map(|_| true).map_err(Stop::Err)
+        Ok(true)
     }
 }

@@ -129,23 +129,20 @@ impl core::fmt::Debug for QRef {
 
 /// Most perimeters one lock hold can leave to run or release afterwards before the rest go to
 /// the platform's runner (run) or are released in place (release).
-pub const NLATER: usize = 8;
-
-/// What a lock hold leaves for after the lock is dropped.
-enum Item {
-    /// Run this perimeter: the lock hold claimed it.
-    Run(Arc<dyn Perimeter>),
-    /// Drop this reference (a link the Stream let go of): its last drop may free the other
-    /// Stream, which must not happen under this Stream's lock.
-    Release(Arc<dyn Perimeter>),
-}
+pub const NLATER: usize = 4;
 
 /// Work a Stream's lock hold leaves for its caller to do once the lock is dropped: running the
 /// perimeters its puts claimed (so a write to a pipe delivers at the other end before
 /// `write(2)` returns, without a workqueue bounce), and releasing references to other Streams.
-/// Fixed capacity: nothing here allocates.
+/// Fixed capacity: nothing here allocates. Kept small and counted (most lock holds leave
+/// nothing, and that case costs a compare), since it travels with every lock hold.
 pub struct Later {
-    items: [Option<Item>; NLATER],
+    /// `items[..len]` are in use: bit `i` of `run` says whether item `i` is to run (else it is
+    /// only released). The rest are `None` (`drain` takes every used slot), so the array needs
+    /// no drop glue of its own: `ManuallyDrop` spares the empty list four checks per drop.
+    items: core::mem::ManuallyDrop<[Option<Arc<dyn Perimeter>>; NLATER]>,
+    len: u8,
+    run: u8,
 }
 
 impl Default for Later {
@@ -158,29 +155,37 @@ impl Later {
     /// Nothing to do.
     pub const fn new() -> Later {
         Later {
-            items: [const { None }; NLATER],
+            items: core::mem::ManuallyDrop::new([const { None }; NLATER]),
+            len: 0,
+            run: 0,
         }
     }
 
     /// Whether nothing is left to do.
     pub fn is_empty(&self) -> bool {
-        self.items.iter().all(Option::is_none)
+        self.len == 0
     }
 
-    fn push(&mut self, it: Item) -> Result<(), Item> {
-        match self.items.iter_mut().find(|s| s.is_none()) {
+    /// Add `p`; a full list hands it back.
+    fn push(&mut self, p: Arc<dyn Perimeter>, run: bool) -> Result<(), Arc<dyn Perimeter>> {
+        let i = usize::from(self.len);
+        match self.items.get_mut(i) {
             Some(slot) => {
-                *slot = Some(it);
+                *slot = Some(p);
+                self.len += 1;
+                if run {
+                    self.run |= 1 << i;
+                }
                 Ok(())
             }
-            None => Err(it),
+            None => Err(p),
         }
     }
 
     /// Run `p` (claimed by this lock hold) after the lock is dropped; when the list is full it
     /// goes to the platform's runner at once.
     pub fn run(&mut self, p: Arc<dyn Perimeter>) {
-        if let Err(Item::Run(p)) = self.push(Item::Run(p)) {
+        if let Err(p) = self.push(p, true) {
             p.schedule();
         }
     }
@@ -189,24 +194,41 @@ impl Later {
     /// then relies on the other Stream's last release not needing its lock, which holds for
     /// every platform of rstreams; the list only keeps the release out of the lock hold).
     pub fn release(&mut self, p: Arc<dyn Perimeter>) {
-        let _ = self.push(Item::Release(p));
+        let _ = self.push(p, false);
     }
 
     /// Move everything into a new list (taken under the lock, finished after it).
     pub fn take(&mut self) -> Later {
+        if self.len == 0 {
+            return Later::new();
+        }
         core::mem::take(self)
+    }
+
+    /// The items in use, each with whether it is to run, emptying the list.
+    fn drain(&mut self) -> impl Iterator<Item = (Arc<dyn Perimeter>, bool)> + '_ {
+        let (n, run) = (usize::from(self.len), self.run);
+        self.len = 0;
+        self.run = 0;
+        self.items
+            .iter_mut()
+            .take(n)
+            .enumerate()
+            .filter_map(move |(i, slot)| slot.take().map(|p| (p, run & (1 << i) != 0)))
     }
 
     /// Do it all, with no Stream lock held, in process context: run the claimed perimeters
     /// (nested `depth`; deeper than [`MAX_INLINE`] they are scheduled instead) and release
     /// the references.
     pub fn finish(mut self, depth: u32) {
-        for slot in self.items.iter_mut() {
-            match slot.take() {
-                Some(Item::Run(p)) if depth < MAX_INLINE => p.run(depth + 1),
-                Some(Item::Run(p)) => p.schedule(),
-                Some(Item::Release(p)) => drop(p),
-                None => {}
+        if self.len == 0 {
+            return;
+        }
+        for (p, run) in self.drain() {
+            match run {
+                true if depth < MAX_INLINE => p.run(depth + 1),
+                true => p.schedule(),
+                false => drop(p),
             }
         }
     }
@@ -222,8 +244,11 @@ impl Drop for Later {
     /// A list nobody finished: its claimed perimeters must still run (a claim that is dropped
     /// would strand their inbound work), so they go to the platform's runner.
     fn drop(&mut self) {
-        for slot in self.items.iter_mut() {
-            if let Some(Item::Run(p)) = slot.take() {
+        if self.len == 0 {
+            return;
+        }
+        for (p, run) in self.drain() {
+            if run {
                 p.schedule();
             }
         }
@@ -238,7 +263,15 @@ pub const MAX_INLINE: u32 = 2;
 impl<H: HeadProcs> Stream<H> {
     /// The entry queues: queues with a link to the Stream upstream of them, or that other
     /// Streams put into without one (`Side::publish`), in a fixed order, at most [`NENTRY`].
-    pub fn entries(&self) -> [Option<QueueId>; NENTRY] {
+    pub fn entries(&mut self) -> [Option<QueueId>; NENTRY] {
+        if self.entries_stale {
+            self.entries = self.find_entries();
+            self.entries_stale = false;
+        }
+        self.entries
+    }
+
+    fn find_entries(&self) -> [Option<QueueId>; NENTRY] {
         let mut out = [None; NENTRY];
         let mut it = out.iter_mut();
         for p in 0..self.npairs() {

@@ -158,6 +158,13 @@ impl<'a> QCtx<'a> {
         self.s.apply(self.q, ev);
         mp
     }
+    /// rmvq on this queue: take the message at logical position `pos` out (back-enables as
+    /// getq does).
+    pub fn rmvq(&mut self, pos: usize) -> Option<Msg> {
+        let (mp, ev) = self.s.side_mut(self.q)?.q.rmvq(pos);
+        self.s.apply(self.q, ev);
+        mp
+    }
     /// flushq on this queue; returns the number of messages freed.
     pub fn flushq(&mut self, flag: i32) -> usize {
         self.s.flush(self.q, None, flag)

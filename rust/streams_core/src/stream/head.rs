@@ -29,6 +29,13 @@ pub trait HeadProcs: Sized + Send + 'static {
     /// shares with them (a multiplexor linking this Stream under it, or letting it go:
     /// `sth/plex.rs`). Default: nothing.
     fn sync(_s: &mut Stream<Self>) {}
+    /// Whether ordinary data put into this Stream from outside may wait on its inbound list
+    /// until the Stream next enters its perimeter by itself (`perim` step 5): true only when
+    /// the head holds data its reader will come back for and nobody sleeps on the head for
+    /// more data. Default: never.
+    fn lazy_ok(_s: &Stream<Self>) -> bool {
+        false
+    }
 }
 
 /// A head that queues whatever arrives on its read queue and does nothing on back-enable:

@@ -171,6 +171,7 @@ impl<H: HeadProcs> Stream<H> {
         w.srv = inst.has_wsrv();
         w.publish = true;
         pair.inst = Some(inst);
+        self.links_changed();
         self.qenable(QueueId::of(HEAD, false));
         self.qenable(QueueId::of(HEAD, true));
     }
@@ -194,6 +195,7 @@ impl<H: HeadProcs> Stream<H> {
                 s.deferred = 0;
             }
         }
+        self.links_changed();
         let w = QueueId::of(HEAD, true);
         while let Some(mp) = self.qctx(w).getq() {
             self.putnext_from(w, mp);

@@ -223,6 +223,10 @@ pub struct Stream<H: HeadProcs> {
     pub(crate) sth: H,
     /// Perimeters to run and references to release once the lock is dropped (`cross.rs`).
     later: Later,
+    /// The entry queues ([`Stream::entries`]), recomputed when `entries_stale`.
+    entries: [Option<QueueId>; cross::NENTRY],
+    /// A link changed since `entries` was computed (`links_changed`).
+    entries_stale: bool,
     /// This Stream's own perimeter, given by the platform ([`Stream::set_perimeter`]) so that
     /// drivers can hand other Streams a [`QRef`] to their queues; let go of at close.
     me: Option<sys::Arc<dyn Perimeter>>,
@@ -273,6 +277,8 @@ impl<H: HeadProcs> Stream<H> {
             timeouts: false,
             sth,
             later: Later::new(),
+            entries: [None; cross::NENTRY],
+            entries_stale: true,
             me: None,
         };
         let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
@@ -281,6 +287,7 @@ impl<H: HeadProcs> Stream<H> {
     }
 
     pub(crate) fn alloc_pair(&mut self, info: ModuleInfo, role: Role) -> Result<usize, Errno> {
+        self.entries_stale = true;
         // Room on the run list for both new queues, so qenable never allocates.
         let nq = self.pairs.len().saturating_add(1).saturating_mul(2);
         self.runlist.reserve(nq)?;
@@ -368,6 +375,12 @@ impl<H: HeadProcs> Stream<H> {
         if let Some(s) = self.side_mut(q) {
             s.next = next;
         }
+        self.entries_stale = true;
+    }
+
+    /// Say that a queue's links or its `publish` mark changed (the entries are recomputed).
+    pub(crate) fn links_changed(&mut self) {
+        self.entries_stale = true;
     }
 
     /// The Stream head's state.
@@ -397,7 +410,9 @@ impl<H: HeadProcs> Stream<H> {
         let Some(s) = self.side_mut(q) else {
             return;
         };
-        if let Some(old) = core::mem::replace(&mut s.remote, to) {
+        let old = core::mem::replace(&mut s.remote, to);
+        self.entries_stale = true;
+        if let Some(old) = old {
             self.later.release(old.perim().clone());
         }
     }
@@ -580,6 +595,7 @@ impl<H: HeadProcs> Stream<H> {
     /// Free pair `p`: its queued messages, its links to other Streams (released after the
     /// lock is dropped) and its run-list entries go.
     pub(crate) fn free_pair(&mut self, p: usize) {
+        self.entries_stale = true;
         self.runlist.extract_if(|q| q.pair() == p, |_| {});
         for side in [false, true] {
             self.set_remote(QueueId::of(p, side), None);

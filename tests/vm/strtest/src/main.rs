@@ -9,7 +9,9 @@
 //! `drivers.rs` covers the `echo` and `nuls` test drivers, I_SET_HIWAT/I_SET_LOWAT and
 //! `/proc/streams/modules`; `fattach.rs` fattach/fdetach of pipe ends and driver Streams;
 //! `connld.rs` connld(7) on an attached pipe end (a new pipe per open); `xput.rs` puts into a
-//! Stream from an hrtimer, a tasklet and a workqueue (sequence numbers, flow control, close).
+//! Stream from an hrtimer, a tasklet and a workqueue (sequence numbers, flow control, close);
+//! `uffd.rs` system calls stuck in a userfaultfd page fault while the pipe's other end and
+//! other Streams work on.
 //! Output is TAP-like (`ok N - name` / `not ok N - name: why`) with a final
 //! `N passed, N failed` line; the exit status is non-zero if any case failed.
 
@@ -49,6 +51,7 @@ mod headops;
 mod loopdrv;
 mod mux;
 mod pipes;
+mod uffd;
 mod xput;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
@@ -779,6 +782,10 @@ fn main() {
             headops::t_fasync_sigio,
         ),
         (
+            "epoll EPOLLET on a pipe end: an edge for every arrival, also with unread data",
+            headops::t_epoll_edge_each_arrival,
+        ),
+        (
             "close drain: I_SETCLTIME 300 ms bounds a stalled close, O_NONBLOCK does not wait",
             headops::t_close_drain_cltime,
         ),
@@ -801,6 +808,26 @@ fn main() {
         (
             "xput: bad requests EINVAL, second start EBUSY",
             xput::t_xput_errors,
+        ),
+        (
+            "userfaultfd: read stuck 5 s in a page fault, the pipe's other end and echo work on",
+            uffd::t_read_into_stalled_page,
+        ),
+        (
+            "userfaultfd: write stuck 5 s in a page fault, the pipe and echo work on",
+            uffd::t_write_from_stalled_page,
+        ),
+        (
+            "userfaultfd: a reader waiting for the stuck one's token gets EINTR on a signal",
+            uffd::t_token_waiter_interrupted,
+        ),
+        (
+            "userfaultfd: a reader stuck in a page fault dies at SIGKILL, nothing lost",
+            uffd::t_stalled_reader_killed,
+        ),
+        (
+            "userfaultfd: a reader of a mux upper Stream stuck in a page fault stalls no other user of the complex",
+            uffd::t_mux_reader_stalled,
         ),
         (
             "spx: s_pipe by I_FDINSERT, both ways, hangup",

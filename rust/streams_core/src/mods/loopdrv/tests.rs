@@ -7,12 +7,13 @@ use super::*;
 use crate::ktest::{Failure, TestResult};
 use crate::msg::{esballoc, Bpri, ExtBuf};
 use crate::perim::test::{settle, TestPerim};
-use crate::sth::consts::{FLUSHR, FLUSHW, I_FLUSH, I_STR, MSG_HIPRI, RS_HIPRI};
+use crate::sth::call;
+use crate::sth::consts::{FLUSHR, FLUSHW, I_FLUSH, MSG_HIPRI, RS_HIPRI};
 use crate::sth::tests::drivers::STHLOOP;
 use crate::sth::tests::fdinsert::{fdinsert, Ins};
 use crate::sth::tests::perim::{close, fdinsert_target, open, Perim};
-use crate::sth::tests::{get, put, rd, wr};
-use crate::sth::{IocArg, SliceIo, Stop, StrIoctl, Stream, WAKE_WRITE};
+use crate::sth::tests::{get, put, rd, wr, Direct};
+use crate::sth::{IocArg, SliceIo, Stop, Stream, WAKE_WRITE};
 use crate::stream::Registry;
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -59,14 +60,9 @@ fn s_pipe_full_duplex() -> TestResult {
     let r = a.op(|s| {
         let mut arg = [0u8; 4];
         let mut io = SliceIo(&mut arg);
-        let mut si = StrIoctl {
-            cmd: 1,
-            timeout: 0,
-            len: 4,
-            io: &mut io,
-            id: None,
-        };
-        s.strioctl(&Registry::new(), I_STR, IocArg::Str(&mut si))
+        call::istr(&Direct::new(s), &Registry::new(), 1, 0, 4, &mut io)
+            .map(|(r, _)| r)
+            .map_err(Stop::Err)
     });
     check_eq!(r, INVAL);
     close(&a);

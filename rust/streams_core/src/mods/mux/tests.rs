@@ -10,11 +10,12 @@ use crate::ktest::{Failure, TestResult};
 use crate::msg::{esballoc, Bpri, ExtBuf};
 use crate::perim::test::{settle, TestPerim};
 use crate::queue::tests::FaultGuard;
-use crate::sth::consts::{I_PUSH, I_STR, MUXID_ALL, POLLERR, POLLIN};
+use crate::sth::call;
+use crate::sth::consts::{I_PUSH, MUXID_ALL, POLLERR, POLLIN};
 use crate::sth::tests::drivers::STHLOOP;
 use crate::sth::tests::perim::{close, open, Perim};
-use crate::sth::tests::{get, put, rd, wr};
-use crate::sth::{IocArg, LinkReq, SliceIo, Stop, StrIoctl, Stream, UnlinkReq, WAKE_WRITE};
+use crate::sth::tests::{get, put, rd, wr, Direct};
+use crate::sth::{IocArg, LinkReq, SliceIo, Stop, Stream, UnlinkReq, WAKE_WRITE};
 use crate::stream::testmods::HOLD;
 use crate::stream::{Perimeter, Registry};
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
@@ -56,19 +57,14 @@ fn unlink(u: &Perim, muxid: i32, persistent: bool) -> Result<i32, Stop> {
     u.op(|s| s.strioctl(&Registry::new(), cmd, IocArg::Unlink(&mut req)))
 }
 
-/// I_STR `cmd` with an int argument on `u`.
+/// I_STR `cmd` with an int argument on `u`, through the platform's half (`sth::call`).
 fn istr(u: &Perim, cmd: i32, arg: i32) -> Result<i32, Stop> {
     u.op(|s| {
         let mut b = arg.to_ne_bytes();
         let mut io = SliceIo(&mut b);
-        let mut si = StrIoctl {
-            cmd,
-            timeout: 0,
-            len: 4,
-            io: &mut io,
-            id: None,
-        };
-        s.strioctl(&Registry::new(), I_STR, IocArg::Str(&mut si))
+        call::istr(&Direct::new(s), &Registry::new(), cmd, 0, 4, &mut io)
+            .map(|(r, _)| r)
+            .map_err(Stop::Err)
     })
 }
 

@@ -6,13 +6,13 @@ use super::drivers::*;
 use super::*;
 use crate::msg::{Msg, MsgFlags, M_ERROR, M_FLUSH, M_HANGUP, M_PCSIG, M_READ, M_SIG};
 
-fn ioc(s: &mut Stream, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
+fn ioc(s: &mut Stream, cmd: u32, arg: IocArg<'_>) -> Result<i32, Stop> {
     s.strioctl(&Registry::new(), cmd, arg)
 }
 
 fn out_i32(s: &mut Stream, cmd: u32) -> Result<(Result<i32, Stop>, i32), Failure> {
     let mut b = [0u8; 4];
-    let r = ioc(s, cmd, IocArg::Out(&mut SliceIo(&mut b)));
+    let r = ioc(s, cmd, IocArg::Out(&mut b));
     Ok((r, i32::from_ne_bytes(b)))
 }
 
@@ -29,7 +29,7 @@ fn up_bytes(s: &mut Stream, ty: crate::msg::MsgType, b: &[u8]) -> TestResult {
 
 fn look(s: &mut Stream) -> Result<Result<[u8; FMNAMESZ + 1], Stop>, Failure> {
     let mut b = [0xffu8; FMNAMESZ + 1];
-    let r = ioc(s, I_LOOK, IocArg::Out(&mut SliceIo(&mut b)));
+    let r = ioc(s, I_LOOK, IocArg::Out(&mut b));
     Ok(r.map(|_| b))
 }
 
@@ -62,11 +62,11 @@ fn i_list_counts_and_names() -> TestResult {
     check_ok!(s.strioctl(&r, I_PUSH, IocArg::Name("nosrv")));
     check_eq!(s.strioctl(&r, I_LIST, IocArg::None), Ok(2));
     let mut b = [0u8; 4 * (FMNAMESZ + 1)];
-    let out = &mut SliceIo(&mut b);
+    let out = &mut b[..];
     check_eq!(s.strioctl(&r, I_LIST, IocArg::List { n: 4, out }), Ok(2));
     check_eq!(b.get(..9), Some(&b"nosrv\0\0\0\0"[..]));
     check_eq!(b.get(9..18), Some(&b"sthloop\0\0"[..]));
-    let out = &mut SliceIo(&mut b);
+    let out = &mut b[..];
     check_eq!(
         s.strioctl(&r, I_LIST, IocArg::List { n: 0, out }),
         Err(Stop::Err(Errno::EINVAL))
@@ -81,24 +81,20 @@ fn i_nread_and_i_peek() -> TestResult {
     check_ok!(wr(&mut s, b"12345"));
     check_eq!(nread(&mut s)?, (2, 6));
     let (mut cb, mut db) = ([0u8; 8], [0u8; 8]);
-    let (mut cio, mut dio) = (SliceIo(&mut cb), SliceIo(&mut db));
     let mut p = PeekArgs {
-        ctl: Some(Part {
-            io: &mut cio,
-            len: 8,
-        }),
-        data: Some(Part {
-            io: &mut dio,
-            len: 4,
-        }),
-        flags: 0,
-        got: None,
+        ctl: Some(8),
+        data: Some(4),
+        ..PeekArgs::default()
     };
     check_eq!(ioc(&mut s, I_PEEK, IocArg::Peek(&mut p)), Ok(1));
     let g = check_some!(p.got);
     check_eq!((g.ctl_len, g.data_len, g.more), (3, 4, MOREDATA));
+    let m = check_some!(p.msg.take());
+    let (mut cio, mut dio) = (SliceIo(&mut cb), SliceIo(&mut db));
+    check_ok!(msg::peek_copy_out(&m, &g, Some(&mut cio), Some(&mut dio)));
     p.flags = RS_HIPRI;
     check_eq!(ioc(&mut s, I_PEEK, IocArg::Peek(&mut p)), Ok(0));
+    check!(p.msg.is_none());
     p.flags = 5;
     check_eq!(
         ioc(&mut s, I_PEEK, IocArg::Peek(&mut p)),
@@ -155,14 +151,7 @@ fn i_setsig_getsig_registrations() -> TestResult {
     let inval = Err(Stop::Err(Errno::EINVAL));
     let get = |s: &mut Stream, pid| {
         let mut b = [0u8; 4];
-        let r = ioc(
-            s,
-            I_GETSIG,
-            IocArg::GetSig {
-                pid,
-                out: &mut SliceIo(&mut b),
-            },
-        );
+        let r = ioc(s, I_GETSIG, IocArg::GetSig { pid, out: &mut b });
         r.map(|_| i32::from_ne_bytes(b))
     };
     check_eq!(get(&mut s, 10), inval);
@@ -261,32 +250,28 @@ fn i_canput_follows_flow_control() -> TestResult {
     Ok(())
 }
 
+/// An I_STR request carrying `b` (None when empty).
+fn req(b: &[u8]) -> Result<Option<Msg>, Failure> {
+    if b.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(check_ok!(Msg::from_bytes(crate::msg::M_DATA, b))))
+}
+
 fn i_str_ack_roundtrip() -> TestResult {
     let mut s = open(&STHLOOP)?;
-    let mut b = *b"abc\0\0\0";
-    let mut io = SliceIo(&mut b);
-    let mut st = StrIoctl {
-        cmd: 1,
-        timeout: 0,
-        len: 3,
-        io: &mut io,
-        id: None,
-    };
+    let mut st = StrIoctl::new(1, 0, 3, req(b"abc")?);
     check_eq!(ioc(&mut s, I_STR, IocArg::Str(&mut st)), Ok(7));
     check_eq!((st.len, st.id), (3, None));
+    let mut b = [0u8; 6];
+    check_ok!(st.copy_answer(&mut SliceIo(&mut b)));
     check_eq!(&b, b"ABC\0\0\0");
     Ok(())
 }
 
 fn i_str_nak_returns_error() -> TestResult {
     let mut s = open(&STHLOOP)?;
-    let mut st = StrIoctl {
-        cmd: 2,
-        timeout: 0,
-        len: 0,
-        io: &mut FailIo,
-        id: None,
-    };
+    let mut st = StrIoctl::new(2, 0, 0, None);
     check_eq!(
         ioc(&mut s, I_STR, IocArg::Str(&mut st)),
         Err(Stop::Err(Errno::EPERM))
@@ -297,33 +282,30 @@ fn i_str_nak_returns_error() -> TestResult {
         ioc(&mut s, I_STR, IocArg::Str(&mut st)),
         Err(Stop::Err(Errno::EINVAL))
     );
+    // The request must be what ic_len says, and at most STRMSGSZ.
+    let mut bad = StrIoctl::new(1, 0, 4, req(b"abc")?);
+    check_eq!(
+        ioc(&mut s, I_STR, IocArg::Str(&mut bad)),
+        Err(Stop::Err(Errno::EINVAL))
+    );
+    let mut big = StrIoctl::new(1, 0, STRMSGSZ as i32 + 1, None);
+    check_eq!(
+        ioc(&mut s, I_STR, IocArg::Str(&mut big)),
+        Err(Stop::Err(Errno::EINVAL))
+    );
     Ok(())
 }
 
 fn i_str_waits_for_late_ack() -> TestResult {
     let mut s = open(&HOLD)?;
-    let mut b = *b"xy";
-    let mut io = SliceIo(&mut b);
-    let mut st = StrIoctl {
-        cmd: 5,
-        timeout: 0,
-        len: 2,
-        io: &mut io,
-        id: None,
-    };
+    let mut st = StrIoctl::new(5, 0, 2, req(b"xy")?);
     check_eq!(
         ioc(&mut s, I_STR, IocArg::Str(&mut st)),
         Err(Stop::Block(Block::IoctlAck))
     );
     let id = check_some!(st.id);
     // A second ioctl waits for the slot.
-    let mut other = StrIoctl {
-        cmd: 6,
-        timeout: 0,
-        len: 0,
-        io: &mut FailIo,
-        id: None,
-    };
+    let mut other = StrIoctl::new(6, 0, 0, None);
     check_eq!(
         ioc(&mut s, I_STR, IocArg::Str(&mut other)),
         Err(Stop::Block(Block::IoctlAck))
@@ -354,13 +336,7 @@ fn i_str_waits_for_late_ack() -> TestResult {
 
 fn i_str_cancel_gives_etime() -> TestResult {
     let mut s = open(&STHLOOP)?;
-    let mut st = StrIoctl {
-        cmd: 3, // never answered
-        timeout: 1,
-        len: 0,
-        io: &mut FailIo,
-        id: None,
-    };
+    let mut st = StrIoctl::new(3, 1, 0, None); // never answered
     check_eq!(
         ioc(&mut s, I_STR, IocArg::Str(&mut st)),
         Err(Stop::Block(Block::IoctlAck))
@@ -511,9 +487,9 @@ fn mread_sent_before_read_blocks() -> TestResult {
         ..StrOptions::default()
     };
     up(&mut s, check_ok!(o.to_msg()))?;
-    let mut b = [0u8; 12];
+    let mut t = Taken::new();
     check_eq!(
-        s.strread(&mut SliceIo(&mut b), 12, false),
+        s.strread(12, false, &ReaderToken::new(), &mut t),
         Err(Stop::Block(Block::Readable))
     );
     let q = check_some!(s.queue(dwq(&s)?));

@@ -6,7 +6,7 @@ use super::drivers::*;
 use super::*;
 use crate::msg::{Msg, MsgFlags, M_ERROR, M_HANGUP, M_UNHANGUP};
 
-fn ioc(s: &mut Stream, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
+fn ioc(s: &mut Stream, cmd: u32, arg: IocArg<'_>) -> Result<i32, Stop> {
     s.strioctl(&Registry::new(), cmd, arg)
 }
 
@@ -18,27 +18,17 @@ fn up_bytes(s: &mut Stream, ty: crate::msg::MsgType, b: &[u8]) -> TestResult {
 
 fn i_str_efault_sends_nothing() -> TestResult {
     let mut s = open(&HOLD)?;
-    let mut st = StrIoctl {
-        cmd: 1,
-        timeout: 0,
-        len: 3,
-        io: &mut FailIo,
-        id: None,
-    };
+    let reg = Registry::new();
     check_eq!(
-        ioc(&mut s, I_STR, IocArg::Str(&mut st)),
-        Err(Stop::Err(Errno::EFAULT))
+        call::istr(&Direct::new(&mut s), &reg, 1, 0, 3, &mut FailIo),
+        Err(Errno::EFAULT)
     );
-    check_eq!(st.id, None);
     check_eq!(s.queue(dwq(&s)?).map(|q| q.qsize()), Some(0));
-    // The slot stayed free: the next ioctl goes down.
+    // The slot stayed free: the next ioctl goes down (and, unanswered, would sleep).
     let mut b = [1u8; 2];
-    let mut io = SliceIo(&mut b);
-    st.io = &mut io;
-    st.len = 2;
     check_eq!(
-        ioc(&mut s, I_STR, IocArg::Str(&mut st)),
-        Err(Stop::Block(Block::IoctlAck))
+        call::istr(&Direct::new(&mut s), &reg, 1, 0, 2, &mut SliceIo(&mut b)),
+        Err(Errno::EINTR)
     );
     check_eq!(s.queue(dwq(&s)?).map(|q| q.qsize()), Some(1));
     Ok(())
@@ -50,13 +40,7 @@ fn merror_and_hangup_fail_pending_ioctl() -> TestResult {
         (M_HANGUP, 0, Errno::ENXIO),
     ] {
         let mut s = open(&HOLD)?;
-        let mut st = StrIoctl {
-            cmd: 1,
-            timeout: 0,
-            len: 0,
-            io: &mut FailIo,
-            id: None,
-        };
+        let mut st = StrIoctl::new(1, 0, 0, None);
         check_eq!(
             ioc(&mut s, I_STR, IocArg::Str(&mut st)),
             Err(Stop::Block(Block::IoctlAck))
@@ -109,7 +93,10 @@ fn write_fault_midway_returns_bytes_sent() -> TestResult {
     let mut s = open(&PSZ4)?;
     let mut b = *b"012345";
     // Ten bytes asked, six mapped: the second 4-byte piece faults.
-    check_eq!(s.strwrite(&mut SliceIo(&mut b), 10, true), Ok(4));
+    check_eq!(
+        call::write(&Direct::new(&mut s), &mut SliceIo(&mut b), 10, true),
+        Ok(4)
+    );
     check_eq!(check_ok!(rd(&mut s, 10)).bytes(), b"0123");
     Ok(())
 }

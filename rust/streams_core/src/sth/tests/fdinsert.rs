@@ -8,11 +8,12 @@ use crate::errno::Errno;
 use crate::ktest::TestResult;
 use crate::perim::test::{settle, TestPerim};
 use crate::queue::tests::FaultGuard;
-use crate::sth::consts::{I_FDINSERT, MSG_HIPRI, RS_HIPRI, STRCTLSZ};
+use crate::sth::call;
+use crate::sth::consts::{MSG_HIPRI, RS_HIPRI, STRCTLSZ, STRMSGSZ};
 use crate::sth::fdinsert::FDINSERT_TOKEN;
 use crate::sth::tests::drivers::{PSZ4, STHLOOP};
-use crate::sth::tests::{get, rd};
-use crate::sth::{FailIo, FdInsert, IocArg, LinkReq, Part, SliceIo, Stop, Stream, NO_QUEUE};
+use crate::sth::tests::{get, rd, Direct};
+use crate::sth::{FailIo, FdInsertArgs, LinkReq, Part, SliceIo, Stop, Stream, NO_QUEUE};
 use crate::stream::{Perimeter, QRef, Registry};
 use crate::sys::Arc;
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
@@ -42,6 +43,7 @@ impl Ins<'_> {
             target,
         }
     }
+    /// Run it on `s` through the platform's half (`sth::call::fdinsert`).
     pub(crate) fn run(&self, s: &mut Stream) -> Result<i32, Stop> {
         let mut cb = [0u8; 64];
         let cn = self.ctl.len().min(cb.len());
@@ -51,7 +53,7 @@ impl Ins<'_> {
         crate::sys::copy_bytes(&mut db, self.data.unwrap_or_default());
         let mut cio = SliceIo(cb.get_mut(..cn).unwrap_or_default());
         let mut dio = SliceIo(db.get_mut(..dn).unwrap_or_default());
-        let mut a = FdInsert {
+        let a = FdInsertArgs {
             ctl: Part {
                 io: &mut cio,
                 len: self.clen.unwrap_or(cn as i32),
@@ -63,9 +65,8 @@ impl Ins<'_> {
             flags: self.flags,
             offset: self.offset,
             target: self.target.clone(),
-            nonblock: true,
         };
-        s.strioctl(&Registry::new(), I_FDINSERT, IocArg::FdInsert(&mut a))
+        call::fdinsert(&Direct::new(s), &Registry::new(), a, true).map_err(Stop::Err)
     }
 }
 
@@ -199,7 +200,7 @@ fn fdinsert_errors() -> TestResult {
     // A bad control buffer: EFAULT, nothing sent.
     let r = s.op(|s| {
         let mut fail = FailIo;
-        let mut a = FdInsert {
+        let a = FdInsertArgs {
             ctl: Part {
                 io: &mut fail,
                 len: 8,
@@ -208,11 +209,33 @@ fn fdinsert_errors() -> TestResult {
             flags: 0,
             offset: 0,
             target: here.clone(),
-            nonblock: true,
         };
-        s.strioctl(&Registry::new(), I_FDINSERT, IocArg::FdInsert(&mut a))
+        call::fdinsert(&Direct::new(s), &Registry::new(), a, true).map_err(Stop::Err)
     });
     check_eq!(r, Err(Stop::Err(Errno::EFAULT)));
+    check!(s.op(|s| rd(s, 64)).is_err());
+    // A bad data buffer: EFAULT; a data part over STRMSGSZ: ERANGE before anything is
+    // copied. Neither takes the Stream lock (the copies are made before it), nothing is sent.
+    for (len, want) in [(8, Errno::EFAULT), (STRMSGSZ as i32 + 1, Errno::ERANGE)] {
+        let (r, runs) = s.op(|s| {
+            let mut ctl = [0u8; FDINSERT_TOKEN];
+            let (mut cio, mut fail) = (SliceIo(&mut ctl), FailIo);
+            let a = FdInsertArgs {
+                ctl: Part {
+                    io: &mut cio,
+                    len: FDINSERT_TOKEN as i32,
+                },
+                data: Some(Part { io: &mut fail, len }),
+                flags: 0,
+                offset: 0,
+                target: here.clone(),
+            };
+            let d = Direct::new(s);
+            let r = call::fdinsert(&d, &Registry::new(), a, true);
+            (r, d.runs.get())
+        });
+        check_eq!((r, runs), (Err(want), 0));
+    }
     check!(s.op(|s| rd(s, 64)).is_err());
     // No memory for the copy of the control part: ENOSR, nothing sent.
     {

@@ -19,7 +19,7 @@ fn fifo() -> Result<Stream, Failure> {
     Ok(s)
 }
 
-fn ioc(s: &mut Stream, cmd: u32, arg: IocArg<'_, '_>) -> Result<i32, Stop> {
+fn ioc(s: &mut Stream, cmd: u32, arg: IocArg<'_>) -> Result<i32, Stop> {
     let r = reg().map_err(|_| Stop::Err(Errno::ENOSR))?;
     s.strioctl(&r, cmd, arg)
 }

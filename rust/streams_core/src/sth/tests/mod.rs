@@ -5,15 +5,19 @@
 pub mod ctl;
 pub mod drivers;
 pub mod edge;
+pub mod faults;
 pub mod fdinsert;
 pub mod fifo;
 pub mod layout;
 pub mod perim;
-
+pub mod take;
 pub mod transp;
 pub mod waits;
 pub mod wat;
 
+use core::cell::RefCell;
+
+use super::call::{HeadCall, HeadShared};
 use super::consts::*;
 use super::*;
 use crate::errno::Errno;
@@ -28,6 +32,92 @@ use drivers::*;
 
 pub const BUF: usize = 256;
 
+/// The shared tests' platform for the system calls of `call.rs`: a Stream the test owns, no
+/// lock, no sleep. A blocking call that would sleep runs its cancel and fails with EINTR (as if
+/// a signal ended the wait at once); a non-blocking one gets EAGAIN. [`Direct::with`] acts on
+/// the Stream between two steps of a call, as another thread would while the caller copies
+/// without the lock.
+pub struct Direct<'a> {
+    s: RefCell<&'a mut Stream>,
+    shared: HeadShared,
+    /// Operations run (lock holds of the kernel platform).
+    pub runs: core::cell::Cell<usize>,
+}
+
+impl<'a> Direct<'a> {
+    /// The platform over `s`, with a fresh reader token.
+    pub fn new(s: &'a mut Stream) -> Direct<'a> {
+        Direct {
+            s: RefCell::new(s),
+            shared: HeadShared::new(),
+            runs: core::cell::Cell::new(0),
+        }
+    }
+
+    /// Run `f` on the Stream now (outside any call's lock hold).
+    pub fn with<R>(&self, f: impl FnOnce(&mut Stream) -> R) -> R {
+        f(&mut self.s.borrow_mut())
+    }
+}
+
+impl HeadCall for Direct<'_> {
+    fn run<R>(
+        &self,
+        nonblock: bool,
+        _limit_ms: Option<u32>,
+        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        cancel: impl FnOnce(&mut Stream),
+    ) -> Result<R, Errno> {
+        self.runs.set(self.runs.get() + 1);
+        let mut g = self.s.borrow_mut();
+        match op(&mut g) {
+            Ok(v) => Ok(v),
+            Err(Stop::Err(e)) => Err(e),
+            Err(Stop::Block(_)) if nonblock => Err(Errno::EAGAIN),
+            Err(Stop::Block(_)) => {
+                cancel(&mut g);
+                Err(Errno::EINTR)
+            }
+        }
+    }
+
+    fn shared(&self) -> &HeadShared {
+        &self.shared
+    }
+}
+
+/// A user buffer that faults from byte `at` on (the first `at` bytes are `SliceIo`).
+pub struct FaultAt<'a> {
+    pub buf: &'a mut [u8],
+    pub at: usize,
+}
+
+impl UserIo for FaultAt<'_> {
+    fn copy_from_user(&mut self, dst: &mut [u8], off: usize) -> Result<(), Errno> {
+        let end = off.checked_add(dst.len()).ok_or(Errno::EFAULT)?;
+        if end > self.at {
+            return Err(Errno::EFAULT);
+        }
+        SliceIo(self.buf).copy_from_user(dst, off)
+    }
+    fn copy_to_user(&mut self, off: usize, src: &[u8]) -> Result<(), Errno> {
+        let end = off.checked_add(src.len()).ok_or(Errno::EFAULT)?;
+        if end > self.at {
+            return Err(Errno::EFAULT);
+        }
+        SliceIo(self.buf).copy_to_user(off, src)
+    }
+    fn copy_from_user_partial(&mut self, dst: &mut [u8], off: usize) -> usize {
+        let lim = self.buf.len().min(self.at);
+        let src = self.buf.get(off..lim).unwrap_or_default();
+        crate::sys::copy_bytes(dst, src)
+    }
+}
+
+fn stop(e: Errno) -> Stop {
+    Stop::Err(e)
+}
+
 /// A module registry with the test modules `pass` and `nosrv` (for I_PUSH, I_FIND).
 pub fn reg() -> Result<Registry, Failure> {
     let mut r = Registry::new();
@@ -40,14 +130,15 @@ pub fn open(drv: &'static StreamTab) -> Result<Stream, Failure> {
     Ok(check_ok!(Stream::sth_new(drv)))
 }
 
-/// write(2) of `data`, non-blocking.
+/// write(2) of `data`, non-blocking, through the platform's half (`call.rs`).
 pub fn wr(s: &mut Stream, data: &[u8]) -> Result<usize, Stop> {
     let mut b = [0u8; BUF];
     let n = data.len().min(BUF);
     if let (Some(d), Some(src)) = (b.get_mut(..n), data.get(..n)) {
         d.copy_from_slice(src);
     }
-    s.strwrite(&mut SliceIo(b.get_mut(..n).unwrap_or_default()), n, true)
+    let io = &mut SliceIo(b.get_mut(..n).unwrap_or_default());
+    call::write(&Direct::new(s), io, n, true).map_err(stop)
 }
 
 /// Bytes a read or getmsg brought back.
@@ -61,18 +152,15 @@ impl Got {
     }
 }
 
-/// read(2) of up to `len` bytes, non-blocking.
+/// read(2) of up to `len` bytes, non-blocking, through the platform's half (`call.rs`).
 pub fn rd(s: &mut Stream, len: usize) -> Result<Got, Stop> {
     let mut g = Got {
         buf: [0; BUF],
         n: 0,
     };
     let l = len.min(BUF);
-    g.n = s.strread(
-        &mut SliceIo(g.buf.get_mut(..l).unwrap_or_default()),
-        l,
-        true,
-    )?;
+    let io = &mut SliceIo(g.buf.get_mut(..l).unwrap_or_default());
+    g.n = call::read(&Direct::new(s), io, l, true).map_err(stop)?;
     Ok(g)
 }
 
@@ -105,7 +193,7 @@ pub fn put(
         io: &mut dio,
         len: dl,
     });
-    s.strputpmsg(c, d, band, flags, true)
+    call::putmsg(&Direct::new(s), c, d, band, flags, true).map_err(stop)
 }
 
 /// getpmsg with control and data `maxlen`s (negative: part not processed), non-blocking.
@@ -135,7 +223,8 @@ pub fn get(
             io: &mut dio,
             len: dmax,
         };
-        s.strgetpmsg(Some(cp), Some(dp), band, flags, true)?
+        let h = Direct::new(s);
+        call::getmsg(&h, Some(cp), Some(dp), band, flags, true, |_| Ok(())).map_err(stop)?
     };
     c.n = usize::try_from(r.ctl_len).unwrap_or(0);
     d.n = usize::try_from(r.data_len).unwrap_or(0);
@@ -144,7 +233,7 @@ pub fn get(
 
 pub fn nread(s: &mut Stream) -> Result<(i32, i32), Failure> {
     let mut b = [0u8; 4];
-    let r = check_ok!(s.strioctl(&Registry::new(), I_NREAD, IocArg::Out(&mut SliceIo(&mut b))));
+    let r = check_ok!(s.strioctl(&Registry::new(), I_NREAD, IocArg::Out(&mut b)));
     Ok((r, i32::from_ne_bytes(b)))
 }
 
@@ -218,15 +307,17 @@ fn zero_length_write_without_sndzero_sends_nothing() -> TestResult {
 
 fn empty_read_blocks_or_eagain() -> TestResult {
     let mut s = open(&STHLOOP)?;
-    let mut b = [0u8; 4];
+    let tok = ReaderToken::new();
+    let mut t = Taken::new();
     check_eq!(
-        s.strread(&mut SliceIo(&mut b), 4, false),
+        s.strread(4, false, &tok, &mut t),
         Err(Stop::Block(Block::Readable))
     );
     check_eq!(
-        s.strread(&mut SliceIo(&mut b), 4, true),
+        s.strread(4, true, &tok, &mut t),
         Err(Stop::Err(Errno::EAGAIN))
     );
+    check!(t.is_empty() && !tok.is_held());
     Ok(())
 }
 
@@ -364,9 +455,8 @@ fn only_one_pcproto_waits_at_head() -> TestResult {
 fn flow_control_blocks_writer_until_backenable() -> TestResult {
     let mut s = open(&HOLD)?;
     check_eq!(wr(&mut s, b"0123456789"), Ok(10));
-    let mut b = *b"more";
     check_eq!(
-        s.strwrite(&mut SliceIo(&mut b), 4, false),
+        s.strwrite(b"more", 0, 4, false),
         Err(Stop::Block(Block::Writable(0)))
     );
     check_eq!(wr(&mut s, b"more").err(), Some(Stop::Err(Errno::EAGAIN)));
@@ -395,19 +485,41 @@ fn band_flow_control_blocks_putpmsg() -> TestResult {
     Ok(())
 }
 
+/// putmsg's parts arrive as messages built before the lock; while flow controlled they stay
+/// with the caller for the retry, then go down as one message.
+fn putmsg_parts_kept_while_flow_controlled() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(wr(&mut s, b"0123456789"), Ok(10));
+    let mut c = Some(check_ok!(crate::msg::Msg::from_bytes(M_DATA, b"ctl")));
+    let mut d = Some(check_ok!(crate::msg::Msg::from_bytes(M_DATA, b"data")));
+    check_eq!(
+        s.strputpmsg(&mut c, &mut d, 0, 0, false),
+        Err(Stop::Block(Block::Writable(0)))
+    );
+    check!(c.is_some() && d.is_some());
+    let dq = dwq(&s)?;
+    check!(s.qctx(dq).getq().is_some());
+    check_eq!(s.strputpmsg(&mut c, &mut d, 0, 0, false), Ok(()));
+    check!(c.is_none() && d.is_none());
+    let m = check_some!(check_some!(s.queue(dq)).first());
+    check_eq!((m.db_type(), m.rd()), (M_PROTO, &b"ctl"[..]));
+    check_eq!(check_some!(m.cont()).rd(), b"data");
+    Ok(())
+}
+
 fn efault_write_sends_nothing() -> TestResult {
     let mut s = open(&HOLD)?;
     check_eq!(
-        s.strwrite(&mut FailIo, 5, true),
-        Err(Stop::Err(Errno::EFAULT))
+        call::write(&Direct::new(&mut s), &mut FailIo, 5, true),
+        Err(Errno::EFAULT)
     );
     let c = Some(Part {
         io: &mut FailIo,
         len: 2,
     });
     check_eq!(
-        s.strputpmsg(c, None, 0, 0, true),
-        Err(Stop::Err(Errno::EFAULT))
+        call::putmsg(&Direct::new(&mut s), c, None, 0, 0, true),
+        Err(Errno::EFAULT)
     );
     check_eq!(s.queue(dwq(&s)?).map(|q| q.qsize()), Some(0));
     Ok(())
@@ -417,16 +529,16 @@ fn efault_read_and_getmsg_lose_nothing() -> TestResult {
     let mut s = open(&STHLOOP)?;
     check_ok!(wr(&mut s, b"abc"));
     check_eq!(
-        s.strread(&mut FailIo, 3, true),
-        Err(Stop::Err(Errno::EFAULT))
+        call::read(&Direct::new(&mut s), &mut FailIo, 3, true),
+        Err(Errno::EFAULT)
     );
     let d = Some(Part {
         io: &mut FailIo,
         len: 3,
     });
     check_eq!(
-        s.strgetpmsg(None, d, 0, 0, true).err(),
-        Some(Stop::Err(Errno::EFAULT))
+        call::getmsg(&Direct::new(&mut s), None, d, 0, 0, true, |_| Ok(())).err(),
+        Some(Errno::EFAULT)
     );
     check_eq!(check_ok!(rd(&mut s, 8)).bytes(), b"abc");
     Ok(())
@@ -491,14 +603,18 @@ fn read_fill_waits_for_full_buffer() -> TestResult {
     let mut s = open(&STHLOOP)?;
     srdopt(&mut s, RNORM | RFILL)?;
     check_ok!(wr(&mut s, b"ab"));
-    let mut b = [0u8; 4];
+    let tok = ReaderToken::new();
+    let mut t = Taken::new();
     check_eq!(
-        s.strread(&mut SliceIo(&mut b), 4, false),
+        s.strread(4, false, &tok, &mut t),
         Err(Stop::Block(Block::Readable))
     );
     check_eq!(nread(&mut s)?, (1, 2));
     check_ok!(wr(&mut s, b"cd"));
-    check_eq!(s.strread(&mut SliceIo(&mut b), 4, false), Ok(4));
+    check_eq!(s.strread(4, false, &tok, &mut t), Ok(4));
+    let mut b = [0u8; 4];
+    check_eq!(t.copy_out(&mut SliceIo(&mut b)), Ok(4));
+    let _ = tok.release();
     check_eq!(&b, b"abcd");
     Ok(())
 }
@@ -568,6 +684,7 @@ ktest_suite!(STH_SUITE, "streams_sth":
     only_one_pcproto_waits_at_head,
     flow_control_blocks_writer_until_backenable,
     band_flow_control_blocks_putpmsg,
+    putmsg_parts_kept_while_flow_controlled,
     efault_write_sends_nothing,
     efault_read_and_getmsg_lose_nothing,
     write_splits_at_maxpsz,

@@ -6,8 +6,9 @@ use super::drivers::*;
 use super::*;
 use crate::msg::{Msg, M_COPYOUT, M_IOCDATA, M_IOCNAK, M_IOCTL};
 
-fn tioc(s: &mut Stream, cmd: u32, t: &mut TranspIoctl<'_>) -> Result<i32, Stop> {
-    s.strioctl(&Registry::new(), cmd, IocArg::Transparent(t))
+/// A transparent ioctl through the platform's half (`call.rs`), `mem` the address space.
+fn tioc(s: &mut Stream, cmd: u32, arg: u64, mem: &mut dyn UserIo) -> Result<i32, Errno> {
+    call::transparent(&Direct::new(s), cmd, arg, mem)
 }
 
 fn transparent_copyin_copyout_roundtrip() -> TestResult {
@@ -16,14 +17,7 @@ fn transparent_copyin_copyout_roundtrip() -> TestResult {
     for (i, b) in mem.iter_mut().enumerate().skip(8) {
         *b = i as u8;
     }
-    let mut io = SliceIo(&mut mem);
-    let mut t = TranspIoctl {
-        arg: 8,
-        mem: &mut io,
-        id: None,
-    };
-    check_eq!(tioc(&mut s, TCMD, &mut t), Ok(99));
-    check_eq!(t.id, None);
+    check_eq!(tioc(&mut s, TCMD, 8, &mut SliceIo(&mut mem)), Ok(99));
     check_eq!(mem.get(12..16), Some(&[9u8, 10, 11, 12][..]));
     check_eq!(mem.get(8..12), Some(&[8u8, 9, 10, 11][..]));
     Ok(())
@@ -33,30 +27,18 @@ fn transparent_copy_faults_fail_with_efault() -> TestResult {
     let mut s = open(&STHLOOP)?;
     // Copy-in faults (2 bytes mapped, 4 asked).
     let mut mem = [0u8; 2];
-    let mut io = SliceIo(&mut mem);
-    let mut t = TranspIoctl {
-        arg: 0,
-        mem: &mut io,
-        id: None,
-    };
-    check_eq!(tioc(&mut s, TCMD, &mut t), Err(Stop::Err(Errno::EFAULT)));
+    check_eq!(
+        tioc(&mut s, TCMD, 0, &mut SliceIo(&mut mem)),
+        Err(Errno::EFAULT)
+    );
     // Copy-out faults (copy-in from 0..4 works, copy-out to 4..8 does not).
     let mut mem = [0u8; 4];
-    let mut io = SliceIo(&mut mem);
-    let mut t = TranspIoctl {
-        arg: 0,
-        mem: &mut io,
-        id: None,
-    };
-    check_eq!(tioc(&mut s, TCMD, &mut t), Err(Stop::Err(Errno::EFAULT)));
+    check_eq!(
+        tioc(&mut s, TCMD, 0, &mut SliceIo(&mut mem)),
+        Err(Errno::EFAULT)
+    );
     // The slot is free again: an I_STR goes through.
-    let mut st = StrIoctl {
-        cmd: 1,
-        timeout: 0,
-        len: 0,
-        io: &mut FailIo,
-        id: None,
-    };
+    let mut st = StrIoctl::new(1, 0, 0, None);
     check_eq!(
         s.strioctl(&Registry::new(), I_STR, IocArg::Str(&mut st)),
         Ok(7)
@@ -64,18 +46,13 @@ fn transparent_copy_faults_fail_with_efault() -> TestResult {
     Ok(())
 }
 
+/// The steps one by one: the head asks for each copy and gets the slot back with its answer.
 fn transparent_turns_with_late_answers() -> TestResult {
     let mut s = open(&HOLD)?;
-    let mut mem = [0u8; 8];
-    let mut io = SliceIo(&mut mem);
-    let mut t = TranspIoctl {
-        arg: 0x1234,
-        mem: &mut io,
-        id: None,
-    };
+    let mut t = TranspIoctl::new(0x1234);
     check_eq!(
-        tioc(&mut s, 0x7777, &mut t),
-        Err(Stop::Block(Block::IoctlAck))
+        s.strtransparent(0x7777, &mut t).err(),
+        Some(Stop::Block(Block::IoctlAck))
     );
     let d = dwq(&s)?;
     let m = check_some!(s.qctx(d).getq());
@@ -98,9 +75,25 @@ fn transparent_turns_with_late_answers() -> TestResult {
     co.linkb(check_ok!(Msg::from_bytes(M_DATA, b"xyz")));
     let rq = check_some!(s.driver_rq());
     s.put(rq, co);
+    let Ok(Transp::Step(step)) = s.strtransparent(0x7777, &mut t) else {
+        return Err(Failure {
+            file: file!(),
+            line: line!(),
+            what: "the M_COPYOUT is a copy step",
+        });
+    };
+    // Between the steps the slot is ours: another ioctl waits, a bare retry is refused.
+    let mut other = StrIoctl::new(1, 0, 0, None);
     check_eq!(
-        tioc(&mut s, 0x7777, &mut t),
+        s.strioctl(&Registry::new(), I_STR, IocArg::Str(&mut other)),
         Err(Stop::Block(Block::IoctlAck))
+    );
+    let mut mem = [0u8; 8];
+    check_ok!(step.copy_out(&mut SliceIo(&mut mem)));
+    t.done = Some(CopyDone::Out);
+    check_eq!(
+        s.strtransparent(0x7777, &mut t).err(),
+        Some(Stop::Block(Block::IoctlAck))
     );
     let m = check_some!(s.qctx(d).getq());
     let resp = check_some!(CopyResp::decode(m.rd()));
@@ -113,23 +106,54 @@ fn transparent_turns_with_late_answers() -> TestResult {
         ..IocBlk::default()
     };
     s.put(rq, check_ok!(Msg::from_bytes(M_IOCNAK, &nak.encode())));
-    check_eq!(tioc(&mut s, 0x7777, &mut t), Err(Stop::Err(Errno::EIO)));
+    check_eq!(
+        s.strtransparent(0x7777, &mut t).err(),
+        Some(Stop::Err(Errno::EIO))
+    );
     check_eq!(mem.get(2..5), Some(&b"xyz"[..]));
     Ok(())
 }
 
 fn transparent_arg_only_outside_s_group() -> TestResult {
     let mut s = open(&STHLOOP)?;
-    let mut t = TranspIoctl {
-        arg: 0,
-        mem: &mut FailIo,
-        id: None,
-    };
-    check_eq!(tioc(&mut s, I_NREAD, &mut t), Err(Stop::Err(Errno::EINVAL)));
+    check_eq!(tioc(&mut s, I_NREAD, 0, &mut FailIo), Err(Errno::EINVAL));
     check_eq!(
         s.strioctl(&Registry::new(), TCMD, IocArg::None),
         Err(Stop::Err(Errno::ENOTTY))
     );
+    Ok(())
+}
+
+/// A copy-in larger than STRMSGSZ is refused to the module (ENOSR) before anything is staged.
+fn transparent_copyin_over_strmsgsz_refused() -> TestResult {
+    let mut s = open(&HOLD)?;
+    let mut t = TranspIoctl::new(0);
+    check_eq!(
+        s.strtransparent(0x7778, &mut t).err(),
+        Some(Stop::Block(Block::IoctlAck))
+    );
+    let d = dwq(&s)?;
+    let m = check_some!(s.qctx(d).getq());
+    let ioc = check_some!(IocBlk::decode(m.rd()));
+    let req = CopyReq {
+        cmd: ioc.cmd,
+        id: ioc.id,
+        size: STRMSGSZ as u32 + 1,
+        addr: 0,
+        ..CopyReq::default()
+    };
+    let rq = check_some!(s.driver_rq());
+    s.put(
+        rq,
+        check_ok!(Msg::from_bytes(crate::msg::M_COPYIN, &req.encode())),
+    );
+    check_eq!(
+        s.strtransparent(0x7778, &mut t).err(),
+        Some(Stop::Err(Errno::ENOSR))
+    );
+    let m = check_some!(s.qctx(d).getq());
+    let resp = check_some!(CopyResp::decode(m.rd()));
+    check_eq!((m.db_type(), resp.rval), (M_IOCDATA, Errno::ENOSR.0));
     Ok(())
 }
 
@@ -175,5 +199,6 @@ ktest_suite!(STH_TRANSP_SUITE, "streams_sth_transp":
     transparent_copy_faults_fail_with_efault,
     transparent_turns_with_late_answers,
     transparent_arg_only_outside_s_group,
+    transparent_copyin_over_strmsgsz_refused,
     ioctl_message_layouts_roundtrip,
 );

@@ -7,17 +7,11 @@ use super::*;
 use crate::msg::{Msg, M_HANGUP, M_IOCACK};
 use crate::queue::FLUSHALL;
 
-fn istr<'a>(cmd: i32, timeout: i32, io: &'a mut dyn UserIo) -> StrIoctl<'a> {
-    StrIoctl {
-        cmd,
-        timeout,
-        len: 0,
-        io,
-        id: None,
-    }
+fn istr(cmd: i32, timeout: i32) -> StrIoctl {
+    StrIoctl::new(cmd, timeout, 0, None)
 }
 
-fn do_istr(s: &mut Stream, st: &mut StrIoctl<'_>) -> Result<i32, Stop> {
+fn do_istr(s: &mut Stream, st: &mut StrIoctl) -> Result<i32, Stop> {
     s.strioctl(&Registry::new(), I_STR, IocArg::Str(st))
 }
 
@@ -33,13 +27,11 @@ fn istr_timeout_values() -> TestResult {
 
 fn istr_bad_timeout_sends_nothing() -> TestResult {
     let mut s = open(&STHLOOP)?;
-    let mut f1 = FailIo;
-    let mut st = istr(1, -2, &mut f1);
+    let mut st = istr(1, -2);
     check_eq!(do_istr(&mut s, &mut st), Err(Stop::Err(Errno::EINVAL)));
     check!(st.id.is_none());
     // The slot stayed free: the next I_STR is answered at once (the loopback acks cmd 1).
-    let mut f2 = FailIo;
-    let mut ok = istr(1, INFTIM, &mut f2);
+    let mut ok = istr(1, INFTIM);
     check_eq!(do_istr(&mut s, &mut ok), Ok(7));
     Ok(())
 }
@@ -48,16 +40,14 @@ fn istr_bad_timeout_sends_nothing() -> TestResult {
 /// cancelled ioctl is freed and does not answer the next one.
 fn istr_late_ack_after_timeout_is_freed() -> TestResult {
     let mut s = open(&STHLOOP)?;
-    let mut f3 = FailIo;
-    let mut st = istr(3, 1, &mut f3); // never answered by sthloop
+    let mut st = istr(3, 1); // never answered by sthloop
     check_eq!(do_istr(&mut s, &mut st), Err(Stop::Block(Block::IoctlAck)));
     let old = check_some!(st.id);
     s.sth_ioctl_cancel(old);
     check!(s.sth_take_events().wake & WAKE_IOCTL != 0);
     check_eq!(do_istr(&mut s, &mut st), Err(Stop::Err(Errno::ETIME)));
     // A second ioctl is sent and waits (cmd 3 again).
-    let mut f4 = FailIo;
-    let mut next = istr(3, 1, &mut f4);
+    let mut next = istr(3, 1);
     check_eq!(
         do_istr(&mut s, &mut next),
         Err(Stop::Block(Block::IoctlAck))
@@ -85,14 +75,12 @@ fn istr_late_ack_after_timeout_is_freed() -> TestResult {
 /// in progress goes on and completes.
 fn istr_timeout_waiting_for_slot_cancels_nothing() -> TestResult {
     let mut s = open(&STHLOOP)?;
-    let mut f5 = FailIo;
-    let mut first = istr(3, 1, &mut f5);
+    let mut first = istr(3, 1);
     check_eq!(
         do_istr(&mut s, &mut first),
         Err(Stop::Block(Block::IoctlAck))
     );
-    let mut f6 = FailIo;
-    let mut second = istr(1, 1, &mut f6);
+    let mut second = istr(1, 1);
     check_eq!(
         do_istr(&mut s, &mut second),
         Err(Stop::Block(Block::IoctlAck))

@@ -64,11 +64,7 @@ fn set_watermark_bad_values_einval() -> TestResult {
     // Not by pointer: an output-buffer argument is refused.
     let mut b = [0u8; 4];
     check_eq!(
-        s.strioctl(
-            &Registry::new(),
-            I_SET_HIWAT,
-            IocArg::Out(&mut SliceIo(&mut b))
-        ),
+        s.strioctl(&Registry::new(), I_SET_HIWAT, IocArg::Out(&mut b)),
         inval
     );
     Ok(())
