@@ -8,7 +8,7 @@
 //! When the kernel is upgraded, this file is replaced by `kernel::miscdevice` and the drivers
 //! keep their trait implementations.
 //!
-//! The `struct miscdevice` itself lives in the C shim (`strshim.c`), because bindgen does not
+//! The `struct miscdevice` itself lives in the C shim (`strshim_core.c`), because bindgen does not
 //! see it; the `file_operations` table is built here, per [`FileOps`] type, so that its
 //! `owner` is this module (an open file pins `streams.ko`).
 

@@ -3,7 +3,7 @@
 //! after it is armed — the Stream head's write-hold timer (SNDHOLD).
 //!
 //! 6.12's kernel crate has work items but no delayed work, so the `struct delayed_work` lives
-//! in the C shim (`rstreams_dwork_*` in `strshim.c`) and this type owns it: arming an armed
+//! in the C shim (`rstreams_dwork_*` in `strshim_core.c`) and this type owns it: arming an armed
 //! item does nothing (`schedule_delayed_work` semantics), and dropping it cancels the work and
 //! waits for a running callback (`cancel_delayed_work_sync`) before freeing it, so the
 //! callback's context only has to outlive the `DelayedWork`. [`DelayedWork::new_atomic`] makes

@@ -2,7 +2,7 @@
 //! Read-only `/proc` files whose content a Rust type writes: [`ProcDir`], [`ProcFile`] and the
 //! [`ProcShow`] trait.
 //!
-//! Linux 6.12's kernel crate has no procfs abstraction, so the C shim (`strshim.c`) makes a
+//! Linux 6.12's kernel crate has no procfs abstraction, so the C shim (`strshim_core.c`) makes a
 //! `single_open` seq_file entry around one callback, and this file is the one place that
 //! turns it into safe calls: a file's data is a `T: ProcShow`, whose `show` writes the content
 //! with `core::fmt` into a [`SeqFile`]. seq_file sizes the buffer itself (an overflowing show

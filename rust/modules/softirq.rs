@@ -3,7 +3,7 @@
 //! whose callback runs in softirq context (`HRTIMER_MODE_REL_SOFT`), and [`Tasklet`].
 //!
 //! 6.12's kernel crate has neither, so the `struct hrtimer` and the `struct tasklet_struct`
-//! live in the C shim (`rstreams_hrtimer_*`, `rstreams_tasklet_*` in `strshim.c`) and these
+//! live in the C shim (`rstreams_hrtimer_*`, `rstreams_tasklet_*` in `strshim_core.c`) and these
 //! types own them, as `dwork.rs` owns a delayed work item. Both are made without sleeping
 //! (`GFP_ATOMIC`: a driver makes them under its Stream lock), and dropping one cancels it and
 //! waits for a running callback (`hrtimer_cancel`, `tasklet_kill`) before freeing it, so the

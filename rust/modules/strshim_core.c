@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * strshim.ko: the few Linux 6.12 APIs that the Rust kernel crate cannot reach, for streams.ko.
+ * strshim.ko: the few Linux 6.12 APIs that the Rust kernel crate cannot reach, for streams.ko
+ * (this file; strudp.c has the kernel UDP socket of TPI UDP).
  *
  * 6.12's `kernel` crate has no miscdevice abstraction and bindgen does not see
  * `struct miscdevice`, `misc_register()` wants a structure we would otherwise have to mirror by

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel UDP socket under TPI UDP (part of strshim.ko; rust/modules/udpsock.rs owns it).
+ *
+ * A bound TPI UDP endpoint owns one kernel UDP socket, used the way in-kernel UDP tunnels use
+ * theirs (setup_udp_tunnel_sock, which 6.12 builds only with CONFIG_NET_UDP_TUNNEL, so the few
+ * lines it does are done here): the socket owns the port, and its encapsulation hooks hand
+ * every datagram and every ICMP error to the endpoint from the UDP receive path in softirq
+ * context, so no socket receive queue sits between IP and the Stream. Transmit goes through
+ * the socket (kernel_sendmsg, MSG_DONTWAIT, GFP_ATOMIC: the caller holds its Stream lock and
+ * must not sleep); a full send buffer gives EAGAIN, and the socket's write-space callback says
+ * when there is room again.
+ *
+ *   IP ─▶ udp_rcv ─▶ __udp4_lib_lookup ─▶ encap_rcv ─▶ ops->rx(ctx, skb…)   (softirq, RCU)
+ *   ICMP ─▶ __udp4_lib_err ─▶ encap_err_rcv ─▶ ops->err(ctx, daddr, dport, errno)
+ *   sock_wfree (any context) ─▶ sk_write_space ─▶ ops->write_space(ctx) after an EAGAIN
+ *
+ * Lifetime: sk_user_data points to the `struct rstreams_udp`; every callback reads it under
+ * RCU (the receive and ICMP paths run under rcu_read_lock, the write-space callback takes it)
+ * and does nothing when it is NULL. rstreams_udp_release clears it, restores the socket's own
+ * write-space callback, waits for an RCU grace period (so no callback into the owner runs any
+ * more, and none will), then releases the socket: after it returns, the owner's context may be
+ * freed. Datagrams handed to ops->rx are the callee's: it frees each one with
+ * rstreams_skb_free, exactly once, in any context but hard interrupts.
+ */
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
+#include <linux/capability.h>
+#include <linux/rcupdate.h>
+#include <net/sock.h>
+#include <net/udp.h>
+#include <net/udp_tunnel.h>
+#include <net/net_namespace.h>
+
+/* What the owner (udpsock.rs) is told; each is called with `ctx` only while the socket's
+ * sk_user_data is set (see the lifetime rule above). */
+struct rstreams_udp_ops {
+	/* A datagram from saddr:sport whose payload is data[0..len] inside `skb` (linear, not
+	 * shared): the callee owns skb and frees it with rstreams_skb_free. Softirq context. */
+	void (*rx)(void *ctx, struct sk_buff *skb, __be32 saddr, __be16 sport, u8 *data,
+		   unsigned int len);
+	/* An ICMP error (positive errno) for a datagram sent to daddr:dport. Softirq context. */
+	void (*err)(void *ctx, __be32 daddr, __be16 dport, int err);
+	/* Send buffer space after a send gave EAGAIN. Any context but hard interrupts. */
+	void (*write_space)(void *ctx);
+};
+
+struct rstreams_udp {
+	struct socket *sock;
+	/* Counted: a kernel socket does not pin its namespace, so this does, until release. */
+	struct net *net;
+	const struct rstreams_udp_ops *ops;
+	void *ctx;
+	/* The socket's own sk_write_space, put back at release. */
+	void (*saved_write_space)(struct sock *sk);
+};
+
+static int rstreams_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct rstreams_udp *u = rcu_dereference_sk_user_data(sk);
+	__be32 saddr;
+	__be16 sport;
+
+	if (!u)
+		goto drop;
+	/* The payload becomes a message block over the skb's data (esballoc), which STREAMS
+	 * modules may write into: the skb must be ours alone and linear. */
+	skb = skb_unshare(skb, GFP_ATOMIC);
+	if (!skb)
+		return 0;
+	if (skb_linearize(skb) || skb->len < sizeof(struct udphdr))
+		goto drop;
+	/* udp_rcv left skb->data at the UDP header, trimmed to the UDP length. */
+	saddr = ip_hdr(skb)->saddr;
+	sport = udp_hdr(skb)->source;
+	u->ops->rx(u->ctx, skb, saddr, sport, skb->data + sizeof(struct udphdr),
+		   skb->len - sizeof(struct udphdr));
+	return 0;
+drop:
+	kfree_skb(skb);
+	return 0;
+}
+
+static void rstreams_udp_encap_err_rcv(struct sock *sk, struct sk_buff *skb, int err,
+				       __be16 port, u32 info, u8 *payload)
+{
+	struct rstreams_udp *u = rcu_dereference_sk_user_data(sk);
+	/* __udp4_lib_err: skb->data is the IP header of the datagram that failed. */
+	const struct iphdr *iph = (const struct iphdr *)skb->data;
+
+	if (u)
+		u->ops->err(u->ctx, iph->daddr, port, err);
+}
+
+static void rstreams_udp_write_space(struct sock *sk)
+{
+	struct rstreams_udp *u;
+
+	rcu_read_lock();
+	u = rcu_dereference_sk_user_data(sk);
+	/* SOCK_NOSPACE is set by the allocation that failed with EAGAIN: answer only that. */
+	if (u && sock_writeable(sk) &&
+	    test_and_clear_bit(SOCK_NOSPACE, &u->sock->flags))
+		u->ops->write_space(u->ctx);
+	rcu_read_unlock();
+}
+
+/*
+ * A kernel UDP socket in namespace `net`, bound to addr:port (network order; port 0: an
+ * ephemeral one), its hooks calling `ops` with `ctx`. Process context, may sleep; holds no
+ * lock of the caller's. Returns 0 and the socket (`*out`) and the bound address, or -errno
+ * (the bind's: EADDRINUSE, EADDRNOTAVAIL, EACCES…; ENOMEM).
+ */
+int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool broadcast,
+		      int sndbuf, const struct rstreams_udp_ops *ops, void *ctx,
+		      struct rstreams_udp **out, __be32 *bound_addr, __be16 *bound_port);
+int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool broadcast,
+		      int sndbuf, const struct rstreams_udp_ops *ops, void *ctx,
+		      struct rstreams_udp **out, __be32 *bound_addr, __be16 *bound_port)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = port,
+		.sin_addr.s_addr = addr,
+	};
+	struct net *net = netp;
+	struct rstreams_udp *u;
+	struct socket *sock;
+	struct sock *sk;
+	int err;
+
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return -ENOMEM;
+	err = sock_create_kern(net, AF_INET, SOCK_DGRAM, IPPROTO_UDP, &sock);
+	if (err)
+		goto free;
+	sk = sock->sk;
+	/* Sends run under a Stream lock: no sleeping allocation (with MSG_DONTWAIT). */
+	sk->sk_allocation = GFP_ATOMIC;
+	if (reuse)
+		sk->sk_reuse = SK_CAN_REUSE;
+	if (broadcast)
+		sock_set_flag(sk, SOCK_BROADCAST);
+	if (sndbuf > 0) {
+		sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+		WRITE_ONCE(sk->sk_sndbuf, max_t(int, sndbuf * 2, SOCK_MIN_SNDBUF));
+	}
+	u->sock = sock;
+	u->net = get_net(net);
+	u->ops = ops;
+	u->ctx = ctx;
+	/* The hooks before the bind: no datagram for the port may reach the socket's own
+	 * receive queue, where nobody would read it (setup_udp_tunnel_sock's steps). */
+	write_lock_bh(&sk->sk_callback_lock);
+	u->saved_write_space = sk->sk_write_space;
+	sk->sk_write_space = rstreams_udp_write_space;
+	rcu_assign_sk_user_data(sk, u);
+	write_unlock_bh(&sk->sk_callback_lock);
+	WRITE_ONCE(udp_sk(sk)->encap_err_rcv, rstreams_udp_encap_err_rcv);
+	WRITE_ONCE(udp_sk(sk)->encap_rcv, rstreams_udp_encap_rcv);
+	WRITE_ONCE(udp_sk(sk)->encap_type, 1);
+	udp_tunnel_encap_enable(sk);
+
+	err = kernel_bind(sock, (struct sockaddr *)&sin, sizeof(sin));
+	if (err)
+		goto release;
+	err = kernel_getsockname(sock, (struct sockaddr *)&sin);
+	if (err < 0)
+		goto release;
+	*bound_addr = sin.sin_addr.s_addr;
+	*bound_port = sin.sin_port;
+	*out = u;
+	return 0;
+release:
+	/* Nothing was bound, so no callback can have run with ctx; release as usual anyway. */
+	write_lock_bh(&sk->sk_callback_lock);
+	rcu_assign_sk_user_data(sk, NULL);
+	sk->sk_write_space = u->saved_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+	synchronize_rcu();
+	sock_release(sock);
+	put_net(u->net);
+free:
+	kfree(u);
+	return err;
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_bind);
+
+/*
+ * Unbind and free: after this returns no callback runs with the socket's ctx. Process
+ * context (it waits for an RCU grace period and releases the socket).
+ */
+void rstreams_udp_release(struct rstreams_udp *u);
+void rstreams_udp_release(struct rstreams_udp *u)
+{
+	struct sock *sk = u->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	rcu_assign_sk_user_data(sk, NULL);
+	sk->sk_write_space = u->saved_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+	WRITE_ONCE(udp_sk(sk)->encap_rcv, NULL);
+	WRITE_ONCE(udp_sk(sk)->encap_err_rcv, NULL);
+	synchronize_rcu();
+	kernel_sock_shutdown(u->sock, SHUT_RDWR);
+	sock_release(u->sock);
+	put_net(u->net);
+	kfree(u);
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_release);
+
+/*
+ * Send vec[0..nvec] (len bytes in all) as one datagram to daddr:dport; tos and ttl >= 0 set
+ * those for this datagram (IP_TOS, IP_TTL control messages), nocheck sends it without a UDP
+ * checksum. Never sleeps. Returns the bytes sent or -errno (EAGAIN: the send buffer is full,
+ * and the write-space callback follows when it is not).
+ */
+int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct kvec *vec,
+		      size_t nvec, size_t len, int tos, int ttl, bool nocheck);
+int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct kvec *vec,
+		      size_t nvec, size_t len, int tos, int ttl, bool nocheck)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = dport,
+		.sin_addr.s_addr = daddr,
+	};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int)) * 2];
+	} control;
+	struct msghdr msg = {
+		.msg_name = &sin,
+		.msg_namelen = sizeof(sin),
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL,
+	};
+	struct sock *sk = u->sock->sk;
+	struct cmsghdr *cmsg;
+	size_t clen = 0;
+
+	if (sk->sk_no_check_tx != nocheck)
+		sk->sk_no_check_tx = nocheck;
+	if (tos >= 0 || ttl >= 0) {
+		memset(&control, 0, sizeof(control));
+		cmsg = (struct cmsghdr *)control.buf;
+		if (tos >= 0) {
+			cmsg->cmsg_level = SOL_IP;
+			cmsg->cmsg_type = IP_TOS;
+			cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+			*(int *)CMSG_DATA(cmsg) = tos;
+			clen += CMSG_SPACE(sizeof(int));
+			cmsg = (struct cmsghdr *)(control.buf + clen);
+		}
+		if (ttl >= 0) {
+			cmsg->cmsg_level = SOL_IP;
+			cmsg->cmsg_type = IP_TTL;
+			cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+			*(int *)CMSG_DATA(cmsg) = ttl;
+			clen += CMSG_SPACE(sizeof(int));
+		}
+		msg.msg_control = control.buf;
+		msg.msg_controllen = clen;
+		msg.msg_control_is_user = false;
+	}
+	return kernel_sendmsg(u->sock, &msg, vec, nvec, len);
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_send);
+
+/* XTI_SNDBUF on a bound socket (as SO_SNDBUF: doubled, at least SOCK_MIN_SNDBUF). */
+void rstreams_udp_set_sndbuf(struct rstreams_udp *u, int sndbuf);
+void rstreams_udp_set_sndbuf(struct rstreams_udp *u, int sndbuf)
+{
+	struct sock *sk = u->sock->sk;
+
+	sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+	WRITE_ONCE(sk->sk_sndbuf, max_t(int, sndbuf * 2, SOCK_MIN_SNDBUF));
+	sk->sk_write_space(sk);
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_set_sndbuf);
+
+/* Free a datagram handed to ops->rx. */
+void rstreams_skb_free(struct sk_buff *skb);
+void rstreams_skb_free(struct sk_buff *skb)
+{
+	consume_skb(skb);
+}
+EXPORT_SYMBOL_GPL(rstreams_skb_free);
+
+/* The calling task's network namespace, counted (a TPI UDP endpoint's, taken at open). */
+void *rstreams_net_get_current(void);
+void *rstreams_net_get_current(void)
+{
+	return get_net(current->nsproxy->net_ns);
+}
+EXPORT_SYMBOL_GPL(rstreams_net_get_current);
+
+void rstreams_net_put(void *net);
+void rstreams_net_put(void *net)
+{
+	put_net(net);
+}
+EXPORT_SYMBOL_GPL(rstreams_net_put);
+
+/* Whether the calling task may bind privileged ports in `net` (CAP_NET_BIND_SERVICE in the
+ * namespace's user namespace, as inet_bind asks). */
+bool rstreams_net_may_bind_privileged(void *netp);
+bool rstreams_net_may_bind_privileged(void *netp)
+{
+	struct net *net = netp;
+
+	return ns_capable_noaudit(net->user_ns, CAP_NET_BIND_SERVICE);
+}
+EXPORT_SYMBOL_GPL(rstreams_net_may_bind_privileged);
