@@ -72,6 +72,7 @@ mod strproc;
 mod strrw;
 mod strsig;
 mod strwait;
+mod udpsock;
 mod uio;
 mod waitq;
 mod weld;

@@ -1,41 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
-//! [`KernelNet`]: the network under TPI UDP in `streams.ko` (`tpi_udp::Net`). Each bound
-//! endpoint owns a kernel UDP socket ([`UdpPort`]) set up as in-kernel UDP tunnels set up
-//! theirs (`strudp.c`): the socket owns the port, its encapsulation receive hook hands each
-//! datagram straight to the endpoint's [`Rx`] in softirq context, and its ICMP hook hands it
-//! the errors; no socket receive queue sits between IP and the Stream.
+//! [`UdpSocket`]: a kernel UDP socket (`strudp.c`) owned by a TPI UDP endpoint, and
+//! [`NetNs`], the network namespace it lives in. The one wrapper of `strudp.c`; the transports
+//! over it are in `udp.rs`.
 //!
-//! ```text
-//!  udp_rcv (softirq) ─▶ encap_rcv ─▶ rx_tramp: esballoc over the skb's payload ─▶ Rx::datagram
-//!  T_UNITDATA_REQ (under the Stream lock) ─▶ UdpPort::send ─▶ kernel_sendmsg (MSG_DONTWAIT)
-//!      EAGAIN ─▶ the driver waits ◀─ Rx::write_space ◀─ sk_write_space (an skb sent is freed)
-//! ```
+//! A socket is bound in one of two ways:
+//! - **direct** (the `udp` driver): set up as in-kernel UDP tunnels set up theirs, so its
+//!   encapsulation receive hook hands each datagram to [`UdpEvents::rx`] in softirq context,
+//!   as a linear, unshared skb whose payload becomes an esballoc'ed M_DATA block (freed with
+//!   the skb: received data is not copied in the kernel), and its ICMP hook calls
+//!   [`UdpEvents::err`]; no socket receive queue sits between IP and the Stream;
+//! - **queued** (`xtiso-udp`, XTI over sockets, the comparison path): datagrams wait in the
+//!   socket's receive queue like any socket's; [`UdpEvents::readable`] says when, and
+//!   [`UdpSocket::recv`] takes them (a copy).
 //!
-//! Received data is not copied in the kernel: the M_DATA block is an esballoc'ed block over the
-//! skb's payload, and its free routine frees the skb (one copy per byte, to user space at
-//! getmsg). Transmit copies once into the skb (`kernel_sendmsg`), after the Stream head's copy
-//! from user space.
+//! Sending never sleeps ([`UdpSocket::send`]: MSG_DONTWAIT on a GFP_ATOMIC socket; the caller
+//! holds its Stream lock); EAGAIN means the send buffer is full, and
+//! [`UdpEvents::write_space`] follows when it is not.
 //!
-//! Contexts: [`KernelNet::opener`] runs in the opener's context (it takes the caller's network
-//! namespace, counted, and whether it may bind ports below 1024); [`KernelNet::bind`] and the
-//! drop of a [`UdpPort`] sleep (socket creation and release, an RCU grace period): process
-//! context, holding no Stream lock, as the `Net` contract says. [`UdpPort::send`] never
-//! sleeps (GFP_ATOMIC socket, MSG_DONTWAIT).
+//! Contexts: [`NetNs::current`] takes the calling task's namespace; [`UdpSocket::bind`],
+//! [`UdpSocket::quiesce`] and the drop sleep (socket creation and release, an RCU grace
+//! period): process context, holding no Stream lock.
 
 use core::ffi::{c_int, c_uint, c_void};
 
 use kernel::prelude::*;
 
 use crate::errno::Errno;
-use crate::msg::{esballoc, ExtBuf, Msg, BPRI_MED};
-use crate::tpi_udp::{BindError, BindReq, Inet4, Net, Port, Rx, TxOpts};
+use crate::msg::{esballoc, Bpri, ExtBuf, Msg};
 
-/// The callbacks `strudp.c` makes (`struct rstreams_udp_ops`).
+/// The callbacks of `strudp.c` (`struct rstreams_udp_ops`).
 #[repr(C)]
 struct UdpOps {
     rx: unsafe extern "C" fn(*mut c_void, *mut c_void, u32, u16, *mut u8, c_uint),
     err: unsafe extern "C" fn(*mut c_void, u32, u16, c_int),
     write_space: unsafe extern "C" fn(*mut c_void),
+    readable: unsafe extern "C" fn(*mut c_void),
 }
 
 /// `struct kvec`.
@@ -47,7 +46,8 @@ struct Kvec {
 
 extern "C" {
     // SAFETY (contract, strudp.c): `ops` callbacks run with `ctx` only until
-    // `rstreams_udp_release` returns; `rx` hands over the skb (freed with `rstreams_skb_free`).
+    // `rstreams_udp_quiesce` (or `_release`) returns; `rx` hands over the skb, which the
+    // callee frees with `rstreams_skb_free`.
     fn rstreams_udp_bind(
         net: *mut c_void,
         addr: u32,
@@ -55,12 +55,15 @@ extern "C" {
         reuse: bool,
         broadcast: bool,
         sndbuf: c_int,
+        rcvbuf: c_int,
+        direct: bool,
         ops: *const UdpOps,
         ctx: *mut c_void,
         out: *mut *mut c_void,
         bound_addr: *mut u32,
         bound_port: *mut u16,
     ) -> c_int;
+    fn rstreams_udp_quiesce(u: *mut c_void);
     fn rstreams_udp_release(u: *mut c_void);
     fn rstreams_udp_send(
         u: *mut c_void,
@@ -73,201 +76,227 @@ extern "C" {
         ttl: c_int,
         nocheck: bool,
     ) -> c_int;
+    fn rstreams_udp_recv(
+        u: *mut c_void,
+        buf: *mut u8,
+        len: usize,
+        saddr: *mut u32,
+        sport: *mut u16,
+        trunc: *mut bool,
+    ) -> c_int;
     fn rstreams_udp_set_sndbuf(u: *mut c_void, sndbuf: c_int);
+    fn rstreams_udp_set_rcvbuf(u: *mut c_void, rcvbuf: c_int);
     fn rstreams_skb_free(skb: *mut c_void);
     fn rstreams_net_get_current() -> *mut c_void;
     fn rstreams_net_put(net: *mut c_void);
     fn rstreams_net_may_bind_privileged(net: *mut c_void) -> bool;
 }
 
-static OPS: UdpOps = UdpOps {
-    rx: rx_tramp,
-    err: err_tramp,
-    write_space: write_space_tramp,
-};
+/// An IPv4 address as on the wire and a port in host order.
+pub(crate) type SockAddr = ([u8; 4], u16);
 
-/// The network of `streams.ko`'s `udp` driver.
-pub(crate) struct KernelNet;
-
-/// What an endpoint keeps of its opener: its network namespace and whether it may bind ports
-/// below 1024 there.
+/// A counted reference to a network namespace.
 ///
 /// # Invariants
-/// `net` is a `struct net *` whose reference this value owns (dropped once, by `drop`).
-pub(crate) struct Opener {
+/// `net` is a `struct net *` whose reference this value owns (given back once, by `drop`).
+pub(crate) struct NetNs {
     net: *mut c_void,
-    privileged: bool,
 }
 
 // SAFETY: a namespace reference may be used and dropped (`put_net`) from any context.
-unsafe impl Send for Opener {}
-// SAFETY: `&Opener` only reads the pointer; see `Send`.
-unsafe impl Sync for Opener {}
+unsafe impl Send for NetNs {}
+// SAFETY: `&NetNs` only passes the pointer to functions that may run concurrently.
+unsafe impl Sync for NetNs {}
 
-impl Drop for Opener {
+impl NetNs {
+    /// The calling task's network namespace.
+    pub(crate) fn current() -> NetNs {
+        // SAFETY: task context (every caller is a system call's open routine).
+        let net = unsafe { rstreams_net_get_current() };
+        // INVARIANT: the reference just taken.
+        NetNs { net }
+    }
+
+    /// Whether the calling task may bind ports below 1024 here (CAP_NET_BIND_SERVICE in the
+    /// namespace's user namespace).
+    pub(crate) fn may_bind_privileged(&self) -> bool {
+        // SAFETY: `net` is counted (type invariant); task context as for `current`.
+        unsafe { rstreams_net_may_bind_privileged(self.net) }
+    }
+}
+
+impl Drop for NetNs {
     fn drop(&mut self) {
         // SAFETY: `net` holds a reference owned by `self` (type invariant), given back once.
         unsafe { rstreams_net_put(self.net) }
     }
 }
 
-/// What the socket's callbacks reach: the endpoint's receive side.
-struct PortCtx {
-    rx: Rx,
+/// What a socket tells its owner. Every method runs in softirq context (or with bottom
+/// halves off, or from an skb's destructor for `write_space`): it must not sleep or take a
+/// Stream lock.
+pub(crate) trait UdpEvents: Send + Sync {
+    /// A datagram from `src` (direct sockets): `data` is its payload as an M_DATA message.
+    fn rx(&self, src: SockAddr, data: Msg);
+    /// A datagram was dropped because its message block could not be allocated.
+    fn rx_nomem(&self);
+    /// An ICMP error (positive errno) for a datagram sent to `dst` (direct sockets).
+    fn err(&self, dst: SockAddr, errno: i32);
+    /// Send buffer space after a send gave EAGAIN.
+    fn write_space(&self);
+    /// Datagrams wait in the receive queue (queued sockets): take them with `recv`.
+    fn readable(&self);
 }
 
-/// A bound kernel UDP socket delivering into an endpoint's [`Rx`].
+/// What a bind asks for.
+pub(crate) struct BindArgs {
+    pub(crate) local: SockAddr,
+    pub(crate) reuse: bool,
+    pub(crate) broadcast: bool,
+    pub(crate) sndbuf: usize,
+    pub(crate) rcvbuf: usize,
+    /// Direct (encapsulation hooks) or queued (a plain socket).
+    pub(crate) direct: bool,
+}
+
+/// A bound kernel UDP socket calling the [`UdpEvents`] of type `E` it owns.
 ///
 /// # Invariants
-/// `sock` is a live `rstreams_udp_bind` socket whose callbacks use `ctx`'s address; it is
-/// released only by `drop`, before `ctx` is freed (the fields drop after `Drop::drop`).
-pub(crate) struct UdpPort {
+/// `sock` is a live `rstreams_udp_bind` socket whose callbacks use `events`' address; it is
+/// released only by `drop`, before `events` is freed (fields drop after `Drop::drop`).
+pub(crate) struct UdpSocket<E: UdpEvents> {
     sock: *mut c_void,
-    ctx: KBox<PortCtx>,
-    local: Inet4,
+    events: Pin<KBox<E>>,
+    local: SockAddr,
 }
 
-// SAFETY: the socket is used only through `strudp.c`, callable from any thread; `PortCtx`
-// holds an `Rx`, which is `Send + Sync`.
-unsafe impl Send for UdpPort {}
-// SAFETY: `send` and `set_bufs` may run concurrently with the callbacks (socket API locking).
-unsafe impl Sync for UdpPort {}
+// SAFETY: the socket is used only through `strudp.c`, callable from any thread; `E` is
+// `Send + Sync`.
+unsafe impl<E: UdpEvents> Send for UdpSocket<E> {}
+// SAFETY: `send`, `recv` and the setters may run concurrently (socket API locking).
+unsafe impl<E: UdpEvents> Sync for UdpSocket<E> {}
 
-impl Drop for UdpPort {
+impl<E: UdpEvents> Drop for UdpSocket<E> {
     fn drop(&mut self) {
         // SAFETY: `sock` is live (type invariant) and released once, here; the release waits
-        // until no callback runs with `ctx` any more, so `ctx` may be freed afterwards.
+        // until no callback runs with `events` any more, so it may be freed afterwards.
         unsafe { rstreams_udp_release(self.sock) }
-    }
-}
-
-impl Net for KernelNet {
-    type Opener = Opener;
-    type Port = UdpPort;
-
-    fn opener() -> Result<Opener, Errno> {
-        // SAFETY: called in the opener's task context (the driver's open routine).
-        let net = unsafe { rstreams_net_get_current() };
-        // SAFETY: `net` is the counted namespace just taken.
-        let privileged = unsafe { rstreams_net_may_bind_privileged(net) };
-        // INVARIANT: the reference taken above is the opener's.
-        Ok(Opener { net, privileged })
-    }
-
-    fn privileged(o: &Opener) -> bool {
-        o.privileged
-    }
-
-    fn bind(o: &Opener, req: &BindReq, rx: Rx) -> Result<UdpPort, BindError> {
-        let ctx = KBox::new(PortCtx { rx }, GFP_KERNEL).map_err(|_| BindError::Sys(Errno::ENOSR))?;
-        let ctxp = (&*ctx as *const PortCtx).cast_mut().cast::<c_void>();
-        let mut sock: *mut c_void = core::ptr::null_mut();
-        let (mut addr, mut port) = (0u32, 0u16);
-        let sndbuf = c_int::try_from(req.sndbuf).unwrap_or(c_int::MAX);
-        // SAFETY: `o.net` is a counted namespace (invariant of `Opener`); `OPS` is static;
-        // `ctxp` stays valid until the socket is released (it is freed only after
-        // `UdpPort::drop`, or below when the bind failed and no callback can run any more);
-        // the out pointers are valid locals. Process context, no Stream lock (`Net` contract).
-        let r = unsafe {
-            rstreams_udp_bind(
-                o.net,
-                u32::from_ne_bytes(req.local.addr),
-                req.local.port.to_be(),
-                req.reuseaddr,
-                req.broadcast,
-                sndbuf,
-                &OPS,
-                ctxp,
-                &mut sock,
-                &mut addr,
-                &mut port,
-            )
-        };
-        if r != 0 {
-            return Err(bind_error(-r));
-        }
-        let local = Inet4 {
-            addr: addr.to_ne_bytes(),
-            port: u16::from_be(port),
-        };
-        // INVARIANT: `sock` is the live socket whose callbacks use `ctx`.
-        Ok(UdpPort { sock, ctx, local })
-    }
-}
-
-/// A bind's errno in TPI terms.
-fn bind_error(errno: i32) -> BindError {
-    match errno {
-        98 => BindError::AddrBusy,     // EADDRINUSE
-        99 => BindError::NoAddr,       // EADDRNOTAVAIL
-        13 | 1 => BindError::Acces,    // EACCES, EPERM
-        22 | 97 => BindError::BadAddr, // EINVAL, EAFNOSUPPORT
-        e => BindError::Sys(Errno(e)),
     }
 }
 
 /// Most message blocks sent without gathering them into one buffer first.
 const NVEC: usize = 8;
 
-impl Port for UdpPort {
-    fn local(&self) -> Inet4 {
+impl<E: UdpEvents> UdpSocket<E> {
+    /// A socket in `net` bound as `args` says, calling `events`. Process context, no Stream
+    /// lock. The errno of a failed bind (EADDRINUSE, EADDRNOTAVAIL, EACCES, ENOMEM…).
+    pub(crate) fn bind(net: &NetNs, args: &BindArgs, events: E) -> Result<Self, Errno> {
+        let events = KBox::pin(events, GFP_KERNEL).map_err(|_| Errno::ENOMEM)?;
+        let ctx = (&*events as *const E).cast_mut().cast::<c_void>();
+        let mut sock: *mut c_void = core::ptr::null_mut();
+        let (mut addr, mut port) = (0u32, 0u16);
+        let sndbuf = c_int::try_from(args.sndbuf).unwrap_or(c_int::MAX);
+        let rcvbuf = c_int::try_from(args.rcvbuf).unwrap_or(c_int::MAX);
+        // SAFETY: `net.net` is counted (invariant of `NetNs`); the ops are static and match
+        // `E`; `ctx` is pinned and freed only after the socket is released (by `drop`, or
+        // here when the bind failed and no callback runs any more); the out pointers are
+        // valid locals. Process context (this function's contract).
+        let r = unsafe {
+            rstreams_udp_bind(
+                net.net,
+                u32::from_ne_bytes(args.local.0),
+                args.local.1.to_be(),
+                args.reuse,
+                args.broadcast,
+                sndbuf,
+                rcvbuf,
+                args.direct,
+                ops::<E>(),
+                ctx,
+                &mut sock,
+                &mut addr,
+                &mut port,
+            )
+        };
+        if r != 0 {
+            return Err(Errno(-r));
+        }
+        let local = (addr.to_ne_bytes(), u16::from_be(port));
+        // INVARIANT: `sock` is the live socket whose callbacks use `events`.
+        Ok(UdpSocket {
+            sock,
+            events,
+            local,
+        })
+    }
+
+    /// The bound address (the ephemeral port chosen when 0 was asked).
+    pub(crate) fn local(&self) -> SockAddr {
         self.local
     }
 
-    fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
+    /// The owner's events object.
+    pub(crate) fn events(&self) -> &E {
+        &self.events
+    }
+
+    /// Send the bytes of `data` (the whole chain) as one datagram to `dst`, with IP TOS and
+    /// TTL when given, without a UDP checksum when `nocheck`. Never sleeps.
+    pub(crate) fn send(
+        &self,
+        dst: SockAddr,
+        data: &Msg,
+        tos: Option<u8>,
+        ttl: Option<u8>,
+        nocheck: bool,
+    ) -> Result<(), Errno> {
         let mut vec: [Kvec; NVEC] = core::array::from_fn(|_| Kvec {
             base: core::ptr::null(),
             len: 0,
         });
-        let mut n = 0;
-        let mut len = 0;
-        let mut gathered = KVec::new();
+        let (mut n, mut len) = (0, 0);
         for b in data.blocks() {
             let bytes = b.rd();
-            if bytes.is_empty() {
-                continue;
-            }
             len += bytes.len();
-            if n < NVEC {
-                vec[n] = Kvec {
+            if let Some(v) = vec.get_mut(n).filter(|_| !bytes.is_empty()) {
+                *v = Kvec {
                     base: bytes.as_ptr(),
                     len: bytes.len(),
                 };
                 n += 1;
-            } else {
+            } else if !bytes.is_empty() {
                 n = NVEC + 1;
             }
         }
-        if n > NVEC {
-            // A long chain: gather it (GFP_ATOMIC, under the Stream lock).
-            gathered = KVec::with_capacity(len, GFP_ATOMIC).map_err(|_| Errno::ENOSR)?;
+        // A long chain is gathered into one buffer (GFP_ATOMIC: under the Stream lock).
+        let gathered = if n > NVEC {
+            let mut all = KVec::with_capacity(len, GFP_ATOMIC).map_err(|_| Errno::ENOSR)?;
             for b in data.blocks() {
-                gathered
-                    .extend_from_slice(b.rd(), GFP_ATOMIC)
+                all.extend_from_slice(b.rd(), GFP_ATOMIC)
                     .map_err(|_| Errno::ENOSR)?;
             }
             vec[0] = Kvec {
-                base: gathered.as_ptr(),
+                base: all.as_ptr(),
                 len,
             };
             n = 1;
-        }
-        let tos = if opts.tos != 0 { c_int::from(opts.tos) } else { -1 };
-        let ttl = if opts.ttl != 0 { c_int::from(opts.ttl) } else { -1 };
-        // SAFETY: `sock` is live (type invariant); `vec[..n]` points into `data` (or
-        // `gathered`), both borrowed for the call; the call never sleeps (MSG_DONTWAIT,
-        // GFP_ATOMIC socket).
+            Some(all)
+        } else {
+            None
+        };
+        // SAFETY: `sock` is live (type invariant); `vec[..n]` points into `data` or
+        // `gathered`, both alive across the call, which never sleeps.
         let r = unsafe {
             rstreams_udp_send(
                 self.sock,
-                u32::from_ne_bytes(dst.addr),
-                dst.port.to_be(),
+                u32::from_ne_bytes(dst.0),
+                dst.1.to_be(),
                 vec.as_ptr(),
                 n,
                 len,
-                tos,
-                ttl,
-                !opts.checksum,
+                tos.map_or(-1, c_int::from),
+                ttl.map_or(-1, c_int::from),
+                nocheck,
             )
         };
         drop(gathered);
@@ -278,28 +307,76 @@ impl Port for UdpPort {
         }
     }
 
-    fn set_bufs(&self, sndbuf: usize, _rcvbuf: usize) {
-        // The receive side has no socket buffer: the driver's read queue is the buffer.
-        let sndbuf = c_int::try_from(sndbuf).unwrap_or(c_int::MAX);
-        // SAFETY: `sock` is live (type invariant).
-        unsafe { rstreams_udp_set_sndbuf(self.sock, sndbuf) }
+    /// Take one datagram from the receive queue (queued sockets) into `buf`: its length (a
+    /// longer one is cut to `buf`'s), its source, whether it was cut. EAGAIN when none waits.
+    /// Never sleeps.
+    pub(crate) fn recv(&self, buf: &mut [u8]) -> Result<(usize, SockAddr, bool), Errno> {
+        let (mut addr, mut port, mut trunc) = (0u32, 0u16, false);
+        // SAFETY: `sock` is live (type invariant); `buf` is writable for its length; the out
+        // pointers are valid locals.
+        let r = unsafe {
+            rstreams_udp_recv(
+                self.sock,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut addr,
+                &mut port,
+                &mut trunc,
+            )
+        };
+        let n = usize::try_from(r).map_err(|_| Errno(-r))?;
+        Ok((n, (addr.to_ne_bytes(), u16::from_be(port)), trunc))
     }
+
+    /// SO_SNDBUF. Never sleeps.
+    pub(crate) fn set_sndbuf(&self, bytes: usize) {
+        // SAFETY: `sock` is live (type invariant).
+        unsafe { rstreams_udp_set_sndbuf(self.sock, c_int::try_from(bytes).unwrap_or(c_int::MAX)) }
+    }
+
+    /// SO_RCVBUF (queued sockets). Never sleeps.
+    pub(crate) fn set_rcvbuf(&self, bytes: usize) {
+        // SAFETY: `sock` is live (type invariant).
+        unsafe { rstreams_udp_set_rcvbuf(self.sock, c_int::try_from(bytes).unwrap_or(c_int::MAX)) }
+    }
+
+    /// Stop the callbacks: when this returns none runs and none will (the socket still sends
+    /// and receives). Process context. The drop does it too; an owner whose events object
+    /// starts work of its own (a work item) calls this first, then stops that work, then drops.
+    pub(crate) fn quiesce(&self) {
+        // SAFETY: `sock` is live (type invariant); quiescing twice is allowed.
+        unsafe { rstreams_udp_quiesce(self.sock) }
+    }
+}
+
+/// The static callback table for `E`.
+fn ops<E: UdpEvents>() -> &'static UdpOps {
+    struct Table<E>(core::marker::PhantomData<E>);
+    impl<E: UdpEvents> Table<E> {
+        const OPS: UdpOps = UdpOps {
+            rx: rx_tramp::<E>,
+            err: err_tramp::<E>,
+            write_space: write_space_tramp::<E>,
+            readable: readable_tramp::<E>,
+        };
+    }
+    &Table::<E>::OPS
 }
 
 /// The esballoc free routine of a received payload: frees its skb.
 fn free_skb(_buf: &'static mut [u8], skb: usize) {
     // SAFETY: `skb` is the skb `rx_tramp` was handed, whose payload the block was; esballoc
-    // calls this exactly once, when the last block over it is freed.
+    // calls this exactly once, after the last block over it is freed.
     unsafe { rstreams_skb_free(skb as *mut c_void) }
 }
 
 /// `ops->rx`: a datagram, in softirq context.
 ///
 /// # Safety
-/// `ctx` is the `PortCtx` of a live `UdpPort` (strudp.c calls only while the socket's user data
-/// is set, and `UdpPort::drop` waits for running callbacks before freeing `ctx`); `skb` is
-/// handed over, linear and unshared, and `data[..len]` is its payload.
-unsafe extern "C" fn rx_tramp(
+/// `ctx` is the events object of a live `UdpSocket<E>` (strudp.c calls only while the
+/// socket's user data is set, and quiescing waits for running callbacks); `skb` is handed
+/// over, linear and unshared, and `data[..len]` is its payload.
+unsafe extern "C" fn rx_tramp<E: UdpEvents>(
     ctx: *mut c_void,
     skb: *mut c_void,
     saddr: u32,
@@ -308,53 +385,53 @@ unsafe extern "C" fn rx_tramp(
     len: c_uint,
 ) {
     // SAFETY: see the function's contract.
-    let c = unsafe { &*ctx.cast_const().cast::<PortCtx>() };
+    let e = unsafe { &*ctx.cast_const().cast::<E>() };
     let len = len as usize;
-    // SAFETY: `data[..len]` is the payload of `skb`, which is ours alone until `free_skb`
-    // frees it; the block made below is the only user of the bytes, and esballoc calls
-    // `free_skb` exactly once, after the last user is gone.
+    // SAFETY: `data[..len]` is the payload of `skb`, ours alone until `free_skb` frees it;
+    // the block made below is the only user of the bytes, and esballoc calls `free_skb`
+    // exactly once, after the last user is gone.
     let buf: &'static mut [u8] = unsafe { core::slice::from_raw_parts_mut(data, len) };
-    let src = Inet4 {
-        addr: saddr.to_ne_bytes(),
-        port: u16::from_be(sport),
-    };
     let ext = ExtBuf {
         buf,
         free: free_skb,
         arg: skb as usize,
     };
-    match esballoc(ext, BPRI_MED) {
+    match esballoc(ext, Bpri::Med) {
         Ok(mut m) => {
             m.adj_wptr(len);
-            c.rx.datagram(src, m);
+            e.rx((saddr.to_ne_bytes(), u16::from_be(sport)), m);
         }
         Err(ext) => {
             free_skb(ext.buf, ext.arg);
-            c.rx.nomem();
+            e.rx_nomem();
         }
     }
 }
 
-/// `ops->err`: an ICMP error for a datagram sent to `daddr:dport`, in softirq context.
+/// `ops->err`, in softirq context.
 ///
 /// # Safety
 /// As for [`rx_tramp`] (`ctx`).
-unsafe extern "C" fn err_tramp(ctx: *mut c_void, daddr: u32, dport: u16, err: c_int) {
+unsafe extern "C" fn err_tramp<E: UdpEvents>(ctx: *mut c_void, daddr: u32, dport: u16, err: c_int) {
     // SAFETY: see the function's contract.
-    let c = unsafe { &*ctx.cast_const().cast::<PortCtx>() };
-    let dst = Inet4 {
-        addr: daddr.to_ne_bytes(),
-        port: u16::from_be(dport),
-    };
-    c.rx.uderror(dst, err);
+    let e = unsafe { &*ctx.cast_const().cast::<E>() };
+    e.err((daddr.to_ne_bytes(), u16::from_be(dport)), err);
 }
 
-/// `ops->write_space`: send buffer space after an EAGAIN; any context but hard interrupts.
+/// `ops->write_space`: any context but hard interrupts.
 ///
 /// # Safety
 /// As for [`rx_tramp`] (`ctx`).
-unsafe extern "C" fn write_space_tramp(ctx: *mut c_void) {
+unsafe extern "C" fn write_space_tramp<E: UdpEvents>(ctx: *mut c_void) {
     // SAFETY: see the function's contract.
-    let c = unsafe { &*ctx.cast_const().cast::<PortCtx>() };
-    c.rx.write_space();
+    unsafe { &*ctx.cast_const().cast::<E>() }.write_space();
+}
+
+/// `ops->readable`, in softirq context.
+///
+/// # Safety
+/// As for [`rx_tramp`] (`ctx`).
+unsafe extern "C" fn readable_tramp<E: UdpEvents>(ctx: *mut c_void) {
+    // SAFETY: see the function's contract.
+    unsafe { &*ctx.cast_const().cast::<E>() }.readable();
 }
