@@ -15,10 +15,6 @@
  *   ICMP ─▶ __udp4_lib_err ─▶ encap_err_rcv ─▶ ops->err(ctx, daddr, dport, errno)
  *   sock_wfree (any context) ─▶ sk_write_space ─▶ ops->write_space(ctx) after an EAGAIN
  *
- * The same socket bound without `direct` is the XTI-over-sockets comparison path: datagrams
- * go to the socket's receive queue as for any socket, sk_data_ready calls ops->readable, and
- * the owner takes them with rstreams_udp_recv (a copy into a message block).
- *
  * Lifetime: sk_user_data points to the `struct rstreams_udp`; every callback reads it under
  * RCU (the receive and ICMP paths run under rcu_read_lock, the write-space callback takes it)
  * and does nothing when it is NULL. rstreams_udp_release clears it, restores the socket's own
@@ -54,9 +50,6 @@ struct rstreams_udp_ops {
 	void (*err)(void *ctx, __be32 daddr, __be16 dport, int err);
 	/* Send buffer space after a send gave EAGAIN. Any context but hard interrupts. */
 	void (*write_space)(void *ctx);
-	/* A socket bound with direct = false (XTI over sockets): datagrams wait in the socket's
-	 * receive queue, to be taken with rstreams_udp_recv. Softirq context. */
-	void (*readable)(void *ctx);
 };
 
 struct rstreams_udp {
@@ -65,9 +58,8 @@ struct rstreams_udp {
 	struct net *net;
 	const struct rstreams_udp_ops *ops;
 	void *ctx;
-	/* The socket's own sk_write_space and sk_data_ready, put back at release. */
+	/* The socket's own sk_write_space, put back at release. */
 	void (*saved_write_space)(struct sock *sk);
-	void (*saved_data_ready)(struct sock *sk);
 };
 
 static int rstreams_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
@@ -107,17 +99,6 @@ static void rstreams_udp_encap_err_rcv(struct sock *sk, struct sk_buff *skb, int
 		u->ops->err(u->ctx, iph->daddr, port, err);
 }
 
-static void rstreams_udp_data_ready(struct sock *sk)
-{
-	struct rstreams_udp *u;
-
-	rcu_read_lock();
-	u = rcu_dereference_sk_user_data(sk);
-	if (u)
-		u->ops->readable(u->ctx);
-	rcu_read_unlock();
-}
-
 static void rstreams_udp_write_space(struct sock *sk)
 {
 	struct rstreams_udp *u;
@@ -133,21 +114,15 @@ static void rstreams_udp_write_space(struct sock *sk)
 
 /*
  * A kernel UDP socket in namespace `net`, bound to addr:port (network order; port 0: an
- * ephemeral one), its hooks calling `ops` with `ctx`: with `direct`, datagrams and ICMP errors
- * come through the encapsulation hooks (ops->rx, ops->err); without (XTI over sockets, the
- * comparison path), they wait in the socket's receive queue (at most `rcvbuf`, as SO_RCVBUF)
- * and ops->readable says when to take them with rstreams_udp_recv. Process context, may
- * sleep; holds no lock of the caller's. Returns 0 and the socket (`*out`) and the bound
+ * ephemeral one), its hooks calling `ops` with `ctx`. Process context, may sleep; holds no lock of the caller's. Returns 0 and the socket (`*out`) and the bound
  * address, or -errno (the bind's: EADDRINUSE, EADDRNOTAVAIL, EACCES…; ENOMEM).
  */
 int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool broadcast,
-		      int sndbuf, int rcvbuf, bool direct, const struct rstreams_udp_ops *ops,
-		      void *ctx, struct rstreams_udp **out, __be32 *bound_addr,
-		      __be16 *bound_port);
+		      int sndbuf, const struct rstreams_udp_ops *ops, void *ctx,
+		      struct rstreams_udp **out, __be32 *bound_addr, __be16 *bound_port);
 int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool broadcast,
-		      int sndbuf, int rcvbuf, bool direct, const struct rstreams_udp_ops *ops,
-		      void *ctx, struct rstreams_udp **out, __be32 *bound_addr,
-		      __be16 *bound_port)
+		      int sndbuf, const struct rstreams_udp_ops *ops, void *ctx,
+		      struct rstreams_udp **out, __be32 *bound_addr, __be16 *bound_port)
 {
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
@@ -177,10 +152,7 @@ int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool bro
 		sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
 		WRITE_ONCE(sk->sk_sndbuf, max_t(int, sndbuf * 2, SOCK_MIN_SNDBUF));
 	}
-	if (rcvbuf > 0) {
-		sk->sk_userlocks |= SOCK_RCVBUF_LOCK;
-		WRITE_ONCE(sk->sk_rcvbuf, max_t(int, rcvbuf * 2, SOCK_MIN_RCVBUF));
-	}
+
 	u->sock = sock;
 	u->net = get_net(net);
 	u->ops = ops;
@@ -189,18 +161,13 @@ int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool bro
 	 * receive queue, where nobody would read it (setup_udp_tunnel_sock's steps). */
 	write_lock_bh(&sk->sk_callback_lock);
 	u->saved_write_space = sk->sk_write_space;
-	u->saved_data_ready = sk->sk_data_ready;
 	sk->sk_write_space = rstreams_udp_write_space;
-	if (!direct)
-		sk->sk_data_ready = rstreams_udp_data_ready;
 	rcu_assign_sk_user_data(sk, u);
 	write_unlock_bh(&sk->sk_callback_lock);
-	if (direct) {
-		WRITE_ONCE(udp_sk(sk)->encap_err_rcv, rstreams_udp_encap_err_rcv);
-		WRITE_ONCE(udp_sk(sk)->encap_rcv, rstreams_udp_encap_rcv);
-		WRITE_ONCE(udp_sk(sk)->encap_type, 1);
-		udp_tunnel_encap_enable(sk);
-	}
+	WRITE_ONCE(udp_sk(sk)->encap_err_rcv, rstreams_udp_encap_err_rcv);
+	WRITE_ONCE(udp_sk(sk)->encap_rcv, rstreams_udp_encap_rcv);
+	WRITE_ONCE(udp_sk(sk)->encap_type, 1);
+	udp_tunnel_encap_enable(sk);
 
 	err = kernel_bind(sock, (struct sockaddr *)&sin, sizeof(sin));
 	if (err)
@@ -217,7 +184,6 @@ release:
 	write_lock_bh(&sk->sk_callback_lock);
 	rcu_assign_sk_user_data(sk, NULL);
 	sk->sk_write_space = u->saved_write_space;
-	sk->sk_data_ready = u->saved_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 	synchronize_rcu();
 	sock_release(sock);
@@ -229,28 +195,24 @@ free:
 EXPORT_SYMBOL_GPL(rstreams_udp_bind);
 
 /*
- * Stop the callbacks: after this returns none runs with the socket's ctx, and none will; the
- * socket still sends and rstreams_udp_recv still works (an owner stops its own users of them
- * next, then releases). Process context (it waits for an RCU grace period). Repeatable.
+ * Stop the callbacks: after this returns none runs with the socket's ctx, and none will.
+ * Process context (it waits for an RCU grace period).
  */
-void rstreams_udp_quiesce(struct rstreams_udp *u);
-void rstreams_udp_quiesce(struct rstreams_udp *u)
+static void rstreams_udp_quiesce(struct rstreams_udp *u)
 {
 	struct sock *sk = u->sock->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
 	rcu_assign_sk_user_data(sk, NULL);
 	sk->sk_write_space = u->saved_write_space;
-	sk->sk_data_ready = u->saved_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 	WRITE_ONCE(udp_sk(sk)->encap_rcv, NULL);
 	WRITE_ONCE(udp_sk(sk)->encap_err_rcv, NULL);
 	synchronize_rcu();
 }
-EXPORT_SYMBOL_GPL(rstreams_udp_quiesce);
 
-/* Quiesce (if not done yet), unbind and free. Process context. */
-
+/* Stop the callbacks, unbind and free: after this returns the owner's ctx may be freed.
+ * Process context. */
 void rstreams_udp_release(struct rstreams_udp *u);
 void rstreams_udp_release(struct rstreams_udp *u)
 {
@@ -319,31 +281,6 @@ int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_send);
 
-/*
- * Take one datagram from the receive queue of a socket bound without `direct` into
- * buf[0..len] (a longer one is truncated: *trunc set), with its source. Never sleeps.
- * Returns its length (up to len) or -errno (EAGAIN: the queue is empty).
- */
-int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
-		      __be16 *sport, bool *trunc);
-int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
-		      __be16 *sport, bool *trunc)
-{
-	struct sockaddr_in sin = { 0 };
-	struct kvec vec = { .iov_base = buf, .iov_len = len };
-	struct msghdr msg = { .msg_name = &sin, .msg_namelen = sizeof(sin) };
-	int n;
-
-	n = kernel_recvmsg(u->sock, &msg, &vec, 1, len, MSG_DONTWAIT);
-	if (n < 0)
-		return n;
-	*saddr = sin.sin_addr.s_addr;
-	*sport = sin.sin_port;
-	*trunc = msg.msg_flags & MSG_TRUNC;
-	return n;
-}
-EXPORT_SYMBOL_GPL(rstreams_udp_recv);
-
 /* XTI_SNDBUF on a bound socket (as SO_SNDBUF: doubled, at least SOCK_MIN_SNDBUF). */
 void rstreams_udp_set_sndbuf(struct rstreams_udp *u, int sndbuf);
 void rstreams_udp_set_sndbuf(struct rstreams_udp *u, int sndbuf)
@@ -355,17 +292,6 @@ void rstreams_udp_set_sndbuf(struct rstreams_udp *u, int sndbuf)
 	sk->sk_write_space(sk);
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_set_sndbuf);
-
-/* XTI_RCVBUF on a socket bound without `direct` (as SO_RCVBUF). */
-void rstreams_udp_set_rcvbuf(struct rstreams_udp *u, int rcvbuf);
-void rstreams_udp_set_rcvbuf(struct rstreams_udp *u, int rcvbuf)
-{
-	struct sock *sk = u->sock->sk;
-
-	sk->sk_userlocks |= SOCK_RCVBUF_LOCK;
-	WRITE_ONCE(sk->sk_rcvbuf, max_t(int, rcvbuf * 2, SOCK_MIN_RCVBUF));
-}
-EXPORT_SYMBOL_GPL(rstreams_udp_set_rcvbuf);
 
 /* Free a datagram handed to ops->rx. */
 void rstreams_skb_free(struct sk_buff *skb);

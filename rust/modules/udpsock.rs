@@ -3,22 +3,18 @@
 //! [`NetNs`], the network namespace it lives in. The one wrapper of `strudp.c`; the transports
 //! over it are in `udp.rs`.
 //!
-//! A socket is bound in one of two ways:
-//! - **direct** (the `udp` driver): set up as in-kernel UDP tunnels set up theirs, so its
-//!   encapsulation receive hook hands each datagram to [`UdpEvents::rx`] in softirq context,
-//!   as a linear, unshared skb whose payload becomes an esballoc'ed M_DATA block (freed with
-//!   the skb: received data is not copied in the kernel), and its ICMP hook calls
-//!   [`UdpEvents::err`]; no socket receive queue sits between IP and the Stream;
-//! - **queued** (`xtiso-udp`, XTI over sockets, the comparison path): datagrams wait in the
-//!   socket's receive queue like any socket's; [`UdpEvents::readable`] says when, and
-//!   [`UdpSocket::recv`] takes them (a copy).
+//! The socket is set up as in-kernel UDP tunnels set up theirs: its encapsulation receive
+//! hook hands each datagram to [`UdpEvents::rx`] in softirq context, as a linear, unshared skb
+//! whose payload becomes an esballoc'ed M_DATA block (freed with the skb: received data is not
+//! copied in the kernel), and its ICMP hook calls [`UdpEvents::err`]; no socket receive queue
+//! sits between IP and the Stream.
 //!
 //! Sending never sleeps ([`UdpSocket::send`]: MSG_DONTWAIT on a GFP_ATOMIC socket; the caller
 //! holds its Stream lock); EAGAIN means the send buffer is full, and
 //! [`UdpEvents::write_space`] follows when it is not.
 //!
-//! Contexts: [`NetNs::current`] takes the calling task's namespace; [`UdpSocket::bind`],
-//! [`UdpSocket::quiesce`] and the drop sleep (socket creation and release, an RCU grace
+//! Contexts: [`NetNs::current`] takes the calling task's namespace; [`UdpSocket::bind`] and
+//! the drop sleep (socket creation and release, an RCU grace
 //! period): process context, holding no Stream lock.
 
 use core::ffi::{c_int, c_uint, c_void};
@@ -34,7 +30,6 @@ struct UdpOps {
     rx: unsafe extern "C" fn(*mut c_void, *mut c_void, u32, u16, *mut u8, c_uint),
     err: unsafe extern "C" fn(*mut c_void, u32, u16, c_int),
     write_space: unsafe extern "C" fn(*mut c_void),
-    readable: unsafe extern "C" fn(*mut c_void),
 }
 
 /// `struct kvec`.
@@ -46,7 +41,7 @@ struct Kvec {
 
 extern "C" {
     // SAFETY (contract, strudp.c): `ops` callbacks run with `ctx` only until
-    // `rstreams_udp_quiesce` (or `_release`) returns; `rx` hands over the skb, which the
+    // `rstreams_udp_release` returns; `rx` hands over the skb, which the
     // callee frees with `rstreams_skb_free`.
     fn rstreams_udp_bind(
         net: *mut c_void,
@@ -55,15 +50,12 @@ extern "C" {
         reuse: bool,
         broadcast: bool,
         sndbuf: c_int,
-        rcvbuf: c_int,
-        direct: bool,
         ops: *const UdpOps,
         ctx: *mut c_void,
         out: *mut *mut c_void,
         bound_addr: *mut u32,
         bound_port: *mut u16,
     ) -> c_int;
-    fn rstreams_udp_quiesce(u: *mut c_void);
     fn rstreams_udp_release(u: *mut c_void);
     fn rstreams_udp_send(
         u: *mut c_void,
@@ -76,16 +68,7 @@ extern "C" {
         ttl: c_int,
         nocheck: bool,
     ) -> c_int;
-    fn rstreams_udp_recv(
-        u: *mut c_void,
-        buf: *mut u8,
-        len: usize,
-        saddr: *mut u32,
-        sport: *mut u16,
-        trunc: *mut bool,
-    ) -> c_int;
     fn rstreams_udp_set_sndbuf(u: *mut c_void, sndbuf: c_int);
-    fn rstreams_udp_set_rcvbuf(u: *mut c_void, rcvbuf: c_int);
     fn rstreams_skb_free(skb: *mut c_void);
     fn rstreams_net_get_current() -> *mut c_void;
     fn rstreams_net_put(net: *mut c_void);
@@ -136,16 +119,14 @@ impl Drop for NetNs {
 /// halves off, or from an skb's destructor for `write_space`): it must not sleep or take a
 /// Stream lock.
 pub(crate) trait UdpEvents: Send + Sync {
-    /// A datagram from `src` (direct sockets): `data` is its payload as an M_DATA message.
+    /// A datagram from `src`: `data` is its payload as an M_DATA message.
     fn rx(&self, src: SockAddr, data: Msg);
     /// A datagram was dropped because its message block could not be allocated.
     fn rx_nomem(&self);
-    /// An ICMP error (positive errno) for a datagram sent to `dst` (direct sockets).
+    /// An ICMP error (positive errno) for a datagram sent to `dst`.
     fn err(&self, dst: SockAddr, errno: i32);
     /// Send buffer space after a send gave EAGAIN.
     fn write_space(&self);
-    /// Datagrams wait in the receive queue (queued sockets): take them with `recv`.
-    fn readable(&self);
 }
 
 /// What a bind asks for.
@@ -154,9 +135,6 @@ pub(crate) struct BindArgs {
     pub(crate) reuse: bool,
     pub(crate) broadcast: bool,
     pub(crate) sndbuf: usize,
-    pub(crate) rcvbuf: usize,
-    /// Direct (encapsulation hooks) or queued (a plain socket).
-    pub(crate) direct: bool,
 }
 
 /// A bound kernel UDP socket calling the [`UdpEvents`] of type `E` it owns.
@@ -173,7 +151,7 @@ pub(crate) struct UdpSocket<E: UdpEvents> {
 // SAFETY: the socket is used only through `strudp.c`, callable from any thread; `E` is
 // `Send + Sync`.
 unsafe impl<E: UdpEvents> Send for UdpSocket<E> {}
-// SAFETY: `send`, `recv` and the setters may run concurrently (socket API locking).
+// SAFETY: `send` and `set_sndbuf` may run concurrently (socket API locking).
 unsafe impl<E: UdpEvents> Sync for UdpSocket<E> {}
 
 impl<E: UdpEvents> Drop for UdpSocket<E> {
@@ -196,7 +174,6 @@ impl<E: UdpEvents> UdpSocket<E> {
         let mut sock: *mut c_void = core::ptr::null_mut();
         let (mut addr, mut port) = (0u32, 0u16);
         let sndbuf = c_int::try_from(args.sndbuf).unwrap_or(c_int::MAX);
-        let rcvbuf = c_int::try_from(args.rcvbuf).unwrap_or(c_int::MAX);
         // SAFETY: `net.net` is counted (invariant of `NetNs`); the ops are static and match
         // `E`; `ctx` is pinned and freed only after the socket is released (by `drop`, or
         // here when the bind failed and no callback runs any more); the out pointers are
@@ -209,8 +186,6 @@ impl<E: UdpEvents> UdpSocket<E> {
                 args.reuse,
                 args.broadcast,
                 sndbuf,
-                rcvbuf,
-                args.direct,
                 ops::<E>(),
                 ctx,
                 &mut sock,
@@ -307,46 +282,12 @@ impl<E: UdpEvents> UdpSocket<E> {
         }
     }
 
-    /// Take one datagram from the receive queue (queued sockets) into `buf`: its length (a
-    /// longer one is cut to `buf`'s), its source, whether it was cut. EAGAIN when none waits.
-    /// Never sleeps.
-    pub(crate) fn recv(&self, buf: &mut [u8]) -> Result<(usize, SockAddr, bool), Errno> {
-        let (mut addr, mut port, mut trunc) = (0u32, 0u16, false);
-        // SAFETY: `sock` is live (type invariant); `buf` is writable for its length; the out
-        // pointers are valid locals.
-        let r = unsafe {
-            rstreams_udp_recv(
-                self.sock,
-                buf.as_mut_ptr(),
-                buf.len(),
-                &mut addr,
-                &mut port,
-                &mut trunc,
-            )
-        };
-        let n = usize::try_from(r).map_err(|_| Errno(-r))?;
-        Ok((n, (addr.to_ne_bytes(), u16::from_be(port)), trunc))
-    }
-
     /// SO_SNDBUF. Never sleeps.
     pub(crate) fn set_sndbuf(&self, bytes: usize) {
         // SAFETY: `sock` is live (type invariant).
         unsafe { rstreams_udp_set_sndbuf(self.sock, c_int::try_from(bytes).unwrap_or(c_int::MAX)) }
     }
 
-    /// SO_RCVBUF (queued sockets). Never sleeps.
-    pub(crate) fn set_rcvbuf(&self, bytes: usize) {
-        // SAFETY: `sock` is live (type invariant).
-        unsafe { rstreams_udp_set_rcvbuf(self.sock, c_int::try_from(bytes).unwrap_or(c_int::MAX)) }
-    }
-
-    /// Stop the callbacks: when this returns none runs and none will (the socket still sends
-    /// and receives). Process context. The drop does it too; an owner whose events object
-    /// starts work of its own (a work item) calls this first, then stops that work, then drops.
-    pub(crate) fn quiesce(&self) {
-        // SAFETY: `sock` is live (type invariant); quiescing twice is allowed.
-        unsafe { rstreams_udp_quiesce(self.sock) }
-    }
 }
 
 /// The static callback table for `E`.
@@ -357,7 +298,6 @@ fn ops<E: UdpEvents>() -> &'static UdpOps {
             rx: rx_tramp::<E>,
             err: err_tramp::<E>,
             write_space: write_space_tramp::<E>,
-            readable: readable_tramp::<E>,
         };
     }
     &Table::<E>::OPS
@@ -425,13 +365,4 @@ unsafe extern "C" fn err_tramp<E: UdpEvents>(ctx: *mut c_void, daddr: u32, dport
 unsafe extern "C" fn write_space_tramp<E: UdpEvents>(ctx: *mut c_void) {
     // SAFETY: see the function's contract.
     unsafe { &*ctx.cast_const().cast::<E>() }.write_space();
-}
-
-/// `ops->readable`, in softirq context.
-///
-/// # Safety
-/// As for [`rx_tramp`] (`ctx`).
-unsafe extern "C" fn readable_tramp<E: UdpEvents>(ctx: *mut c_void) {
-    // SAFETY: see the function's contract.
-    unsafe { &*ctx.cast_const().cast::<E>() }.readable();
 }
