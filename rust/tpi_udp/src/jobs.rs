@@ -133,11 +133,10 @@ impl<N: Net> Perimeter for Binder<N> {
             note,
         } = w;
         let r = N::bind(&opener, &req, rx).and_then(|port| {
-            sys::try_new_arc(Held::<N> { port })
-                .map_err(|held| {
-                    drop(held); // the port unbinds here, outside every Stream lock
-                    BindError::Sys(Errno::ENOSR)
-                })
+            sys::try_new_arc(Held::<N> { port }).map_err(|held| {
+                drop(held); // the port unbinds here, outside every Stream lock
+                BindError::Sys(Errno::ENOSR)
+            })
         });
         let left = {
             let mut g = self.state.lock();

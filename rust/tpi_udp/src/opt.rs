@@ -207,7 +207,10 @@ pub fn put(out: &mut OptBuf, level: u32, name: u32, status: u32, value: &[u8]) -
         return false;
     }
     let mut hdr = [0u8; OPTHDR];
-    for (d, w) in hdr.chunks_exact_mut(4).zip([len as u32, level, name, status]) {
+    for (d, w) in hdr
+        .chunks_exact_mut(4)
+        .zip([len as u32, level, name, status])
+    {
         d.copy_from_slice(&w.to_ne_bytes());
     }
     let pad = [0u8; ALIGN];

@@ -240,11 +240,7 @@ impl Build {
 
     /// Set scalar `i`.
     pub fn set(&mut self, i: usize, v: i32) -> &mut Build {
-        if let Some(w) = self
-            .mp
-            .rd_mut()
-            .and_then(|b| b.get_mut(i * W..(i + 1) * W))
-        {
+        if let Some(w) = self.mp.rd_mut().and_then(|b| b.get_mut(i * W..(i + 1) * W)) {
             w.copy_from_slice(&v.to_ne_bytes());
         }
         self

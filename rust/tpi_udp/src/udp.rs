@@ -238,7 +238,10 @@ impl<N: Net> Udp<N> {
         };
         match info.encode() {
             Some(m) => cx.qreply(m),
-            None => reply(cx, error_ack(mp, prim::T_INFO_REQ, prim::TSYSERR, Errno::ENOSR.0)),
+            None => reply(
+                cx,
+                error_ack(mp, prim::T_INFO_REQ, prim::TSYSERR, Errno::ENOSR.0),
+            ),
         }
     }
 
@@ -250,7 +253,10 @@ impl<N: Net> Udp<N> {
         let a = self.local().map(|a| a.encode());
         match prim::addr_ack(a.as_ref().map_or(&[][..], |a| &a[..])) {
             Some(m) => cx.qreply(m),
-            None => reply(cx, error_ack(mp, prim::T_ADDR_REQ, prim::TSYSERR, Errno::ENOSR.0)),
+            None => reply(
+                cx,
+                error_ack(mp, prim::T_ADDR_REQ, prim::TSYSERR, Errno::ENOSR.0),
+            ),
         }
     }
 
@@ -435,7 +441,10 @@ impl<N: Net> Udp<N> {
             self.uderror(cx, &dest.encode(), prim::TBADDATA);
             return None;
         }
-        if mp.cont().is_some_and(|d| d.blocks().any(|b| b.db_type() != M_DATA)) {
+        if mp
+            .cont()
+            .is_some_and(|d| d.blocks().any(|b| b.db_type() != M_DATA))
+        {
             self.uderror(cx, &dest.encode(), prim::TBADDATA);
             return None;
         }

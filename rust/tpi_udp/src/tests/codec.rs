@@ -17,23 +17,42 @@ fn words(w: &[i32]) -> [u8; 64] {
 }
 
 fn primitives_roundtrip() -> TestResult {
-    let a = Inet4 { addr: [10, 0, 0, 1], port: 7 }.encode();
-    let m = check_some!(encode_req(&Req::Bind { addr: &a, conind: 0 }));
+    let a = Inet4 {
+        addr: [10, 0, 0, 1],
+        port: 7,
+    }
+    .encode();
+    let m = check_some!(encode_req(&Req::Bind {
+        addr: &a,
+        conind: 0
+    }));
     check_eq!(
         check_ok!(Req::decode(m.rd())),
-        Some(Req::Bind { addr: &a[..], conind: 0 })
+        Some(Req::Bind {
+            addr: &a[..],
+            conind: 0
+        })
     );
     let m = check_some!(encode_req(&Req::Unitdata { dest: &a, opt: &[] }));
     check_eq!(
         check_ok!(Req::decode(m.rd())),
-        Some(Req::Unitdata { dest: &a[..], opt: &[][..] })
+        Some(Req::Unitdata {
+            dest: &a[..],
+            opt: &[][..]
+        })
     );
     let m = check_some!(prim::unitdata_ind(&a));
     check_eq!(Ind::decode(m.rd()), Some(Ind::UnitdataInd(&a[..], &[][..])));
     let m = check_some!(prim::uderror_ind(&a, 111));
-    check_eq!(Ind::decode(m.rd()), Some(Ind::UderrorInd(&a[..], &[][..], 111)));
+    check_eq!(
+        Ind::decode(m.rd()),
+        Some(Ind::UderrorInd(&a[..], &[][..], 111))
+    );
     let m = check_some!(prim::error_ack(T_BIND_REQ, TSYSERR, 12));
-    check_eq!(Ind::decode(m.rd()), Some(Ind::ErrorAck(T_BIND_REQ, TSYSERR, 12)));
+    check_eq!(
+        Ind::decode(m.rd()),
+        Some(Ind::ErrorAck(T_BIND_REQ, TSYSERR, 12))
+    );
     Ok(())
 }
 
@@ -62,7 +81,10 @@ fn short_and_lying_primitives_are_errors() -> TestResult {
 }
 
 fn sockaddr_in() -> TestResult {
-    let a = Inet4 { addr: [192, 168, 1, 2], port: 0x1234 };
+    let a = Inet4 {
+        addr: [192, 168, 1, 2],
+        port: 0x1234,
+    };
     let b = a.encode();
     check_eq!(b.len(), 16);
     check_eq!(&b[2..4], &[0x12, 0x34]);
@@ -128,13 +150,20 @@ fn options_negotiate_check_default_current() -> TestResult {
     check_eq!(a.flags, T_PARTSUCCESS as i32);
     let (l, k) = check_ok!(parse::<8>(a.out.bytes()));
     check_eq!(k, 3);
-    check_eq!(l[0].map(|o| (o.status, o.value)), Some((T_SUCCESS, &[9u8][..])));
+    check_eq!(
+        l[0].map(|o| (o.status, o.value)),
+        Some((T_SUCCESS, &[9u8][..]))
+    );
     // T_CHECK changes nothing; a refused value is T_FAILURE.
     let (b, n) = opts(&[(INET_IP, IP_TTL, &[0])]);
     let a = check_ok!(manage(&cur, &b[..n], T_CHECK));
     check_eq!((a.flags, a.opts), (T_FAILURE as i32, cur));
     // Unsupported and unknown: T_NOTSUPPORT, the worst.
-    let (b, n) = opts(&[(INET_IP, IP_TOS, &[4]), (XTI_GENERIC, XTI_LINGER, &[0; 8]), (77, 1, &[])]);
+    let (b, n) = opts(&[
+        (INET_IP, IP_TOS, &[4]),
+        (XTI_GENERIC, XTI_LINGER, &[0; 8]),
+        (77, 1, &[]),
+    ]);
     let a = check_ok!(manage(&cur, &b[..n], T_NEGOTIATE));
     check_eq!(a.flags, T_NOTSUPPORT as i32);
     check_eq!(a.opts.tos, 4);
@@ -145,10 +174,16 @@ fn options_negotiate_check_default_current() -> TestResult {
     check_eq!(a.out.bytes().len(), OPT_SIZE); // u8 values are padded to 4 bytes too
     let (l, k) = check_ok!(parse::<16>(a.out.bytes()));
     check_eq!(k, 8);
-    check!(l.iter().flatten().any(|o| o.name == IP_TTL && o.value == [3]));
+    check!(l
+        .iter()
+        .flatten()
+        .any(|o| o.name == IP_TTL && o.value == [3]));
     let a = check_ok!(manage(&c, &[], T_DEFAULT));
     let (l, _) = check_ok!(parse::<16>(a.out.bytes()));
-    check!(l.iter().flatten().any(|o| o.name == IP_TTL && o.value == [64]));
+    check!(l
+        .iter()
+        .flatten()
+        .any(|o| o.name == IP_TTL && o.value == [64]));
     // T_ALLOPT of a level.
     let (b, n) = opts(&[(INET_IP, T_ALLOPT, &[])]);
     let a = check_ok!(manage(&c, &b[..n], T_CURRENT));

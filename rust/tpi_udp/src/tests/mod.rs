@@ -3,3 +3,8 @@
 //! head over an in-memory network (`fake.rs`, `driver.rs`).
 
 pub mod codec;
+// The driver suites need FakeNet's static world (see fake.rs): host only.
+#[cfg(not(rstreams_kernel))]
+pub mod driver;
+#[cfg(not(rstreams_kernel))]
+pub mod fake;
