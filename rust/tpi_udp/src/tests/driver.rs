@@ -1,0 +1,591 @@
+//! Shared tests of the `udp` driver through a real Stream head (putmsg/getmsg), each endpoint a
+//! Stream in its own perimeter, over [`FakeNet`](super::fake::FakeNet).
+
+use super::super::net::Inet4;
+use super::super::opt::{self, *};
+use super::super::prim::{self, *};
+use super::super::udp::{streamtab, UDP_IOC_STATS};
+use super::fake::{self, FakeNet};
+use streams_core::errno::Errno;
+use streams_core::ktest::{Failure, TestResult};
+use streams_core::perim::test::{settle, TestPerim};
+use streams_core::sth::consts::*;
+use streams_core::sth::tests::{get, put};
+use streams_core::sth::{Block, IocArg, Stop, StrHead, StrIoctl, Stream};
+use streams_core::stream::{Registry, StreamTab};
+use streams_core::sys::Arc;
+use streams_core::{check, check_eq, check_ok, check_some, ktest_suite};
+
+static UDP: StreamTab = streamtab::<FakeNet>();
+
+type Ep = Arc<TestPerim<StrHead>>;
+
+fn open() -> Result<Ep, Failure> {
+    let s = check_ok!(Stream::sth_new(&UDP));
+    Ok(check_ok!(TestPerim::new_owned(s)))
+}
+
+fn close(e: &Ep) {
+    e.op(Stream::sth_close);
+    e.close_gate();
+    fake::run_deferred();
+}
+
+/// Run what the endpoints' puts and the deferred jobs left, until nothing is left.
+fn settle_all(eps: &[&Ep]) {
+    for _ in 0..64 {
+        let ps: [&TestPerim<StrHead>; 4] = core::array::from_fn(|i| &**eps[i.min(eps.len() - 1)]);
+        let n = settle(&ps) + fake::run_deferred();
+        if n == 0 {
+            break;
+        }
+    }
+}
+
+fn send(e: &Ep, req: &Req<'_>, data: Option<&[u8]>) -> Result<(), Stop> {
+    let m = prim::encode_req(req).ok_or(Stop::Err(Errno::ENOSR))?;
+    let hipri = m.db_type() == streams_core::msg::M_PCPROTO;
+    let ctl = m.rd();
+    e.op(|s| {
+        put(
+            s,
+            Some(ctl),
+            data,
+            0,
+            if hipri { MSG_HIPRI } else { MSG_BAND },
+        )
+    })
+}
+
+/// getmsg: control bytes and data bytes (EAGAIN when nothing is there).
+fn recv(e: &Ep) -> Result<([u8; 256], usize, [u8; 256], usize), Stop> {
+    let (_, c, d) = e.op(|s| get(s, 256, 256, 0, MSG_ANY))?;
+    Ok((c.buf, c.n, d.buf, d.n))
+}
+
+fn addr(a: [u8; 4], port: u16) -> [u8; 16] {
+    Inet4 { addr: a, port }.encode()
+}
+
+/// Bind `e` to `a`: the T_BIND_ACK's address.
+fn bind(e: &Ep, a: [u8; 16]) -> Result<Inet4, Failure> {
+    check_ok!(send(
+        e,
+        &Req::Bind {
+            addr: &a,
+            conind: 0
+        },
+        None
+    ));
+    settle_all(&[e]);
+    let (c, n, _, _) = check_ok!(recv(e));
+    match Ind::decode(&c[..n]) {
+        Some(Ind::BindAck(b)) => Ok(check_some!(Inet4::decode(b))),
+        _ => Err(Failure {
+            file: file!(),
+            line: line!(),
+            what: "T_BIND_ACK",
+        }),
+    }
+}
+
+fn error_of(e: &Ep) -> Option<(i32, i32, i32)> {
+    let (c, n, _, _) = recv(e).ok()?;
+    match Ind::decode(&c[..n]) {
+        Some(Ind::ErrorAck(p, t, u)) => Some((p, t, u)),
+        _ => None,
+    }
+}
+
+fn stats(e: &Ep) -> Result<[u64; 7], Failure> {
+    let data = check_ok!(streams_core::msg::Msg::from_bytes(
+        streams_core::msg::M_DATA,
+        &[0u8; 56]
+    ));
+    let mut ioc = StrIoctl::new(UDP_IOC_STATS, 0, 56, Some(data));
+    let reg = Registry::new();
+    let mut r = Err(Stop::Block(Block::IoctlAck));
+    for _ in 0..3 {
+        r = e.op(|s| s.strioctl(&reg, I_STR, IocArg::Str(&mut ioc)));
+        if r != Err(Stop::Block(Block::IoctlAck)) {
+            break;
+        }
+    }
+    check_ok!(r);
+    let ans = check_some!(ioc.answer.as_ref());
+    let ans = ans.cont().unwrap_or(ans);
+    let mut out = [0u64; 7];
+    for (o, w) in out.iter_mut().zip(ans.rd().chunks_exact(8)) {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        *o = u64::from_ne_bytes(b);
+    }
+    Ok(out)
+}
+
+fn info_bind_addr_unbind_rebind() -> TestResult {
+    let a = open()?;
+    check_ok!(send(&a, &Req::Info, None));
+    let (c, n, _, _) = check_ok!(recv(&a));
+    let Some(Ind::InfoAck(i)) = Ind::decode(&c[..n]) else {
+        return Err(Failure {
+            file: file!(),
+            line: line!(),
+            what: "T_INFO_ACK",
+        });
+    };
+    check_eq!((i.tsdu, i.serv, i.state, i.addr), (65507, T_CLTS, 0, 16));
+    let got = bind(&a, addr([10, 1, 0, 1], 0))?;
+    check!(got.port >= 40000);
+    check_ok!(send(&a, &Req::Addr, None));
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check_eq!(
+        Ind::decode(&c[..n]),
+        Some(Ind::AddrAck(&got.encode()[..], &[][..]))
+    );
+    // A second bind is out of state.
+    check_ok!(send(
+        &a,
+        &Req::Bind {
+            addr: &[],
+            conind: 0
+        },
+        None
+    ));
+    check_eq!(error_of(&a), Some((T_BIND_REQ, TOUTSTATE, 0)));
+    check_ok!(send(&a, &Req::Unbind, None));
+    settle_all(&[&a]);
+    check_eq!(fake::bound_on([10, 1, 0, 1]), 0);
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check_eq!(Ind::decode(&c[..n]), Some(Ind::OkAck(T_UNBIND_REQ)));
+    check_eq!(bind(&a, addr([10, 1, 0, 1], 5000))?.port, 5000);
+    // Busy, privileged, foreign, short.
+    let b = open()?;
+    check_ok!(send(
+        &b,
+        &Req::Bind {
+            addr: &addr([10, 1, 0, 1], 5000),
+            conind: 0
+        },
+        None
+    ));
+    settle_all(&[&b]);
+    check_eq!(error_of(&b), Some((T_BIND_REQ, TADDRBUSY, 0)));
+    check_ok!(send(
+        &b,
+        &Req::Bind {
+            addr: &addr([10, 1, 0, 1], 80),
+            conind: 0
+        },
+        None
+    ));
+    check_eq!(error_of(&b), Some((T_BIND_REQ, TACCES, 0)));
+    check_ok!(send(
+        &b,
+        &Req::Bind {
+            addr: &addr([8, 8, 8, 8], 5001),
+            conind: 0
+        },
+        None
+    ));
+    settle_all(&[&b]);
+    check_eq!(error_of(&b), Some((T_BIND_REQ, TBADADDR, 0)));
+    check_ok!(send(
+        &b,
+        &Req::Bind {
+            addr: &[2, 0, 1],
+            conind: 0
+        },
+        None
+    ));
+    check_eq!(error_of(&b), Some((T_BIND_REQ, TBADADDR, 0)));
+    check_ok!(b.op(|s| put(s, Some(&T_BIND_REQ.to_ne_bytes()), None, 0, MSG_BAND)));
+    check_eq!(error_of(&b), Some((T_BIND_REQ, TSYSERR, Errno::EINVAL.0)));
+    close(&a);
+    close(&b);
+    check_eq!(fake::bound_on([10, 1, 0, 1]), 0);
+    Ok(())
+}
+
+fn two_endpoints_exchange_datagrams() -> TestResult {
+    let (a, b) = (open()?, open()?);
+    let aa = bind(&a, addr([10, 2, 0, 1], 6000))?;
+    let ba = bind(&b, addr([10, 2, 0, 1], 6001))?;
+    for (from, to, fa, ta, text) in [
+        (&a, &b, aa, ba, &b"to b"[..]),
+        (&b, &a, ba, aa, &b"back to a"[..]),
+    ] {
+        check_ok!(send(
+            from,
+            &Req::Unitdata {
+                dest: &ta.encode(),
+                opt: &[]
+            },
+            Some(text)
+        ));
+        settle_all(&[&a, &b]);
+        let (c, n, d, dn) = check_ok!(recv(to));
+        check_eq!(
+            Ind::decode(&c[..n]),
+            Some(Ind::UnitdataInd(&fa.encode()[..], &[][..]))
+        );
+        check_eq!(&d[..dn], text);
+    }
+    // Per-datagram options reach the port.
+    let (ob, on) = {
+        let mut b = check_some!(OptBuf::new());
+        opt::put(&mut b, INET_IP, IP_TTL, 0, &[7]);
+        let mut o = [0u8; 64];
+        let n = streams_core::sys::copy_bytes(&mut o, b.bytes());
+        (o, n)
+    };
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &ba.encode(),
+            opt: &ob[..on]
+        },
+        Some(b"x")
+    ));
+    check_eq!(fake::last_tx([10, 2, 0, 1]).map(|t| t.ttl), Some(7));
+    // Zero-length datagram.
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &ba.encode(),
+            opt: &[]
+        },
+        None
+    ));
+    settle_all(&[&a, &b]);
+    let _ = recv(&b);
+    let (_, _, _, dn) = check_ok!(recv(&b));
+    check_eq!(dn, 0);
+    let sa = stats(&a)?;
+    let sb = stats(&b)?;
+    check_eq!((sa[3], sb[0]), (3, 3)); // a sent 3, b received 3
+    close(&a);
+    close(&b);
+    Ok(())
+}
+
+fn bad_input_is_answered() -> TestResult {
+    let (a, b) = (open()?, open()?);
+    let ba = bind(&b, addr([10, 3, 0, 1], 7000))?;
+    check_ok!(send(&a, &Req::Other(T_CONN_REQ), None));
+    check_eq!(error_of(&a), Some((T_CONN_REQ, TNOTSUPPORT, 0)));
+    check_ok!(send(&a, &Req::Other(99), None));
+    check_eq!(error_of(&a), Some((99, TNOTSUPPORT, 0)));
+    check_ok!(send(&a, &Req::Unbind, None));
+    check_eq!(error_of(&a), Some((T_UNBIND_REQ, TOUTSTATE, 0)));
+    check_ok!(send(
+        &a,
+        &Req::Optmgmt {
+            opt: &[1, 2, 3],
+            flags: T_NEGOTIATE
+        },
+        None
+    ));
+    check_eq!(error_of(&a), Some((T_OPTMGMT_REQ, TBADOPT, 0)));
+    check_ok!(send(
+        &a,
+        &Req::Optmgmt {
+            opt: &[],
+            flags: 0x77
+        },
+        None
+    ));
+    check_eq!(error_of(&a), Some((T_OPTMGMT_REQ, TBADFLAG, 0)));
+    let _ = bind(&a, addr([10, 3, 0, 1], 0))?;
+    // Bad destination, bad option: T_UDERROR_IND.
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &[1, 2, 3, 4, 5, 6, 7, 8],
+            opt: &[]
+        },
+        Some(b"x")
+    ));
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check!(matches!(
+        Ind::decode(&c[..n]),
+        Some(Ind::UderrorInd(_, _, TBADADDR))
+    ));
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &addr([10, 3, 0, 1], 0),
+            opt: &[]
+        },
+        Some(b"x")
+    ));
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check!(matches!(
+        Ind::decode(&c[..n]),
+        Some(Ind::UderrorInd(_, _, TBADADDR))
+    ));
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &ba.encode(),
+            opt: &[0; 16]
+        },
+        Some(b"x")
+    ));
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check!(matches!(
+        Ind::decode(&c[..n]),
+        Some(Ind::UderrorInd(_, _, TBADOPT))
+    ));
+    // Offsets outside the block.
+    let mut raw = [0u8; 20];
+    for (d, w) in raw.chunks_exact_mut(4).zip([T_UNITDATA_REQ, 16, 400, 0, 0]) {
+        d.copy_from_slice(&w.to_ne_bytes());
+    }
+    check_ok!(a.op(|s| put(s, Some(&raw), Some(b"x"), 0, MSG_BAND)));
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check!(matches!(
+        Ind::decode(&c[..n]),
+        Some(Ind::UderrorInd(_, _, TBADADDR))
+    ));
+    // ICMP port unreachable.
+    fake::set_icmp([10, 3, 0, 1]);
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &addr([10, 3, 0, 9], 9),
+            opt: &[]
+        },
+        Some(b"x")
+    ));
+    settle_all(&[&a]);
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check!(matches!(
+        Ind::decode(&c[..n]),
+        Some(Ind::UderrorInd(_, _, 111))
+    ));
+    check_eq!(stats(&a)?[5], 1);
+    // Plain data, and short primitives: M_ERROR EPROTO, then every call fails.
+    check_ok!(b.op(|s| put(s, None, Some(b"raw"), 0, MSG_BAND)));
+    check_eq!(recv(&b).err(), Some(Stop::Err(Errno::EPROTO)));
+    check_ok!(a.op(|s| put(s, Some(&[1, 2]), None, 0, MSG_BAND)));
+    check_eq!(recv(&a).err(), Some(Stop::Err(Errno::EPROTO)));
+    close(&a);
+    close(&b);
+    check_eq!(fake::bound_on([10, 3, 0, 1]), 0);
+    Ok(())
+}
+
+fn unitdata_before_bind_is_fatal() -> TestResult {
+    let a = open()?;
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &addr([10, 4, 0, 1], 1),
+            opt: &[]
+        },
+        Some(b"x")
+    ));
+    check_eq!(recv(&a).err(), Some(Stop::Err(Errno::EPROTO)));
+    close(&a);
+    Ok(())
+}
+
+fn flow_control_drops_are_counted() -> TestResult {
+    let (a, b) = (open()?, open()?);
+    let _ = bind(&a, addr([10, 5, 0, 1], 0))?;
+    let ba = bind(&b, addr([10, 5, 0, 1], 8000))?;
+    let chunk = [0x55u8; 200];
+    let total = 2000u64;
+    for _ in 0..total {
+        check_ok!(send(
+            &a,
+            &Req::Unitdata {
+                dest: &ba.encode(),
+                opt: &[]
+            },
+            Some(&chunk)
+        ));
+        settle_all(&[&a, &b]);
+    }
+    let s = stats(&b)?;
+    check!(s[1] > 0); // dropped for flow control
+    check_eq!(s[0] + s[1] + s[2], total);
+    // What b holds is bounded by its queues' high-water marks (driver + head).
+    let held = s[0] * 200;
+    check!(held <= 2 * (opt::BUF_DEFAULT as u64) + 4096);
+    let mut got = 0u64;
+    while recv(&b).is_ok() {
+        got += 1;
+    }
+    check_eq!(got, s[0]);
+    close(&a);
+    close(&b);
+    Ok(())
+}
+
+fn eagain_backenables_and_loses_nothing() -> TestResult {
+    let (a, b) = (open()?, open()?);
+    let _ = bind(&a, addr([10, 6, 0, 1], 0))?;
+    let ba = bind(&b, addr([10, 6, 0, 2], 8100))?;
+    fake::set_full([10, 6, 0, 1], true);
+    for i in 0..5u8 {
+        check_ok!(send(
+            &a,
+            &Req::Unitdata {
+                dest: &ba.encode(),
+                opt: &[]
+            },
+            Some(&[i; 3])
+        ));
+    }
+    settle_all(&[&a, &b]);
+    check!(recv(&b).is_err());
+    fake::set_full([10, 6, 0, 1], false);
+    settle_all(&[&a, &b]);
+    for i in 0..5u8 {
+        let (_, _, d, dn) = check_ok!(recv(&b));
+        check_eq!(&d[..dn], &[i; 3]);
+    }
+    check_eq!(stats(&a)?[3], 5);
+    close(&a);
+    close(&b);
+    Ok(())
+}
+
+fn options_through_the_driver() -> TestResult {
+    let a = open()?;
+    let mut ob = check_some!(OptBuf::new());
+    opt::put(&mut ob, XTI_GENERIC, XTI_RCVBUF, 0, &4096u32.to_ne_bytes());
+    opt::put(&mut ob, INET_IP, IP_REUSEADDR, 0, &T_YES.to_ne_bytes());
+    check_ok!(send(
+        &a,
+        &Req::Optmgmt {
+            opt: ob.bytes(),
+            flags: T_NEGOTIATE
+        },
+        None
+    ));
+    let (c, n, _, _) = check_ok!(recv(&a));
+    let Some(Ind::OptmgmtAck(o, f)) = Ind::decode(&c[..n]) else {
+        return Err(Failure {
+            file: file!(),
+            line: line!(),
+            what: "T_OPTMGMT_ACK",
+        });
+    };
+    check_eq!(f, opt::T_SUCCESS as i32);
+    check_eq!(check_ok!(parse::<4>(o)).1, 2);
+    // XTI_RCVBUF is the driver read queue's high-water mark.
+    let rq = check_some!(a.op(|s| s.driver_rq()));
+    check_eq!(a.op(|s| s.queue(rq).map(|q| q.hiwat())), Some(4096));
+    check_ok!(send(
+        &a,
+        &Req::Optmgmt {
+            opt: &[],
+            flags: T_CURRENT
+        },
+        None
+    ));
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check!(matches!(Ind::decode(&c[..n]), Some(Ind::OptmgmtAck(_, _))));
+    close(&a);
+    Ok(())
+}
+
+fn close_with_datagrams_in_flight() -> TestResult {
+    let (a, b) = (open()?, open()?);
+    let _ = bind(&a, addr([10, 7, 0, 1], 0))?;
+    let ba = bind(&b, addr([10, 7, 0, 2], 8200))?;
+    for _ in 0..10 {
+        check_ok!(send(
+            &a,
+            &Req::Unitdata {
+                dest: &ba.encode(),
+                opt: &[]
+            },
+            Some(b"late")
+        ));
+    }
+    // b closes before its perimeter ran the puts; a bind in flight on a third endpoint too.
+    close(&b);
+    let c = open()?;
+    check_ok!(send(
+        &c,
+        &Req::Bind {
+            addr: &addr([10, 7, 0, 3], 0),
+            conind: 0
+        },
+        None
+    ));
+    close(&c);
+    settle_all(&[&a]);
+    check_eq!(fake::bound_on([10, 7, 0, 2]), 0);
+    check_eq!(fake::bound_on([10, 7, 0, 3]), 0);
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &ba.encode(),
+            opt: &[]
+        },
+        Some(b"none")
+    ));
+    close(&a);
+    check_eq!(fake::bound_on([10, 7, 0, 1]), 0);
+    Ok(())
+}
+
+fn allocation_failure_at_each_step() -> TestResult {
+    for n in 0..24 {
+        let g = streams_core::queue::tests::FaultGuard::fail_after(n);
+        let Ok(s) = Stream::sth_new(&UDP) else {
+            continue;
+        };
+        let Ok(a) = TestPerim::new_owned(s) else {
+            continue;
+        };
+        let _ = send(
+            &a,
+            &Req::Bind {
+                addr: &addr([10, 8, 0, 1], 0),
+                conind: 0,
+            },
+            None,
+        );
+        settle_all(&[&a]);
+        let _ = recv(&a);
+        let _ = send(
+            &a,
+            &Req::Unitdata {
+                dest: &addr([10, 8, 0, 1], 9),
+                opt: &[],
+            },
+            Some(b"x"),
+        );
+        let _ = send(
+            &a,
+            &Req::Optmgmt {
+                opt: &[],
+                flags: T_CURRENT,
+            },
+            None,
+        );
+        let _ = recv(&a);
+        drop(g);
+        close(&a);
+    }
+    check_eq!(fake::bound_on([10, 8, 0, 1]), 0);
+    Ok(())
+}
+
+ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
+    info_bind_addr_unbind_rebind,
+    two_endpoints_exchange_datagrams,
+    bad_input_is_answered,
+    unitdata_before_bind_is_fatal,
+    flow_control_drops_are_counted,
+    eagain_backenables_and_loses_nothing,
+    options_through_the_driver,
+    close_with_datagrams_in_flight,
+    allocation_failure_at_each_step,
+);

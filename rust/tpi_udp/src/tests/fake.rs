@@ -1,0 +1,227 @@
+//! `FakeNet`: an in-memory network for the driver's tests. A port table (ephemeral ports from
+//! 40000, TADDRBUSY, TBADADDR for addresses that are not 0.0.0.0, 127.0.0.1 or 10/8), `send`
+//! delivering synchronously to the bound port's `Rx`, a "send buffer full" switch per source
+//! address (EAGAIN, then `Rx::write_space` when switched off), an ICMP switch per source
+//! address (`Rx::uderror` ECONNREFUSED for a datagram to no port), and a list of deferred jobs.
+//!
+//! Its world is a `static` behind `std`'s `Mutex`: `Net::opener` takes no argument, so the
+//! world must be reachable from a static, and the 6.12 kernel crate has no const-constructible
+//! lock (nor may this crate use `unsafe`). So the driver suites run on the host only; see
+//! `docs/tpi.md`. Tests run in parallel: each uses addresses of its own.
+
+extern crate std;
+
+use std::sync::Mutex;
+use std::vec::Vec;
+
+use super::super::net::{BindError, BindReq, Inet4, Job, Net, Port, Rx, TxOpts};
+use streams_core::errno::Errno;
+use streams_core::msg::Msg;
+use streams_core::sys::Arc;
+
+struct Entry {
+    id: u64,
+    local: Inet4,
+    reuse: bool,
+    rx: Arc<Rx>,
+}
+
+struct World {
+    ports: Vec<Entry>,
+    next_id: u64,
+    next_eph: u16,
+    full: Vec<[u8; 4]>,
+    waiting: Vec<(u64, [u8; 4])>,
+    icmp: Vec<[u8; 4]>,
+    deferred: Vec<Job>,
+    tx: Vec<(Inet4, Inet4, TxOpts)>,
+}
+
+static WORLD: Mutex<World> = Mutex::new(World {
+    ports: Vec::new(),
+    next_id: 1,
+    next_eph: 40000,
+    full: Vec::new(),
+    waiting: Vec::new(),
+    icmp: Vec::new(),
+    deferred: Vec::new(),
+    tx: Vec::new(),
+});
+
+fn world() -> std::sync::MutexGuard<'static, World> {
+    WORLD.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The in-memory network.
+pub struct FakeNet;
+
+/// A port of the in-memory network.
+pub struct FakePort {
+    id: u64,
+    local: Inet4,
+    rx: Arc<Rx>,
+}
+
+fn local_addr(a: [u8; 4]) -> bool {
+    a == [0; 4] || a == [127, 0, 0, 1] || a[0] == 10
+}
+
+impl Net for FakeNet {
+    type Opener = ();
+    type Port = FakePort;
+    fn opener() -> Result<(), Errno> {
+        Ok(())
+    }
+    fn privileged(_: &()) -> bool {
+        false
+    }
+    fn bind(_: &(), req: &BindReq, rx: Rx) -> Result<FakePort, BindError> {
+        if !local_addr(req.local.addr) {
+            return Err(BindError::BadAddr);
+        }
+        let rx = streams_core::sys::new_arc(rx).map_err(|_| BindError::Sys(Errno::ENOSR))?;
+        let mut w = world();
+        let clash = |w: &World, l: Inet4| {
+            w.ports.iter().any(|e| {
+                e.local.port == l.port
+                    && (e.local.addr == l.addr || e.local.is_any() || l.is_any())
+                    && !(e.reuse && req.reuseaddr)
+            })
+        };
+        let mut local = req.local;
+        if local.port == 0 {
+            let mut found = false;
+            for _ in 0..1000 {
+                local.port = w.next_eph;
+                w.next_eph = if w.next_eph >= 60999 {
+                    40000
+                } else {
+                    w.next_eph + 1
+                };
+                if !clash(&w, local) {
+                    found = true;
+                    break;
+                }
+            }
+            if !found {
+                return Err(BindError::NoAddr);
+            }
+        } else if clash(&w, local) {
+            return Err(BindError::AddrBusy);
+        }
+        let id = w.next_id;
+        w.next_id += 1;
+        w.ports.push(Entry {
+            id,
+            local,
+            reuse: req.reuseaddr,
+            rx: rx.clone(),
+        });
+        Ok(FakePort { id, local, rx })
+    }
+    fn defer(job: Job) {
+        world().deferred.push(job);
+    }
+}
+
+impl Port for FakePort {
+    fn local(&self) -> Inet4 {
+        self.local
+    }
+    fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
+        let (to, icmp) = {
+            let mut w = world();
+            if w.full.contains(&self.local.addr) {
+                w.waiting.push((self.id, self.local.addr));
+                return Err(Errno::EAGAIN);
+            }
+            w.tx.push((self.local, dst, *opts));
+            let to = w
+                .ports
+                .iter()
+                .find(|e| {
+                    e.local.port == dst.port && (e.local.addr == dst.addr || e.local.is_any())
+                })
+                .map(|e| e.rx.clone());
+            (to, w.icmp.contains(&self.local.addr))
+        };
+        match to {
+            Some(rx) => {
+                let copy = data.copymsg().map_err(|_| Errno::ENOSR)?;
+                let mut src = self.local;
+                if src.is_any() {
+                    src.addr = dst.addr;
+                }
+                rx.datagram(src, copy);
+            }
+            None if icmp => self.rx.uderror(dst, 111),
+            None => {}
+        }
+        Ok(())
+    }
+    fn set_bufs(&self, _sndbuf: usize, _rcvbuf: usize) {}
+}
+
+impl Drop for FakePort {
+    fn drop(&mut self) {
+        world().ports.retain(|e| e.id != self.id);
+    }
+}
+
+/// Switch the send buffers of source address `a` full (EAGAIN) or not (the ports that got
+/// EAGAIN get `Rx::write_space`).
+pub fn set_full(a: [u8; 4], full: bool) {
+    let wake: Vec<Arc<Rx>> = {
+        let mut w = world();
+        if full {
+            w.full.push(a);
+            return;
+        }
+        w.full.retain(|x| *x != a);
+        let ids: Vec<u64> = w
+            .waiting
+            .iter()
+            .filter(|(_, x)| *x == a)
+            .map(|(i, _)| *i)
+            .collect();
+        w.waiting.retain(|(_, x)| *x != a);
+        w.ports
+            .iter()
+            .filter(|e| ids.contains(&e.id))
+            .map(|e| e.rx.clone())
+            .collect()
+    };
+    for rx in wake {
+        rx.write_space();
+    }
+}
+
+/// Answer datagrams from `a` to no port with ICMP port unreachable.
+pub fn set_icmp(a: [u8; 4]) {
+    world().icmp.push(a);
+}
+
+/// Run the deferred jobs; how many ran.
+pub fn run_deferred() -> usize {
+    let jobs: Vec<Job> = core::mem::take(&mut world().deferred);
+    let n = jobs.len();
+    for j in jobs {
+        j.run();
+    }
+    n
+}
+
+/// Ports bound on address `a`.
+pub fn bound_on(a: [u8; 4]) -> usize {
+    world().ports.iter().filter(|e| e.local.addr == a).count()
+}
+
+/// The transmit options of the last datagram sent from `a`.
+pub fn last_tx(a: [u8; 4]) -> Option<TxOpts> {
+    world()
+        .tx
+        .iter()
+        .rev()
+        .find(|(s, _, _)| s.addr == a)
+        .map(|(_, _, o)| *o)
+}
