@@ -49,6 +49,10 @@ pub mod stream;
 extern crate self as streams_core;
 #[path = "../pipe/src/lib.rs"]
 pub mod pipe;
+// --- TPI and the `udp` driver (`rust/tpi_udp`), generic over the network; the kernel side
+// (`KernelNet`, device registration) is glue of its own. ---
+#[path = "../tpi_udp/src/lib.rs"]
+pub mod tpi_udp;
 
 // --- Kernel glue. ---
 mod chardev;
@@ -72,6 +76,7 @@ mod strproc;
 mod strrw;
 mod strsig;
 mod strwait;
+mod udp;
 mod udpsock;
 mod uio;
 mod waitq;
@@ -121,6 +126,8 @@ struct Streams {
     /// `/dev/streams/clone/pipe`: STREAMS pipe ends, welded by I_PIPE (dropped early: no new
     /// opens while the rest goes away).
     _pipe: chardev::MiscDevice<strfile::StrFile>,
+    /// `/dev/streams/clone/udp` and, when the name is free, `/dev/udp`: TPI UDP endpoints.
+    _udp: KVec<chardev::MiscDevice<strfile::StrFile>>,
     /// Test build: the test drivers' devices, then the KUnit suites.
     #[cfg(rstreams_test)]
     _test: testbuild::TestBuild,
@@ -147,6 +154,7 @@ impl kernel::Module for Streams {
             None,
             registry.clone(),
         )?;
+        let udp = register_udp(module, &registry)?;
         let dir = procfs::ProcDir::new(c_str!("streams"), None)?;
         let proc = procfs::ProcFile::new(
             c_str!("modules"),
@@ -172,6 +180,7 @@ impl kernel::Module for Streams {
             _proc: proc,
             _fifos: fifos,
             _pipe: pipe,
+            _udp: udp,
             #[cfg(rstreams_test)]
             _test: test,
             _runq: runq,
@@ -197,11 +206,34 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     #[cfg(rstreams_test)]
     (strproc::Kind::Driver, &xput::XPUT),
     (strproc::Kind::Driver, &pipe::PIPE),
+    (strproc::Kind::Driver, &UDP),
     (strproc::Kind::Module, &nullmod::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
     (strproc::Kind::Module, &mods::bufmod::BUFMOD),
     (strproc::Kind::Module, &pipe::CONNLD),
 ];
+
+/// The TPI UDP driver (`rust/tpi_udp`) over the kernel's network (`udp.rs`).
+static UDP: stream::StreamTab = tpi_udp::streamtab::<udp::KernelNet>();
+
+/// The TPI UDP clone devices: `/dev/streams/clone/udp`, and `/dev/udp` unless another misc
+/// device has that name already (then only the first; the module still loads).
+fn register_udp(
+    module: &'static ThisModule,
+    registry: &kernel::sync::Arc<stream::Registry>,
+) -> Result<KVec<chardev::MiscDevice<strfile::StrFile>>> {
+    let mut devs = KVec::with_capacity(2, GFP_KERNEL)?;
+    let names = (c_str!("streams-udp"), c_str!("streams/clone/udp"));
+    devs.push(
+        register_dev(module, names, Some(&UDP), registry.clone())?,
+        GFP_KERNEL,
+    )?;
+    match register_dev(module, (c_str!("udp"), c_str!("udp")), Some(&UDP), registry.clone()) {
+        Ok(d) => devs.push(d, GFP_KERNEL)?,
+        Err(e) => pr_info!("rstreams: /dev/udp not registered ({:?}): another device has it\n", e),
+    }
+    Ok(devs)
+}
 
 /// The module registry (`fmodsw`: nullmod, bufmod, pipemod, connld), shared by every device.
 fn fmodsw() -> Result<kernel::sync::Arc<stream::Registry>> {

@@ -140,11 +140,12 @@ pub(crate) struct BindArgs {
 /// A bound kernel UDP socket calling the [`UdpEvents`] of type `E` it owns.
 ///
 /// # Invariants
-/// `sock` is a live `rstreams_udp_bind` socket whose callbacks use `events`' address; it is
-/// released only by `drop`, before `events` is freed (fields drop after `Drop::drop`).
+/// `sock` is a live `rstreams_udp_bind` socket whose callbacks use `_events`' address; it is
+/// released only by `drop`, before `_events` is freed (fields drop after `Drop::drop`).
 pub(crate) struct UdpSocket<E: UdpEvents> {
     sock: *mut c_void,
-    events: Pin<KBox<E>>,
+    /// Only the socket's callbacks use it (through the pointer given at bind).
+    _events: Pin<KBox<E>>,
     local: SockAddr,
 }
 
@@ -200,7 +201,7 @@ impl<E: UdpEvents> UdpSocket<E> {
         // INVARIANT: `sock` is the live socket whose callbacks use `events`.
         Ok(UdpSocket {
             sock,
-            events,
+            _events: events,
             local,
         })
     }
@@ -208,11 +209,6 @@ impl<E: UdpEvents> UdpSocket<E> {
     /// The bound address (the ephemeral port chosen when 0 was asked).
     pub(crate) fn local(&self) -> SockAddr {
         self.local
-    }
-
-    /// The owner's events object.
-    pub(crate) fn events(&self) -> &E {
-        &self.events
     }
 
     /// Send the bytes of `data` (the whole chain) as one datagram to `dst`, with IP TOS and

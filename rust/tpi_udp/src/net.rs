@@ -258,6 +258,12 @@ impl Rx {
         }
     }
 
+    /// A datagram the port dropped because it could not make its M_DATA block (the kernel
+    /// side's esballoc over the skb failed): counted with the other memory drops.
+    pub fn nomem(&self) {
+        self.stats.dropped_nomem.fetch_add(1, Relaxed);
+    }
+
     /// Send buffer space again after an EAGAIN: back-enable the driver's write queue, whose
     /// service procedure sends what waits.
     pub fn write_space(&self) {
