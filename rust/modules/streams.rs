@@ -49,6 +49,10 @@ pub mod stream;
 extern crate self as streams_core;
 #[path = "../pipe/src/lib.rs"]
 pub mod pipe;
+// --- TPI and the `udp` driver (`rust/tpi_udp`), generic over the network; the kernel side
+// (`KernelNet`, device registration) is glue of its own. ---
+#[path = "../tpi_udp/src/lib.rs"]
+pub mod tpi_udp;
 
 // --- Kernel glue. ---
 mod chardev;

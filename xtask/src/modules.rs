@@ -141,7 +141,7 @@ pub(crate) fn sync_sources(root: &Path, dest: &Path) -> Result<()> {
         &dest.join("rust/modules"),
         &rs_or_kbuild,
     )?;
-    for src in ["rust/streams_core/src", "rust/pipe/src"] {
+    for src in ["rust/streams_core/src", "rust/pipe/src", "rust/tpi_udp/src"] {
         util::sync_tree(&root.join(src), &dest.join(src), &rs_or_kbuild)?;
     }
     Ok(())
