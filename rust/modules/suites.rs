@@ -34,6 +34,7 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::pipe::tests::twophase::PIPE_TWOPHASE_SUITE,
     &crate::pipe::tests::ends::PIPE_ENDS_SUITE,
     &crate::pipe::tests::connld::CONNLD_SUITE,
+    &crate::tpi_udp::tests::codec::TPI_CODEC_SUITE,
     &crate::sth::tests::fdinsert::STH_FDINSERT_SUITE,
     &crate::mods::mux::tests::MUX_SUITE,
     &crate::mods::loopdrv::tests::LOOP_SUITE,

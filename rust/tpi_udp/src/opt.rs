@@ -336,7 +336,7 @@ fn set(o: &mut Opts, level: u32, name: u32, v: &[u8]) -> Result<u32, i32> {
     };
     match (level, name) {
         (XTI_GENERIC, XTI_DEBUG) => {
-            if v.len() % 4 != 0 || v.len() > MAXVAL {
+            if v.len() & (ALIGN - 1) != 0 || v.len() > MAXVAL {
                 return Err(TBADOPT);
             }
             o.debug = word(v, 0).unwrap_or(0);
