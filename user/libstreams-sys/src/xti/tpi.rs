@@ -84,7 +84,7 @@ pub mod size {
     pub const DISCON_IND: usize = 12;
     pub const OPTDATA_REQ: usize = 16;
     pub const CAPABILITY_REQ: usize = 8;
-    pub const CAPABILITY_ACK: usize = 52;
+    pub const CAPABILITY_ACK: usize = 56;
 }
 
 /// Why a received control part is not a well-formed primitive.
