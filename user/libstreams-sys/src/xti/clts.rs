@@ -359,7 +359,7 @@ fn drain(fd: c_int) {
 fn give(src: &[u8], dst: Option<&mut [u8]>) -> Result<usize, ()> {
     match dst {
         None => Ok(0),
-        Some(d) if d.is_empty() => Ok(0),
+        Some([]) => Ok(0),
         Some(d) if d.len() < src.len() => Err(()),
         Some(d) => {
             d[..src.len()].copy_from_slice(src);

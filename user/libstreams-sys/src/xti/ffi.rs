@@ -198,7 +198,7 @@ pub unsafe extern "C" fn t_optmgmt(
     let r = (|| {
         state::get(fd)?;
         // SAFETY: null or valid (contract).
-        let (Some(req), Some(out)) = (unsafe { req.as_ref() }, unsafe { ret_.as_mut() }) else {
+        let (Some(req), Some(out)) = (unsafe { (req.as_ref(), ret_.as_mut()) }) else {
             return Err(EFAULT);
         };
         // SAFETY: valid for `len` bytes (contract).
@@ -250,7 +250,7 @@ pub unsafe extern "C" fn t_rcvudata(fd: c_int, ud: *mut t_unitdata, flags: *mut 
     let r = (|| {
         state::get(fd)?;
         // SAFETY: null or valid (contract).
-        let (Some(ud), Some(flags)) = (unsafe { ud.as_mut() }, unsafe { flags.as_mut() }) else {
+        let (Some(ud), Some(flags)) = (unsafe { (ud.as_mut(), flags.as_mut()) }) else {
             return Err(EFAULT);
         };
         // SAFETY: each netbuf is valid for `maxlen` bytes; the three do not overlap.
@@ -367,7 +367,7 @@ pub unsafe extern "C" fn t_rcvvudata(
             return Err(XtiError::t(TBADDATA));
         }
         // SAFETY: null or valid (contract).
-        let (Some(ud), Some(flags)) = (unsafe { ud.as_mut() }, unsafe { flags.as_mut() }) else {
+        let (Some(ud), Some(flags)) = (unsafe { (ud.as_mut(), flags.as_mut()) }) else {
             return Err(EFAULT);
         };
         if iov.is_null() {
@@ -439,7 +439,8 @@ pub unsafe extern "C" fn t_error(msg: *const c_char) -> c_int {
     let te = error::t_errno();
     let mut line = Vec::new();
     // SAFETY: null or NUL-terminated (contract).
-    if let Some(m) = unsafe { msg.as_ref() }.map(|_| unsafe { core::ffi::CStr::from_ptr(msg) }) {
+    let m = unsafe { (!msg.is_null()).then(|| core::ffi::CStr::from_ptr(msg)) };
+    if let Some(m) = m {
         if !m.is_empty() {
             line.extend_from_slice(m.to_bytes());
             line.extend_from_slice(b": ");
