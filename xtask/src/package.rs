@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `rstreams-dkms` | the module sources, `Makefile`, `Kbuild` and `dkms.conf` in `/usr/src/rstreams-<version>/` (DKMS builds them for every Rust-enabled kernel), the udev rules and the modules-load.d file |
 //! | `libstreams0` | `libstreams.so.0` (SONAME `libstreams.so.0`) |
-//! | `libstreams-dev` | `<stropts.h>`, `<sys/stropts.h>`, `<sys/bufmod.h>`, `libstreams.a`, the `libstreams.so` link, `libstreams.pc`, putmsg(2), getmsg(2), isastream(3), fattach(3), fdetach(3), streamio(7) |
+//! | `libstreams-dev` | `<stropts.h>`, `<sys/stropts.h>`, `<sys/bufmod.h>`, `<xti.h>`, `<xti_inet.h>`, `<sys/tpi.h>`, `<sys/tihdr.h>`, `libstreams.a`, the `libstreams.so` link, `libstreams.pc`, putmsg(2), getmsg(2), isastream(3), fattach(3), fdetach(3), streamio(7) |
 //! | `rstreams-tools` | `perftest`, `scls`, `libstreams_pipe.so` (the LD_PRELOAD pipe), their pages |
 //!
 //! The runtime library is `libstreams0`, not `libstreams`: Debian names a shared library's
@@ -334,7 +334,11 @@ fn assemble(root: &Path, built: &Built, scratch: &Path) -> Result<Vec<Deb>> {
     );
     let inc = root.join("user/libstreams-sys/include");
     dev.copy("usr/include/stropts.h", &inc.join("stropts.h"), 0o644)?;
-    for h in ["stropts.h", "bufmod.h"] {
+    // XTI (docs/xti.md): libstreams exports the t_* functions too, so -lstreams links them.
+    for h in ["xti.h", "xti_inet.h"] {
+        dev.copy(format!("usr/include/{h}"), &inc.join(h), 0o644)?;
+    }
+    for h in ["stropts.h", "bufmod.h", "tpi.h", "tihdr.h"] {
         dev.copy(
             format!("usr/include/sys/{h}"),
             &inc.join("sys").join(h),

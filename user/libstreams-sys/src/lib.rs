@@ -20,3 +20,4 @@ pub use types::*;
 
 /// The clone device whose every open is one end of a new (unconnected) STREAMS pipe.
 pub const PIPE_DEVICE: &str = "/dev/streams/clone/pipe";
+pub mod xti;

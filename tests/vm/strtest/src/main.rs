@@ -53,6 +53,7 @@ mod mux;
 mod pipes;
 mod uffd;
 mod xput;
+mod xti;
 
 fn e<T>(r: io::Result<T>, what: &str) -> Result<T, String> {
     r.map_err(|err| format!("{what}: {err}"))
@@ -844,6 +845,22 @@ fn main() {
         (
             "I_FDINSERT: errors; loop driver M_ERRORs",
             loopdrv::t_fdinsert_errors,
+        ),
+        (
+            "xti: t_open info, states, TOUTSTATE, t_getprotaddr, t_unbind, TNOTSUPPORT",
+            xti::t_xti_info_and_states,
+        ),
+        (
+            "xti: XTI<->XTI over 127.0.0.1, addresses, T_MORE, t_optmgmt XTI_SNDBUF",
+            xti::t_xti_exchange,
+        ),
+        (
+            "xti: XTI<->Linux UDP socket both ways, addresses checked",
+            xti::t_xti_and_sockets,
+        ),
+        (
+            "xti: TADDRBUSY, TBADDATA, ICMP unreachable -> TLOOK/T_UDERR/ECONNREFUSED, TACCES",
+            xti::t_xti_errors,
         ),
     ];
     println!("1..{}", cases.len());

@@ -1,0 +1,309 @@
+//! XTI over the T_CLTS UDP provider (`/dev/streams/clone/udp`): libstreams' `xti` module
+//! against the kernel TPI driver. XTI↔XTI and XTI↔Linux UDP sockets over 127.0.0.1 (both
+//! ways, addresses checked), TADDRBUSY, TACCES for a privileged port as an unprivileged user,
+//! ICMP port unreachable as T_UDERR/ECONNREFUSED, TBADDATA, TOUTSTATE and TNOTSUPPORT.
+//! When the driver is absent every case passes with a "# skip" note.
+
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::time::Duration;
+
+use streams::xti::{self, Endpoint, OptBuilder, XtiError};
+
+use crate::R;
+
+const DEV: &str = xti::UDP_DEVICE;
+
+fn present() -> bool {
+    if std::path::Path::new(DEV).exists() {
+        return true;
+    }
+    println!("# skip: {DEV} absent (no TPI UDP driver)");
+    false
+}
+
+/// A `struct sockaddr_in` for 127.0.0.1:`port`, as the TPI UDP driver takes addresses.
+fn sin(port: u16) -> Vec<u8> {
+    // SAFETY: sockaddr_in is plain old data: all-zero is valid.
+    let mut s: libc::sockaddr_in = unsafe { core::mem::zeroed() };
+    s.sin_family = libc::AF_INET as libc::sa_family_t;
+    s.sin_port = port.to_be();
+    s.sin_addr.s_addr = u32::from(Ipv4Addr::LOCALHOST).to_be();
+    // SAFETY: `s` is a live sockaddr_in; viewing its bytes is fine.
+    unsafe {
+        core::slice::from_raw_parts((&s as *const libc::sockaddr_in).cast::<u8>(), size_of_sin())
+    }
+    .to_vec()
+}
+
+fn size_of_sin() -> usize {
+    core::mem::size_of::<libc::sockaddr_in>()
+}
+
+/// (address, port) of a sockaddr_in.
+fn parse(a: &[u8]) -> Result<(Ipv4Addr, u16), String> {
+    if a.len() < 8 {
+        return Err(format!("address of {} bytes", a.len()));
+    }
+    let fam = u16::from_ne_bytes([a[0], a[1]]);
+    if fam != libc::AF_INET as u16 {
+        return Err(format!("family {fam}"));
+    }
+    Ok((
+        Ipv4Addr::new(a[4], a[5], a[6], a[7]),
+        u16::from_be_bytes([a[2], a[3]]),
+    ))
+}
+
+fn x<T>(r: xti::XtiResult<T>, what: &str) -> Result<T, String> {
+    r.map_err(|e| format!("{what}: {e}"))
+}
+
+fn expect_err<T: std::fmt::Debug>(
+    r: xti::XtiResult<T>,
+    t: i32,
+    what: &str,
+) -> Result<XtiError, String> {
+    match r {
+        Ok(v) => Err(format!(
+            "{what}: succeeded ({v:?}), expected {}",
+            xti::error::name(t)
+        )),
+        Err(e) if e.t == t => Ok(e),
+        Err(e) => Err(format!("{what}: {e}, expected {}", xti::error::name(t))),
+    }
+}
+
+/// An endpoint bound to 127.0.0.1 on a port the provider chooses; (endpoint, port).
+fn bound() -> Result<(Endpoint, u16), String> {
+    let ep = x(Endpoint::open(DEV), "t_open")?;
+    let a = x(ep.bind(Some(&sin(0))), "t_bind")?;
+    let (ip, port) = parse(&a)?;
+    ensure!(
+        ip == Ipv4Addr::LOCALHOST && port != 0,
+        "bound to {ip}:{port}"
+    );
+    Ok((ep, port))
+}
+
+pub(crate) fn t_xti_info_and_states() -> R {
+    if !present() {
+        return Ok(());
+    }
+    let ep = x(Endpoint::open(DEV), "t_open")?;
+    let i = *ep.info();
+    ensure!(i.servtype == xti::T_CLTS, "servtype {}", i.servtype);
+    ensure!(i.addr >= size_of_sin() as i32, "addr size {}", i.addr);
+    ensure!(i.tsdu > 0, "tsdu {}", i.tsdu);
+    ensure!(
+        x(ep.state(), "t_getstate")? == xti::T_UNBND,
+        "not T_UNBND after t_open"
+    );
+    // Wrong state: data before t_bind, t_unbind before t_bind.
+    expect_err(
+        ep.send_unitdata(&sin(9), b"x"),
+        xti::TOUTSTATE,
+        "t_sndudata unbound",
+    )?;
+    let mut b = [0u8; 8];
+    expect_err(
+        ep.recv_unitdata(&mut b),
+        xti::TOUTSTATE,
+        "t_rcvudata unbound",
+    )?;
+    expect_err(ep.unbind(), xti::TOUTSTATE, "t_unbind unbound")?;
+    let (l, _) = x(ep.protaddr(), "t_getprotaddr unbound")?;
+    ensure!(l.is_empty(), "unbound endpoint has address {l:?}");
+    x(ep.bind(None), "t_bind NULL")?;
+    ensure!(
+        x(ep.state(), "t_getstate")? == xti::T_IDLE,
+        "not T_IDLE after t_bind"
+    );
+    expect_err(ep.bind(None), xti::TOUTSTATE, "second t_bind")?;
+    let (l, r) = x(ep.protaddr(), "t_getprotaddr")?;
+    ensure!(parse(&l)?.1 != 0 && r.is_empty(), "protaddr {l:?} {r:?}");
+    ensure!(x(ep.look(), "t_look")? == 0, "event on an idle endpoint");
+    ensure!(x(ep.sync(), "t_sync")? == xti::T_IDLE, "t_sync state");
+    x(ep.unbind(), "t_unbind")?;
+    ensure!(
+        x(ep.state(), "t_getstate")? == xti::T_UNBND,
+        "not T_UNBND after t_unbind"
+    );
+    // A connection-oriented call on T_CLTS.
+    // SAFETY: t_sndrel takes only the descriptor.
+    let r = xti::ffi::t_sndrel(std::os::fd::AsRawFd::as_raw_fd(&ep));
+    ensure!(
+        r == -1 && xti::error::t_errno() == xti::TNOTSUPPORT,
+        "t_sndrel: {r}"
+    );
+    Ok(())
+}
+
+pub(crate) fn t_xti_exchange() -> R {
+    if !present() {
+        return Ok(());
+    }
+    let (a, pa) = bound()?;
+    let (b, pb) = bound()?;
+    x(a.send_unitdata(&sin(pb), b"hello from a"), "t_sndudata a→b")?;
+    std::thread::sleep(Duration::from_millis(50));
+    ensure!(
+        x(b.look(), "t_look")? == xti::T_DATA,
+        "t_look is not T_DATA"
+    );
+    let mut buf = [0u8; 64];
+    let (src, n, more) = x(b.recv_unitdata(&mut buf), "t_rcvudata b")?;
+    ensure!(&buf[..n] == b"hello from a" && !more, "got {:?}", &buf[..n]);
+    ensure!(
+        parse(&src)? == (Ipv4Addr::LOCALHOST, pa),
+        "source {:?}",
+        parse(&src)
+    );
+    x(b.send_unitdata(&src, b"reply"), "t_sndudata b→a")?;
+    let (src, n, _) = x(a.recv_unitdata(&mut buf), "t_rcvudata a")?;
+    ensure!(
+        &buf[..n] == b"reply" && parse(&src)?.1 == pb,
+        "reply {:?}",
+        &buf[..n]
+    );
+    // T_MORE: a 100-byte datagram through a 40-byte buffer.
+    let big: Vec<u8> = (0..100u8).collect();
+    x(a.send_unitdata(&sin(pb), &big), "t_sndudata 100")?;
+    let mut got = Vec::new();
+    let mut small = [0u8; 40];
+    loop {
+        let (_, n, more) = x(b.recv_unitdata(&mut small), "t_rcvudata 40")?;
+        got.extend_from_slice(&small[..n]);
+        if !more {
+            break;
+        }
+    }
+    ensure!(
+        got == big,
+        "T_MORE pieces reassemble to {} bytes",
+        got.len()
+    );
+    // Options: XTI_SNDBUF negotiated.
+    let opt = OptBuilder::new()
+        .scalar(xti::XTI_GENERIC, xti::XTI_SNDBUF, 65536)
+        .build();
+    let (o, flags) = x(a.optmgmt(&opt, xti::T_NEGOTIATE), "t_optmgmt")?;
+    ensure!(
+        flags as u32 & (xti::T_SUCCESS | xti::T_PARTSUCCESS) != 0,
+        "flags {flags:#x}"
+    );
+    ensure!(
+        xti::options(&o).any(|p| p.name == xti::XTI_SNDBUF),
+        "no XTI_SNDBUF in {o:?}"
+    );
+    Ok(())
+}
+
+pub(crate) fn t_xti_and_sockets() -> R {
+    if !present() {
+        return Ok(());
+    }
+    let (ep, port) = bound()?;
+    let sock = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| e.to_string())?;
+    sock.set_read_timeout(Some(Duration::from_secs(2)))
+        .map_err(|e| e.to_string())?;
+    let sport = sock.local_addr().map_err(|e| e.to_string())?.port();
+    // Socket → XTI.
+    sock.send_to(b"from socket", SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))
+        .map_err(|e| e.to_string())?;
+    let mut buf = [0u8; 64];
+    let (src, n, _) = x(ep.recv_unitdata(&mut buf), "t_rcvudata")?;
+    ensure!(&buf[..n] == b"from socket", "got {:?}", &buf[..n]);
+    ensure!(
+        parse(&src)? == (Ipv4Addr::LOCALHOST, sport),
+        "source {:?}",
+        parse(&src)
+    );
+    // XTI → socket.
+    x(ep.send_unitdata(&sin(sport), b"from xti"), "t_sndudata")?;
+    let (n, from) = sock
+        .recv_from(&mut buf)
+        .map_err(|e| format!("recv_from: {e}"))?;
+    ensure!(&buf[..n] == b"from xti", "socket got {:?}", &buf[..n]);
+    ensure!(
+        from.port() == port,
+        "socket saw port {} not {port}",
+        from.port()
+    );
+    Ok(())
+}
+
+pub(crate) fn t_xti_errors() -> R {
+    if !present() {
+        return Ok(());
+    }
+    let (a, pa) = bound()?;
+    // The same address again: TADDRBUSY.
+    let b = x(Endpoint::open(DEV), "t_open")?;
+    expect_err(
+        b.bind(Some(&sin(pa))),
+        xti::TADDRBUSY,
+        "t_bind of a bound port",
+    )?;
+    // Oversize: TBADDATA, nothing sent.
+    let tsdu = a.info().tsdu as usize;
+    expect_err(
+        a.send_unitdata(&sin(pa), &vec![0u8; tsdu + 1]),
+        xti::TBADDATA,
+        "tsdu + 1",
+    )?;
+    // A closed port: ICMP port unreachable comes back as T_UDERR / ECONNREFUSED.
+    let closed = {
+        let s = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| e.to_string())?;
+        s.local_addr().map_err(|e| e.to_string())?.port()
+    };
+    x(
+        a.send_unitdata(&sin(closed), b"anyone?"),
+        "t_sndudata to a closed port",
+    )?;
+    std::thread::sleep(Duration::from_millis(100));
+    let mut buf = [0u8; 16];
+    expect_err(
+        a.recv_unitdata(&mut buf),
+        xti::TLOOK,
+        "t_rcvudata after ICMP",
+    )?;
+    ensure!(
+        x(a.look(), "t_look")? == xti::T_UDERR,
+        "t_look is not T_UDERR"
+    );
+    let (dest, err) = x(a.recv_uderr(), "t_rcvuderr")?;
+    ensure!(err == libc::ECONNREFUSED, "uderr error {err}");
+    ensure!(
+        parse(&dest)?.1 == closed,
+        "uderr address {:?}",
+        parse(&dest)
+    );
+    expect_err(a.recv_uderr(), xti::TNOUDERR, "second t_rcvuderr")?;
+    // A privileged port as an unprivileged user: TACCES (in a child that drops root).
+    // SAFETY: fork in a test program; the child only calls async-signal-safe-enough code
+    // and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: plain system calls in the child.
+        let code = unsafe {
+            if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                2
+            } else {
+                match Endpoint::open(DEV).and_then(|e| e.bind(Some(&sin(999)))) {
+                    Err(e) if e.t == xti::TACCES => 0,
+                    _ => 1,
+                }
+            }
+        };
+        // SAFETY: leave the child without running the parent's destructors.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    ensure!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "bind of port 999 as nobody: child status {status:#x} (1: not TACCES, 2: setuid failed)"
+    );
+    Ok(())
+}
