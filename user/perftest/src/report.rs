@@ -553,7 +553,7 @@ impl Summary {
             let parts: Vec<String> = (0..n)
                 .map(|k| {
                     format!(
-                        "\"{dat}\" using 1:${} with linespoints lc {} title \"{} received\"",
+                        "\"{dat}\" using 1:(${}) with linespoints lc {} title \"{} received\"",
                         k + 2,
                         k + 1,
                         q(&self.imps[k])
@@ -561,7 +561,7 @@ impl Summary {
                 })
                 .chain((0..n).map(|k| {
                     format!(
-                        "\"{dat}\" using 1:${} with lines dt 2 lc {} title \"{} sent\"",
+                        "\"{dat}\" using 1:(${}) with lines dt 2 lc {} title \"{} sent\"",
                         n + k + 2,
                         k + 1,
                         q(&self.imps[k])

@@ -282,7 +282,8 @@ pub struct Received {
     pub reordered: u64,
     /// Failed receives that left the endpoint usable (T_UDERR, ICMP errors).
     pub errors: u64,
-    next: u32,
+    /// The sequence number expected next (None before the first datagram).
+    next: Option<u32>,
 }
 
 impl Received {
@@ -300,10 +301,9 @@ impl Received {
             b.copy_from_slice(&head[..4]);
             let seq = u32::from_ne_bytes(b);
             // Serial-number order (RFC 1982): later when ahead by less than 2^31.
-            if seq.wrapping_sub(self.next) < 1 << 31 {
-                self.next = seq.wrapping_add(1);
-            } else {
-                self.reordered += 1;
+            match self.next {
+                Some(next) if seq.wrapping_sub(next) >= 1 << 31 => self.reordered += 1,
+                _ => self.next = Some(seq.wrapping_add(1)),
             }
         }
     }
