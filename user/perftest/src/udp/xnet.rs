@@ -100,6 +100,7 @@ pub const TSYSERR: c_int = 8;
 pub const TLOOK: c_int = 9;
 pub const TFLOW: c_int = 12;
 pub const TNODATA: c_int = 13;
+pub const TBADNAME: c_int = 21;
 pub const T_CLTS: i32 = 3;
 pub const T_MORE: c_int = 0x001;
 pub const T_NEGOTIATE: i32 = 0x004;

@@ -88,17 +88,26 @@ mod imp {
             bufsize: u32,
             warn: &mut dyn FnMut(String),
         ) -> Result<XtiEndpoint, String> {
+            // A missing device is "not available", whatever t_errno the library maps ENOENT to
+            // (rstreams' libxnet: TBADNAME, as XNS 5 says).
+            if let Err(e) = std::fs::metadata(dev) {
+                return Err(format!("{NO_DEVICE}: {dev}: {}", strip_os(&e)));
+            }
             let path = std::ffi::CString::new(dev).map_err(|_| format!("bad device {dev:?}"))?;
             let mut info = t_info::default();
             // SAFETY: `path` is NUL-terminated, `info` a t_info.
             let fd = unsafe { t_open(path.as_ptr(), libc::O_RDWR, &mut info) };
             if fd < 0 {
                 let (te, errno, text) = xti_error(&format!("t_open({dev})"));
-                if te == TSYSERR && matches!(errno, libc::ENOENT | libc::ENXIO | libc::ENODEV) {
-                    return Err(format!(
-                        "{NO_DEVICE}: {dev}: {}",
+                if te == TBADNAME
+                    || (te == TSYSERR && matches!(errno, libc::ENOENT | libc::ENXIO | libc::ENODEV))
+                {
+                    let why = if te == TBADNAME {
+                        text
+                    } else {
                         strip_os(&io::Error::from_raw_os_error(errno))
-                    ));
+                    };
+                    return Err(format!("{NO_DEVICE}: {dev}: {why}"));
                 }
                 return Err(text);
             }
