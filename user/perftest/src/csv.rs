@@ -1,6 +1,10 @@
 //! The machine-readable result: one CSV line per measurement, same columns for `perftest
 //! --csv`, `perftest sweep` and `cargo xtask bench`, written and read with the `csv` crate
 //! (serde); f64 fields in the shortest form that reads back exactly (`1.0`, `7.16e-7`).
+//! The pipe test and the UDP test share the columns: the UDP test's sent messages are the
+//! writes, its received datagrams the reads, and it fills the three columns added for it
+//! (`reads_per_sec`, `lost`, `reordered`; see [`HEADER`]), which older nine-column lines
+//! lack and pipe rows leave empty (`lost`, `reordered`).
 //!
 //! A run that produced no number is recorded as a status comment,
 //! `#status,IMPL,SIZE,REP,STATE,MESSAGE` (STATE `unavailable`, `failed` or `not-run`; the

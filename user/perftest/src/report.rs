@@ -334,8 +334,9 @@ impl Summary {
                     m,
                     "## UDP\n\nMessages received per second by a receiver from a sender on \
                      127.0.0.1 (LfS UDP paper, netperf UDP_STREAM method: the receiver's count \
-                     over the test time; send and receive buffers 131071 bytes); mean of the \
-                     repetitions, min–max in brackets. Implementations: {}.\n",
+                     over the test time; perftest's default buffers are the paper's 131071 \
+                     bytes); mean of the repetitions, min–max in brackets. Ratios compare \
+                     means. Implementations: {}.\n",
                     self.imps.join(", ")
                 );
             }
