@@ -105,7 +105,7 @@ bench)
 	plan=/etc/rstreams/bench.plan
 	n=$(grep -c . $plan)
 	t0=$(date +%s)
-	echo "perftest sweep: $n runs"
+	echo "perftest sweep: $n runs (pipes, then UDP on 127.0.0.1)"
 	# Plan lines: N LABEL SIZE REP PERFTEST-ARGS...
 	while read -r i label size rep args; do
 		[ -n "$i" ] || continue
@@ -123,7 +123,16 @@ bench)
 		if [ "$rc" = 0 ] && [ -n "$row" ]; then
 			echo "RSTREAMS-BENCH-ROW $i $row"
 			rate=$(echo "$row" | cut -d, -f5 | cut -d. -f1)
-			printf '%s %-16s size %5s rep %s: %9s writes/s\n' "$prog" "$label" "$size" "$rep" "$rate"
+			case "$label" in
+			udp-*)
+				# The UDP test: sent and received messages/s (CSV fields 5 and 10).
+				recv=$(echo "$row" | cut -d, -f10 | cut -d. -f1)
+				printf '%s %-16s size %5s rep %s: %9s sent/s %9s received/s\n' "$prog" "$label" "$size" "$rep" "$rate" "$recv"
+				;;
+			*)
+				printf '%s %-16s size %5s rep %s: %9s writes/s\n' "$prog" "$label" "$size" "$rep" "$rate"
+				;;
+			esac
 		else
 			echo "RSTREAMS-BENCH-FAIL $i rc=$rc"
 			printf '%s %-16s size %5s rep %s: no result (rc=%s) %s\n' "$prog" "$label" "$size" "$rep" "$rc" "$(tail -n 1 /tmp/err)"

@@ -1,5 +1,6 @@
-//! `cargo xtask bench`: the main job — STREAMS pipes against Linux pipes in ONE guest boot,
-//! and a report on the host.
+//! `cargo xtask bench`: the main job — STREAMS pipes against Linux pipes, then TPI UDP against
+//! socket UDP (the LfS UDP paper's test, `perftest --udp`), in ONE guest boot, and a report on
+//! the host.
 //!
 //! The host writes a plan (one perftest command line per run: every size, the repetitions, the
 //! implementations alternating within each size, as LfS `perftest_script` did) into the
@@ -45,6 +46,8 @@ pub(crate) struct Impl {
     pub(crate) args: &'static str,
     /// What it is, for the report.
     pub(crate) what: &'static str,
+    /// The UDP test (its own sizes and base options), not the pipe test.
+    pub(crate) udp: bool,
 }
 
 /// The implementations, in the order they alternate within each size.
@@ -53,31 +56,55 @@ pub(crate) const IMPLS: &[Impl] = &[
         label: "linux",
         args: "--pipe=linux",
         what: "Linux pipe(2), write/read (the baseline)",
+        udp: false,
     },
     Impl {
         label: "streams",
         args: "--pipe=streams",
         what: "STREAMS pipe (/dev/streams/clone/pipe), write/read",
+        udp: false,
     },
     Impl {
         label: "streams+H+w+F+M",
         args: "--pipe=streams -H -M -F -w",
         what: "STREAMS pipe with the LfS 2008 options: write hold (-H), M_READ (-M), full 4096-byte reads (-F), read fill (-w)",
+        udp: false,
     },
     Impl {
         label: "streams-putmsg",
         args: "--pipe=streams --putmsg",
         what: "STREAMS pipe, putmsg/getmsg",
+        udp: false,
     },
     Impl {
         label: "seqpacket",
         args: "--pipe=seqpacket",
         what: "AF_UNIX SOCK_SEQPACKET socketpair (context)",
+        udp: false,
     },
     Impl {
         label: "socketpair",
         args: "--pipe=socketpair",
         what: "AF_UNIX SOCK_STREAM socketpair (context)",
+        udp: false,
+    },
+    Impl {
+        label: "udp-socket",
+        args: "--udp=socket",
+        what: "UDP test: Linux sockets, sendto/recvfrom on AF_INET SOCK_DGRAM (the UDP baseline)",
+        udp: true,
+    },
+    Impl {
+        label: "udp-tpi",
+        args: "--udp=tpi",
+        what: "UDP test: XTI (t_sndudata/t_rcvudata) on the TPI UDP driver, /dev/streams/clone/udp",
+        udp: true,
+    },
+    Impl {
+        label: "udp-xtiso",
+        args: "--udp=xtiso",
+        what: "UDP test: the same XTI calls on XTI over an in-kernel socket, /dev/streams/clone/xtiso-udp",
+        udp: true,
     },
 ];
 
@@ -85,6 +112,14 @@ pub(crate) const IMPLS: &[Impl] = &[
 pub(crate) fn default_sizes() -> Vec<usize> {
     (0..=13).map(|i| 1usize << i).collect()
 }
+
+/// The UDP paper's message sizes: 1..16384 by powers of two (netperf_udp_range --end=16384).
+pub(crate) fn default_udp_sizes() -> Vec<usize> {
+    (0..=14).map(|i| 1usize << i).collect()
+}
+
+/// The UDP paper's send and receive buffers (netperf_benchmark: --bufsizes=131071).
+pub(crate) const UDP_BUFSIZE: u32 = 131_071;
 
 /// `cargo xtask bench` options.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +132,8 @@ pub(crate) struct Config {
     pub(crate) repeats: u32,
     /// Write sizes.
     pub(crate) sizes: Vec<usize>,
+    /// Message sizes of the UDP test.
+    pub(crate) udp_sizes: Vec<usize>,
     /// Implementation labels to run (default: all of [`IMPLS`]).
     pub(crate) impls: Vec<&'static Impl>,
     /// Kernel variant (default lean: no debugging options).
@@ -115,12 +152,16 @@ The main job: build the lean kernel (cached), the production streams.ko (no KUni
 drivers) and the static perftest/scls, boot ONE guest, run the perftest sweep there (LfS \
 perftest_script options: -q -r -t SECS -i N -m nullmod -p 0 -s SIZE -a -S10 --hiwat=65536 \
 --lowat=8192; sizes 1..8192; the implementations linux, streams, streams+H+w+F+M (the 2008 \
--H -M -F -w run), streams-putmsg, seqpacket, socketpair alternating within each size; default \
--t 1 -i 3, 2 repeats, about 10 minutes under TCG), then write the report (report.md, 4 charts, \
-bench.csv, console.log) to target/bench/<UTC time>/ and target/bench/latest.
+-H -M -F -w run), streams-putmsg, seqpacket, socketpair alternating within each size), then in \
+the same boot the LfS UDP paper's test (perftest --udp: a sender and a receiver on 127.0.0.1, \
+buffers 131071, sizes 1..16384; udp-socket, udp-tpi, udp-xtiso alternating within each size); \
+default -t 1 -i 3, 2 repeats, about 15 minutes under TCG; then write the report (report.md, \
+4 pipe charts and 4 UDP charts, bench.csv, console.log) to target/bench/<UTC time>/ and \
+target/bench/latest.
 
-Exits non-zero if any run gave no number (e.g. no STREAMS pipe driver), the guest crashed or \
-timed out; the report says which runs and why. Under TCG absolute numbers mean nothing: compare \
+Exits non-zero if any run gave no number (e.g. no STREAMS pipe driver, no TPI UDP driver), the \
+guest crashed or timed out; the report says which runs and why. XTI over sockets missing from \
+the kernel (no /dev/streams/clone/xtiso-udp) is reported as unavailable, not as a failure. Under TCG absolute numbers mean nothing: compare \
 implementations (ratios) within the run.";
 
 fn interval(v: &str) -> std::result::Result<f64, String> {
@@ -137,6 +178,10 @@ fn size(v: &str) -> std::result::Result<usize, String> {
     }
 }
 
+fn udp_size(v: &str) -> std::result::Result<usize, String> {
+    size(v)
+}
+
 fn impl_label(l: &str) -> std::result::Result<&'static Impl, String> {
     IMPLS.iter().find(|i| i.label == l.trim()).ok_or_else(|| {
         let all: Vec<&str> = IMPLS.iter().map(|i| i.label).collect();
@@ -148,8 +193,8 @@ fn impl_label(l: &str) -> std::result::Result<&'static Impl, String> {
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "bench")]
 pub(crate) struct Args {
-    /// -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096 (about a minute of runs); the other options
-    /// win over it
+    /// -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096, UDP sizes 1,64,1024 (about a minute of
+    /// runs); the other options win over it
     #[arg(long)]
     quick: bool,
     /// perftest -t: report interval [default: 1]
@@ -164,7 +209,10 @@ pub(crate) struct Args {
     /// Write sizes [default: 1,2,4,...,8192]
     #[arg(long, value_name = "1,2,...", value_delimiter = ',', value_parser = size)]
     sizes: Vec<usize>,
-    /// Implementations to run [default: all]
+    /// UDP test message sizes [default: 1,2,4,...,16384]
+    #[arg(long, value_name = "1,2,...", value_delimiter = ',', value_parser = udp_size)]
+    udp_sizes: Vec<usize>,
+    /// Implementations to run, pipe and UDP (udp-socket, udp-tpi, udp-xtiso) [default: all]
     #[arg(long, value_name = "linux,streams,...", value_delimiter = ',', value_parser = impl_label)]
     impls: Vec<&'static Impl>,
     /// Kernel variant: lean or test [default: lean]
@@ -179,16 +227,21 @@ impl Config {
     /// The configuration: the defaults (or `--quick`'s), then the options given. `argv` is the
     /// command line as typed, for the report.
     pub(crate) fn new(a: Args, argv: Vec<String>) -> Config {
-        let (interval, iterations, repeats, sizes) = if a.quick {
-            (0.5, 2, 1, vec![1, 64, 1024, 4096])
+        let (interval, iterations, repeats, sizes, udp_sizes) = if a.quick {
+            (0.5, 2, 1, vec![1, 64, 1024, 4096], vec![1, 64, 1024])
         } else {
-            (1.0, 3, 2, default_sizes())
+            (1.0, 3, 2, default_sizes(), default_udp_sizes())
         };
         Config {
             interval: a.interval.unwrap_or(interval),
             iterations: a.iterations.unwrap_or(iterations),
             repeats: a.repeats.unwrap_or(repeats),
             sizes: if a.sizes.is_empty() { sizes } else { a.sizes },
+            udp_sizes: if a.udp_sizes.is_empty() {
+                udp_sizes
+            } else {
+                a.udp_sizes
+            },
             impls: if a.impls.is_empty() {
                 IMPLS.iter().collect()
             } else {
@@ -232,19 +285,41 @@ impl Config {
         )
     }
 
-    /// Every run, in order: by size, then repetition, then implementation (alternating).
+    /// The perftest options common to every UDP run: the paper's buffers, our -t/-i (words 4
+    /// and 6, where the guest's watchdog reads them, as in [`Config::base_args`]).
+    pub(crate) fn udp_base_args(&self, size: usize) -> String {
+        format!(
+            "-q -r -t {} -i {} -s {size} --bufsize={UDP_BUFSIZE}",
+            self.interval, self.iterations
+        )
+    }
+
+    /// Every run, in order: the pipe sweep by size, then repetition, then implementation
+    /// (alternating); then the UDP sweep the same way over its sizes.
     pub(crate) fn plan(&self) -> Vec<Run> {
         let mut runs = Vec::new();
-        for &size in &self.sizes {
-            for rep in 1..=self.repeats {
-                for i in &self.impls {
-                    runs.push(Run {
-                        n: runs.len() + 1,
-                        label: i.label.to_string(),
-                        size,
-                        rep,
-                        args: format!("{} {}", self.base_args(size), i.args),
-                    });
+        for udp in [false, true] {
+            let sizes = if udp { &self.udp_sizes } else { &self.sizes };
+            let impls: Vec<&&Impl> = self.impls.iter().filter(|i| i.udp == udp).collect();
+            if impls.is_empty() {
+                continue;
+            }
+            for &size in sizes {
+                for rep in 1..=self.repeats {
+                    for i in &impls {
+                        let base = if udp {
+                            self.udp_base_args(size)
+                        } else {
+                            self.base_args(size)
+                        };
+                        runs.push(Run {
+                            n: runs.len() + 1,
+                            label: i.label.to_string(),
+                            size,
+                            rep,
+                            args: format!("{base} {}", i.args),
+                        });
+                    }
                 }
             }
         }
@@ -387,6 +462,12 @@ pub(crate) fn parse_console(lines: &[String]) -> Console {
 /// The message perftest gives when there is no STREAMS pipe device.
 const NO_DEVICE: &str = "no STREAMS pipe device";
 
+/// Whether perftest's error says the implementation cannot exist in this guest (no device,
+/// or a perftest without XTI), rather than that a run failed.
+fn unavailable(note: &str) -> bool {
+    note.contains(NO_DEVICE) || perftest::udp::UNAVAILABLE.iter().any(|u| note.contains(u))
+}
+
 /// The result of matching the console against the plan.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Results {
@@ -428,7 +509,7 @@ pub(crate) fn results(plan: &[Run], c: &Console, guest_end: &str) -> Results {
                 ),
             },
             (None, Some(rc)) => match note {
-                Some(n) if n.contains(NO_DEVICE) => (State::Unavailable, n),
+                Some(n) if unavailable(&n) => (State::Unavailable, n),
                 // busybox timeout: 143 (SIGTERM) or 124; 137 if it had to SIGKILL.
                 _ if matches!(rc, 124 | 137 | 143) => (
                     State::Failed,
@@ -590,11 +671,19 @@ fn preamble(
         c.base_args(0).replace("-s 0", "-s SIZE"),
         c.run_secs()
     );
-    let sizes: Vec<String> = c.sizes.iter().map(usize::to_string).collect();
     let _ = writeln!(
         m,
-        "| sweep | sizes {}; {} repetition(s); implementations alternating within each size |",
+        "| per UDP run | `perftest {} <impl options> --csv` ({} s measured; a sender and a receiver on 127.0.0.1) |",
+        c.udp_base_args(0).replace("-s 0", "-s SIZE"),
+        c.run_secs()
+    );
+    let sizes: Vec<String> = c.sizes.iter().map(usize::to_string).collect();
+    let udp_sizes: Vec<String> = c.udp_sizes.iter().map(usize::to_string).collect();
+    let _ = writeln!(
+        m,
+        "| sweep | pipe sizes {}; UDP sizes {}; {} repetition(s); implementations alternating within each size |",
         sizes.join(", "),
+        udp_sizes.join(", "),
         c.repeats
     );
     let _ = writeln!(
@@ -628,7 +717,7 @@ fn preamble(
     for o in con.runs.values() {
         for n in &o.notes {
             let n = n.trim().trim_start_matches("perftest: ");
-            if !n.is_empty() && !n.contains(NO_DEVICE) {
+            if !n.is_empty() && !unavailable(n) {
                 *notes.entry(n.to_string()).or_default() += 1;
             }
         }
@@ -676,10 +765,11 @@ pub(crate) fn cmd(args: Args) -> Result<()> {
     let out = root.join("target/bench").join(&stamp);
     fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!(
-        "bench: {} runs ({} sizes x {} repeat(s) x {} implementations), {} s each: about {:.0} min \
-         in the guest; limit {} s; results in {}",
+        "bench: {} runs ({} pipe and {} UDP sizes x {} repeat(s) x {} implementations), {} s \
+         each: about {:.0} min in the guest; limit {} s; results in {}",
         plan.len(),
         c.sizes.len(),
+        c.udp_sizes.len(),
         c.repeats,
         c.impls.len(),
         c.run_secs(),
@@ -769,31 +859,10 @@ pub(crate) fn cmd(args: Args) -> Result<()> {
             con.kernel_problems[0].trim()
         ));
     }
-    let streams_missing: Vec<&(Run, &str, String)> = res
-        .missing
-        .iter()
-        .filter(|(r, _, _)| r.label.starts_with("streams"))
-        .collect();
-    if !streams_missing.is_empty() {
-        let unavailable = streams_missing
-            .iter()
-            .any(|(_, s, why)| *s == "unavailable" && why.contains(NO_DEVICE));
-        problems.push(format!(
-            "STREAMS could not be measured in {} of {} STREAMS runs{}",
-            streams_missing.len(),
-            plan.iter()
-                .filter(|r| r.label.starts_with("streams"))
-                .count(),
-            if unavailable {
-                " (no STREAMS pipe device /dev/streams/clone/pipe in the guest: the pipe driver is not in streams.ko yet)"
-            } else {
-                ""
-            }
-        ));
-    }
-    let other_missing = res.missing.len() - streams_missing.len();
-    if other_missing > 0 {
-        problems.push(format!("{other_missing} non-STREAMS run(s) gave no number"));
+    let (problems_more, notes) = verdict(&plan, &res);
+    problems.extend(problems_more);
+    for n in &notes {
+        println!("bench: note: {n}");
     }
     if res.measured == 0 {
         problems.push("no run gave a number".into());
@@ -812,15 +881,70 @@ pub(crate) fn cmd(args: Args) -> Result<()> {
     }
 }
 
-/// The closing summary on stdout: STREAMS/Linux ratios per size (means over repetitions).
+/// What the missing runs mean for the exit status: (problems, notes). STREAMS pipes or TPI
+/// UDP not measured are problems, with the reason; so is any other run without a number,
+/// except XTI over sockets being unavailable (not in the kernel yet), which is a note.
+pub(crate) fn verdict(plan: &[Run], res: &Results) -> (Vec<String>, Vec<String>) {
+    let (mut problems, mut notes) = (Vec::new(), Vec::new());
+    let mut named = 0;
+    for (what, of, hint) in [
+        (
+            "STREAMS",
+            (|l: &str| l.starts_with("streams")) as fn(&str) -> bool,
+            " (no STREAMS pipe device /dev/streams/clone/pipe in the guest: the pipe driver is not in streams.ko yet)",
+        ),
+        (
+            "TPI UDP",
+            |l: &str| l == "udp-tpi",
+            " (no /dev/streams/clone/udp in the guest, or perftest without XTI)",
+        ),
+    ] {
+        let missing: Vec<&(Run, &str, String)> =
+            res.missing.iter().filter(|(r, _, _)| of(&r.label)).collect();
+        if missing.is_empty() {
+            continue;
+        }
+        named += missing.len();
+        let all_unavailable = missing.iter().all(|(_, s, _)| *s == "unavailable");
+        problems.push(format!(
+            "{what} could not be measured in {} of {} {what} runs{}",
+            missing.len(),
+            plan.iter().filter(|r| of(&r.label)).count(),
+            if all_unavailable { hint } else { "" }
+        ));
+    }
+    let xtiso: Vec<&(Run, &str, String)> = res
+        .missing
+        .iter()
+        .filter(|(r, s, _)| r.label == "udp-xtiso" && *s == "unavailable")
+        .collect();
+    if let Some((_, _, why)) = xtiso.first() {
+        named += xtiso.len();
+        notes.push(format!(
+            "XTI over sockets (udp-xtiso) unavailable in {} run(s), reported as such: {why}",
+            xtiso.len()
+        ));
+    }
+    let other_missing = res.missing.len() - named;
+    if other_missing > 0 {
+        problems.push(format!("{other_missing} other run(s) gave no number"));
+    }
+    (problems, notes)
+}
+
+/// The closing summary on stdout: STREAMS/Linux ratios per size (means over repetitions),
+/// then for the UDP test messages received/s and the ratio to udp-socket.
 fn summary(c: &Config, plan: &[Run], res: &Results, con: &Console, out: &Path) {
     let mut rate: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
     for r in plan {
         if let Some(row) = con.runs.get(&r.n).and_then(|o| o.row.as_ref()) {
             if let Some(m) = valid_row(row, &r.label, r.size) {
-                rate.entry((r.label.clone(), r.size))
-                    .or_default()
-                    .push(m.writes_per_sec);
+                let v = if m.is_udp() {
+                    m.reads_per_sec
+                } else {
+                    m.writes_per_sec
+                };
+                rate.entry((r.label.clone(), r.size)).or_default().push(v);
             }
         }
     }
@@ -829,33 +953,48 @@ fn summary(c: &Config, plan: &[Run], res: &Results, con: &Console, out: &Path) {
             .map(|v| v.iter().sum::<f64>() / v.len() as f64)
     };
     println!(
-        "---- bench summary: {} of {} runs measured; writes/s (ratio to linux) ----",
+        "---- bench summary: {} of {} runs measured ----",
         res.measured,
         plan.len()
     );
-    let mut head = format!("{:>6}", "size");
-    for i in &c.impls {
-        let _ = write!(head, " {:>22}", i.label);
-    }
-    println!("{head}");
-    for &s in &c.sizes {
-        let mut line = format!("{s:>6}");
-        let base = mean("linux", s);
-        for i in &c.impls {
-            let cell = match (mean(i.label, s), base) {
-                (Some(v), Some(b)) if i.label != "linux" && b > 0.0 => {
-                    format!("{v:.0} ({:.2}x)", v / b)
-                }
-                (Some(v), _) => format!("{v:.0}"),
-                (None, _) => res
-                    .missing
-                    .iter()
-                    .find(|(r, _, _)| r.label == i.label && r.size == s)
-                    .map_or("-".to_string(), |(_, st, _)| st.to_string()),
-            };
-            let _ = write!(line, " {cell:>22}");
+    for (udp, sizes, baseline, unit) in [
+        (false, &c.sizes, "linux", "writes/s (ratio to linux)"),
+        (
+            true,
+            &c.udp_sizes,
+            "udp-socket",
+            "UDP messages received/s (ratio to udp-socket)",
+        ),
+    ] {
+        let impls: Vec<&&Impl> = c.impls.iter().filter(|i| i.udp == udp).collect();
+        if impls.is_empty() {
+            continue;
         }
-        println!("{line}");
+        println!("{unit}");
+        let mut head = format!("{:>6}", "size");
+        for i in &impls {
+            let _ = write!(head, " {:>22}", i.label);
+        }
+        println!("{head}");
+        for &s in sizes {
+            let mut line = format!("{s:>6}");
+            let base = mean(baseline, s);
+            for i in &impls {
+                let cell = match (mean(i.label, s), base) {
+                    (Some(v), Some(b)) if i.label != baseline && b > 0.0 => {
+                        format!("{v:.0} ({:.2}x)", v / b)
+                    }
+                    (Some(v), _) => format!("{v:.0}"),
+                    (None, _) => res
+                        .missing
+                        .iter()
+                        .find(|(r, _, _)| r.label == i.label && r.size == s)
+                        .map_or("-".to_string(), |(_, st, _)| st.to_string()),
+                };
+                let _ = write!(line, " {cell:>22}");
+            }
+            println!("{line}");
+        }
     }
     println!("(all files in {})", out.display());
 }
@@ -879,8 +1018,42 @@ mod tests {
         assert_eq!(c.sizes.first(), Some(&1));
         assert_eq!(c.sizes.last(), Some(&8192));
         assert_eq!(c.sizes.len(), 14);
+        assert_eq!(c.udp_sizes, default_udp_sizes());
+        assert_eq!(c.udp_sizes.last(), Some(&16384));
+        assert_eq!(c.udp_sizes.len(), 15);
         let plan = c.plan();
-        assert_eq!(plan.len(), 14 * 2 * 6);
+        // The pipe sweep, then the UDP sweep, in the same plan (one guest boot).
+        assert_eq!(plan.len(), 14 * 2 * 6 + 15 * 2 * 3);
+        assert!(plan[..14 * 2 * 6]
+            .iter()
+            .all(|r| !r.label.starts_with("udp-")));
+        let udp: Vec<(&str, usize, u32)> = plan[14 * 2 * 6..14 * 2 * 6 + 4]
+            .iter()
+            .map(|r| (r.label.as_str(), r.size, r.rep))
+            .collect();
+        assert_eq!(
+            udp,
+            vec![
+                ("udp-socket", 1, 1),
+                ("udp-tpi", 1, 1),
+                ("udp-xtiso", 1, 1),
+                ("udp-socket", 1, 2),
+            ]
+        );
+        let last = plan.last().unwrap();
+        assert_eq!(
+            (last.label.as_str(), last.size, last.rep),
+            ("udp-xtiso", 16384, 2)
+        );
+        // -t and -i are words 4 and 6 of every line: the guest's watchdog reads them there.
+        assert_eq!(
+            last.args,
+            "-q -r -t 1 -i 3 -s 16384 --bufsize=131071 --udp=xtiso"
+        );
+        for r in &plan {
+            let w: Vec<&str> = r.args.split_whitespace().collect();
+            assert_eq!((w[2], w[4]), ("-t", "-i"), "{}", r.args);
+        }
         // Implementations alternate within a size, repetitions follow, then the next size.
         let first: Vec<(&str, usize, u32)> = plan[..7]
             .iter()
@@ -902,11 +1075,22 @@ mod tests {
             plan[2].args,
             "-q -r -t 1 -i 3 -m nullmod -p 0 -s 1 -a -S10 --hiwat=65536 --lowat=8192 --pipe=streams -H -M -F -w"
         );
-        // Default stays under ~25 min of guest time even with every run at its limit.
-        assert!(c.default_timeout() < 25 * 60, "{}", c.default_timeout());
+        // The limit allows every run 4 s of overhead: pipes and UDP stay under 40 min even
+        // then (the sweep itself takes about 15).
+        assert!(c.default_timeout() < 40 * 60, "{}", c.default_timeout());
         let q = parse(&args("--quick")).unwrap();
         assert_eq!((q.interval, q.iterations, q.repeats), (0.5, 2, 1));
         assert_eq!(q.sizes, vec![1, 64, 1024, 4096]);
+        assert_eq!(q.udp_sizes, vec![1, 64, 1024]);
+        // --quick: 24 pipe runs and 9 UDP runs of 1 s each.
+        assert_eq!(q.plan().len(), 24 + 9);
+        assert!(q.run_secs() * q.plan().len() as f64 <= 40.0);
+        let u = parse(&args("--quick --udp-sizes 8 --impls udp-socket,udp-tpi")).unwrap();
+        assert_eq!(
+            plan_text(&u.plan()),
+            "1 udp-socket 8 1 -q -r -t 0.5 -i 2 -s 8 --bufsize=131071 --udp=socket\n\
+             2 udp-tpi 8 1 -q -r -t 0.5 -i 2 -s 8 --bufsize=131071 --udp=tpi\n"
+        );
         // Overrides win over --quick wherever they appear.
         let o = parse(&args(
             "--interval 2 --quick --iterations=5 --repeats 3 --sizes 8,16 --impls linux,streams",
@@ -914,6 +1098,7 @@ mod tests {
         .unwrap();
         assert_eq!((o.interval, o.iterations, o.repeats), (2.0, 5, 3));
         assert_eq!(o.sizes, vec![8, 16]);
+        // Only pipe implementations chosen: no UDP runs.
         assert_eq!(o.plan().len(), 2 * 3 * 2);
         assert_eq!(
             plan_text(&o.plan()).lines().next(),
@@ -926,6 +1111,8 @@ mod tests {
             "--sizes 0",
             "--sizes 1,,2",
             "--impls nosuch",
+            "--udp-sizes 0",
+            "--udp-sizes 40000",
             "--bogus",
             "--sizes",
         ] {
@@ -987,9 +1174,9 @@ mod tests {
         assert_eq!(
             csv,
             vec![
-                "impl,size,seconds,writes,writes_per_sec,bytes_per_sec,delay_sec,reads,read_bytes",
-                "linux,1,1.5,300000,200000.0,200000.0,5e-6,300000,300000",
-                "streams+H+w+F+M,1,1.5,600000,400000.0,400000.0,2.5e-6,1000,600000",
+                "impl,size,seconds,writes,writes_per_sec,bytes_per_sec,delay_sec,reads,read_bytes,reads_per_sec,lost,reordered",
+                "linux,1,1.5,300000,200000.0,200000.0,5e-6,300000,300000,200000.0,,",
+                "streams+H+w+F+M,1,1.5,600000,400000.0,400000.0,2.5e-6,1000,600000,666.6666666666666,,",
                 "#status,streams,1,1,unavailable,no STREAMS pipe device: /dev/streams/clone/pipe: No such file or directory",
             ]
         );
@@ -1058,6 +1245,69 @@ mod tests {
                 "#status,streams+H+w+F+M,1,1,failed,killed by the guest's per-run watchdog (3x the measuring time + 30 s): the run hung (exit status 143)",
             ]
         );
+    }
+
+    #[test]
+    fn udp_rows_unavailable_xtiso_and_the_verdict() {
+        let plan = parse(&args(
+            "--quick --sizes 1 --udp-sizes 64 --impls linux,udp-socket,udp-tpi,udp-xtiso",
+        ))
+        .unwrap()
+        .plan();
+        assert_eq!(plan.len(), 4);
+        let udp_row = "udp-socket,64,1.0,1000,1000.0,64000.0,0.001,900,57600,900.0,100,0";
+        let log = lines(&format!(
+            "RSTREAMS-BENCH-RUN 1/4 linux 1 1\n\
+             RSTREAMS-BENCH-ROW 1 {ROW1}\n\
+             RSTREAMS-BENCH-RUN 2/4 udp-socket 64 1\n\
+             RSTREAMS-BENCH-ROW 2 {udp_row}\n\
+             RSTREAMS-BENCH-RUN 3/4 udp-tpi 64 1\n\
+             RSTREAMS-BENCH-NOTE 3 perftest: no XTI UDP device: /dev/streams/clone/udp: No such file or directory\n\
+             RSTREAMS-BENCH-FAIL 3 rc=1\n\
+             RSTREAMS-BENCH-RUN 4/4 udp-xtiso 64 1\n\
+             RSTREAMS-BENCH-NOTE 4 perftest: no XTI UDP device: /dev/streams/clone/xtiso-udp: No such file or directory\n\
+             RSTREAMS-BENCH-FAIL 4 rc=1\n\
+             RSTREAMS-BENCH-DONE n=4\n"
+        ));
+        let r = results(&plan, &parse_console(&log), "sweep finished");
+        assert_eq!(r.measured, 2);
+        let rows = perftest::csv::parse_text(&r.csv).unwrap();
+        assert_eq!(rows[1].reads_per_sec, 900.0);
+        assert_eq!(rows[1].lost, Some(100));
+        let st: Vec<&str> = r.csv.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(
+            st,
+            vec![
+                "#status,udp-tpi,64,1,unavailable,no XTI UDP device: /dev/streams/clone/udp: No such file or directory",
+                "#status,udp-xtiso,64,1,unavailable,no XTI UDP device: /dev/streams/clone/xtiso-udp: No such file or directory",
+            ]
+        );
+        // TPI UDP missing fails the bench; XTI over sockets missing is a note.
+        let (problems, notes) = verdict(&plan, &r);
+        assert_eq!(
+            problems,
+            vec!["TPI UDP could not be measured in 1 of 1 TPI UDP runs (no /dev/streams/clone/udp in the guest, or perftest without XTI)"]
+        );
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("XTI over sockets (udp-xtiso) unavailable in 1 run(s)"));
+        // A perftest built without XTI is unavailable too, and a failed xtiso run is a problem.
+        assert!(unavailable(
+            "perftest was built without XTI (cargo feature `xti` ...)"
+        ));
+        let failed = lines(&format!(
+            "RSTREAMS-BENCH-RUN 1/4 linux 1 1\nRSTREAMS-BENCH-ROW 1 {ROW1}\n\
+             RSTREAMS-BENCH-RUN 2/4 udp-socket 64 1\nRSTREAMS-BENCH-ROW 2 {udp_row}\n\
+             RSTREAMS-BENCH-RUN 3/4 udp-tpi 64 1\nRSTREAMS-BENCH-ROW 3 {}\n\
+             RSTREAMS-BENCH-RUN 4/4 udp-xtiso 64 1\n\
+             RSTREAMS-BENCH-NOTE 4 perftest: t_rcvudata(): protocol error\nRSTREAMS-BENCH-FAIL 4 rc=1\n\
+             RSTREAMS-BENCH-DONE n=4\n",
+            udp_row.replacen("udp-socket", "udp-tpi", 1)
+        ));
+        let r = results(&plan, &parse_console(&failed), "sweep finished");
+        assert_eq!(r.measured, 3);
+        let (problems, notes) = verdict(&plan, &r);
+        assert_eq!(problems, vec!["1 other run(s) gave no number"]);
+        assert!(notes.is_empty());
     }
 
     #[test]

@@ -165,23 +165,26 @@ pub(crate) fn build_user() -> Result<Vec<PathBuf>> {
     let st = util::step("build static user-space programs for the guest (+crt-static)");
     let tdir = root.join("target/guest");
     let triple = "x86_64-unknown-linux-gnu";
-    util::run(
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .current_dir(&root)
-            .env("CARGO_TARGET_DIR", &tdir)
-            .env("RUSTFLAGS", "-C target-feature=+crt-static")
-            .args([
-                "build",
-                "--quiet",
-                "--release",
-                "--workspace",
-                "--exclude",
-                "xtask",
-                "--bins",
-                "--target",
-                triple,
-            ]),
-    )?;
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo
+        .current_dir(&root)
+        .env("CARGO_TARGET_DIR", &tdir)
+        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "--workspace",
+            "--exclude",
+            "xtask",
+            "--bins",
+            "--target",
+            triple,
+        ]);
+    if has_xti(&root) {
+        cargo.args(["--features", "perftest/xti"]);
+    }
+    util::run(&mut cargo)?;
     let rel = tdir.join(triple).join("release");
     let mut bins = Vec::new();
     if let Ok(rd) = fs::read_dir(&rel) {
@@ -204,6 +207,16 @@ pub(crate) fn build_user() -> Result<Vec<PathBuf>> {
     bins.sort();
     st.done_with(&format!("{} program(s)", bins.len()));
     Ok(bins)
+}
+
+/// Whether libstreams-sys has the XTI library (its C functions t_sndudata, t_rcvudata…), so
+/// that perftest's UDP test can be built with XTI (`--features perftest/xti`, for `--udp tpi`
+/// and `--udp xtiso`). Without it perftest still builds and reports those two as unavailable.
+pub(crate) fn has_xti(root: &Path) -> bool {
+    fs::read_to_string(root.join("user/libstreams-sys/src/xti/ffi.rs"))
+        .is_ok_and(|s| s.contains("fn t_sndudata") && s.contains("fn t_rcvudata"))
+        && fs::read_to_string(root.join("user/libstreams-sys/src/lib.rs"))
+            .is_ok_and(|s| s.contains("mod xti"))
 }
 
 /// The C integration test `strc` (`tests/vm/ctest/*.c`): compiled with the host C compiler
@@ -253,4 +266,36 @@ fn build_strc(root: &Path, tdir: &Path, triple: &str) -> Result<PathBuf> {
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xti_is_detected_from_libstreams_sys() {
+        let base = std::env::temp_dir().join(format!("rstreams-xti-{}", std::process::id()));
+        let src = base.join("user/libstreams-sys/src");
+        fs::create_dir_all(src.join("xti")).unwrap();
+        fs::write(src.join("lib.rs"), "pub mod stream;\n").unwrap();
+        assert!(!has_xti(&base), "no XTI module");
+        fs::write(src.join("lib.rs"), "pub mod stream;\npub mod xti;\n").unwrap();
+        assert!(!has_xti(&base), "no C functions");
+        fs::write(
+            src.join("xti/ffi.rs"),
+            "pub unsafe extern \"C\" fn t_sndudata() {}\npub unsafe extern \"C\" fn t_rcvudata() {}\n",
+        )
+        .unwrap();
+        assert!(has_xti(&base));
+        fs::remove_dir_all(&base).unwrap();
+        // This tree: whatever it has, the answer matches its files.
+        let root = util::repo_root();
+        assert_eq!(
+            has_xti(&root),
+            root.join("user/libstreams-sys/src/xti/ffi.rs").exists()
+                && fs::read_to_string(root.join("user/libstreams-sys/src/lib.rs"))
+                    .unwrap()
+                    .contains("mod xti")
+        );
+    }
 }

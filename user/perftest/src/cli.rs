@@ -41,7 +41,7 @@ pub struct Perftest {
 #[derive(Debug, Subcommand)]
 pub enum Sub {
     /// The perftest_script loop: every size, kind and repetition, one CSV row each
-    Sweep(SweepArgs),
+    Sweep(Box<SweepArgs>),
     /// Tables (report.md, results.json) and four gnuplot charts from sweep CSV files
     Report(ReportArgs),
 }

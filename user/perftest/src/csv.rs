@@ -1,6 +1,10 @@
 //! The machine-readable result: one CSV line per measurement, same columns for `perftest
 //! --csv`, `perftest sweep` and `cargo xtask bench`, written and read with the `csv` crate
 //! (serde); f64 fields in the shortest form that reads back exactly (`1.0`, `7.16e-7`).
+//! The pipe test and the UDP test share the columns: the UDP test's sent messages are the
+//! writes, its received datagrams the reads, and it fills the three columns added for it
+//! (`reads_per_sec`, `lost`, `reordered`; see [`HEADER`]), which older nine-column lines
+//! lack and pipe rows leave empty (`lost`, `reordered`).
 //!
 //! A run that produced no number is recorded as a status comment,
 //! `#status,IMPL,SIZE,REP,STATE,MESSAGE` (STATE `unavailable`, `failed` or `not-run`; the
@@ -15,8 +19,13 @@ use crate::run::Outcome;
 use serde::{Deserialize, Serialize};
 
 /// The header line.
-pub const HEADER: &str =
-    "impl,size,seconds,writes,writes_per_sec,bytes_per_sec,delay_sec,reads,read_bytes";
+pub const HEADER: &str = "impl,size,seconds,writes,writes_per_sec,bytes_per_sec,delay_sec,reads,read_bytes,reads_per_sec,lost,reordered";
+
+/// Columns of a line written before the UDP test (the first nine of [`HEADER`]); such lines
+/// still read, with `reads_per_sec` computed and `lost`/`reordered` empty.
+pub const OLD_COLUMNS: usize = 9;
+/// Columns of a line now.
+pub const COLUMNS: usize = 12;
 
 /// One measurement; its fields in order are the CSV columns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +49,17 @@ pub struct Row {
     pub reads: u64,
     /// Bytes read.
     pub read_bytes: u64,
+    /// reads / seconds: for UDP the datagrams received over the test time (the LfS UDP
+    /// paper's received rate); for pipes read calls over the writer's time.
+    #[serde(default)]
+    pub reads_per_sec: f64,
+    /// UDP: datagrams sent and never received; empty for pipes.
+    #[serde(default)]
+    pub lost: Option<u64>,
+    /// UDP with size ≥ 4: datagrams that arrived after a later one (from the sequence
+    /// numbers); empty otherwise.
+    #[serde(default)]
+    pub reordered: Option<u64>,
 }
 
 impl Row {
@@ -56,7 +76,30 @@ impl Row {
             delay_sec: if rate > 0.0 { 1.0 / rate } else { 0.0 },
             reads: o.reads,
             read_bytes: o.read_bytes,
+            reads_per_sec: o.read_rate(),
+            lost: o.lost,
+            reordered: o.reordered,
         }
+    }
+
+    /// A record of 9 (older files) or 12 fields.
+    fn from_record(rec: &csv::StringRecord) -> Result<Row, String> {
+        if rec.len() != OLD_COLUMNS && rec.len() != COLUMNS {
+            return Err(format!(
+                "expected {OLD_COLUMNS} or {COLUMNS} fields, got {}: {rec:?}",
+                rec.len()
+            ));
+        }
+        let mut r: Row = rec.deserialize(None).map_err(|e| format!("{e}: {rec:?}"))?;
+        if rec.len() == OLD_COLUMNS && r.seconds > 0.0 {
+            r.reads_per_sec = r.reads as f64 / r.seconds;
+        }
+        Ok(r)
+    }
+
+    /// A UDP measurement (`lost` is counted only by the UDP test).
+    pub fn is_udp(&self) -> bool {
+        self.lost.is_some()
     }
 
     /// The CSV line (no newline).
@@ -67,11 +110,7 @@ impl Row {
     /// Parse a CSV line.
     pub fn parse(line: &str) -> Result<Row, String> {
         let rec = one_record(line, true)?;
-        if rec.len() != 9 {
-            return Err(format!("expected 9 fields, got {}: {line:?}", rec.len()));
-        }
-        rec.deserialize(None)
-            .map_err(|e| format!("{e} in {line:?}"))
+        Row::from_record(&rec).map_err(|e| format!("{e} in {line:?}"))
     }
 }
 
@@ -212,10 +251,7 @@ pub fn parse_text(text: &str) -> Result<Vec<Row>, String> {
         if rec.get(0) == Some("impl") {
             continue;
         }
-        if rec.len() != 9 {
-            return Err(format!("expected 9 fields, got {}: {rec:?}", rec.len()));
-        }
-        rows.push(rec.deserialize(None).map_err(|e| format!("{e}: {rec:?}"))?);
+        rows.push(Row::from_record(&rec)?);
     }
     Ok(rows)
 }

@@ -14,6 +14,8 @@
 //! * [`sweep`]: `perftest sweep`, the `perftest_script` loop writing CSV.
 //! * [`report`]: `perftest report`, tables (report.md) and gnuplot PNG charts.
 //! * [`scls`]: the `scls` binary's listing of STREAMS modules, drivers and statistics.
+//! * [`udp`]: the UDP test of the LfS UDP papers (`--udp socket|tpi|xtiso`): a sender and a
+//!   receiver on 127.0.0.1, messages sent and received per second.
 
 pub mod cli;
 pub mod csv;
@@ -22,3 +24,4 @@ pub mod report;
 pub mod run;
 pub mod scls;
 pub mod sweep;
+pub mod udp;

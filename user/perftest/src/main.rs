@@ -67,6 +67,9 @@ fn main() {
 
 /// One measurement: banner, the run, summary and CSV line.
 fn run_one(o: &Opts) {
+    if let Some(kind) = o.udp {
+        return run_udp(o, kind);
+    }
     // Fail before the banner when the channel cannot exist here (no modules).
     if let Err(e) = run::open_channel(o.kind) {
         fail(&e, 1);
@@ -93,6 +96,52 @@ fn run_one(o: &Opts) {
         println!(
             "{} size {}: {} writes in {:.3} s: {:.0} writes/s, {:.0} bytes/s, delay {:.3e} s/write; {} reads, {} bytes read",
             row.imp, row.size, row.writes, row.seconds, row.writes_per_sec, row.bytes_per_sec, row.delay_sec, row.reads, row.read_bytes
+        );
+    }
+    if o.csv {
+        if o.verbose > 1 {
+            println!("{HEADER}");
+        }
+        println!("{}", row.to_line());
+    }
+}
+
+/// One UDP measurement (`--udp KIND`): banner, the run, summary and CSV line.
+fn run_udp(o: &Opts, kind: perftest::udp::UdpKind) {
+    // Fail before the banner when the implementation cannot exist here.
+    if let Err(e) = perftest::udp::check(kind) {
+        fail(&e, 1);
+    }
+    if o.verbose > 0 {
+        println!("\nSTREAMS Benchmark Performance Tests on UDP\n");
+        println!(
+            "{}: 127.0.0.1, size {}, buffers {}, interval {} s x {}{}",
+            o.impl_label(),
+            o.size,
+            o.bufsize,
+            o.time,
+            o.iterations,
+            o.count.map(|c| format!(", count {c}")).unwrap_or_default()
+        );
+    }
+    let t = perftest::udp::run(o, kind, &mut |w| eprintln!("perftest: {w}"))
+        .unwrap_or_else(|e| fail(&e, 1));
+    let row = Row::from_outcome(&o.impl_label(), o.size, &t.outcome);
+    if o.verbose > 0 {
+        println!(
+            "{} size {}: {} sent in {:.3} s: {:.0} msgs/s sent, {:.0} msgs/s received, {:.0} bytes/s received; {} received, {} lost, {} reordered, {} send errors, {} receive errors",
+            row.imp,
+            row.size,
+            row.writes,
+            row.seconds,
+            row.writes_per_sec,
+            row.reads_per_sec,
+            row.reads_per_sec * row.size as f64,
+            row.reads,
+            row.lost.unwrap_or(0),
+            row.reordered.map_or("?".to_string(), |r| r.to_string()),
+            t.send_errors,
+            t.recv_errors
         );
     }
     if o.csv {

@@ -1,6 +1,7 @@
 //! The options of one measurement: LfS `perftest` options (`-s -t -i -r -w -F -H -M -b -a -p -m
 //! -q -v --hiwat --lowat -R -S`) plus ours (`--pipe KIND`, `--putmsg`, `-c COUNT`, `--csv`,
-//! `--label`), declared for clap ([`RunArgs`]) and resolved into [`Opts`].
+//! `--label`, and for the UDP test `--udp KIND`, `--bufsize N`), declared for clap
+//! ([`RunArgs`]) and resolved into [`Opts`].
 //!
 //! Two LfS habits clap does not have are kept by reading the options in command-line order
 //! (as getopt did): `-p` with a number is the push count and with a kind name (`linux`,
@@ -8,6 +9,7 @@
 //! winning; `-q` sets the verbosity to 0 and a later `-v` raises it again (clap keeps the
 //! position of the last `-v` only, so in `-v -q -v` both count: verbosity 2, not getopt's 1).
 
+use crate::udp::UdpKind;
 use clap::{ArgAction, ArgMatches};
 use std::fmt;
 
@@ -56,6 +58,9 @@ impl fmt::Display for Kind {
 /// Largest message (LfS MAXMSGSIZE).
 pub const MAXMSGSIZE: usize = 32768;
 
+/// Send and receive buffer of the UDP test: the LfS netperf script's `--bufsizes=131071`.
+pub const UDP_BUFSIZE: u32 = 131_071;
+
 /// Options of one measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Opts {
@@ -99,6 +104,11 @@ pub struct Opts {
     pub csv: bool,
     /// Implementation label for CSV/report (`--label`; default derived from the options).
     pub label: Option<String>,
+    /// The UDP test instead of the pipe test, and its implementation (`--udp KIND`).
+    pub udp: Option<UdpKind>,
+    /// UDP send and receive buffer size (`--bufsize`): SO_SNDBUF/SO_RCVBUF or
+    /// XTI_SNDBUF/XTI_RCVBUF.
+    pub bufsize: u32,
 }
 
 impl Default for Opts {
@@ -124,6 +134,8 @@ impl Default for Opts {
             verbose: 1,
             csv: false,
             label: None,
+            udp: None,
+            bufsize: UDP_BUFSIZE,
         }
     }
 }
@@ -134,6 +146,13 @@ impl Opts {
     pub fn impl_label(&self) -> String {
         if let Some(l) = &self.label {
             return l.clone();
+        }
+        if let Some(u) = self.udp {
+            let mut s = u.label().to_string();
+            if self.blocking {
+                s.push_str("+b");
+            }
+            return s;
         }
         let mut s = self.kind.name().to_string();
         if self.putmsg {
@@ -306,9 +325,18 @@ pub struct RunArgs {
     /// Print the CSV result line last
     #[arg(long)]
     csv: bool,
-    /// Implementation name in the CSV output [default: kind and options, e.g. streams-putmsg+H]
+    /// Implementation name in the CSV output [default: kind and options, e.g. streams-putmsg+H;
+    /// udp-socket, udp-tpi, udp-xtiso]
     #[arg(long, value_name = "NAME")]
     label: Option<String>,
+    /// The UDP test (LfS UDP paper) on 127.0.0.1 instead of a pipe: socket (sendto/recvfrom),
+    /// tpi (XTI on /dev/streams/clone/udp), xtiso (XTI on /dev/streams/clone/xtiso-udp)
+    #[arg(long, value_name = "KIND", value_parser = UdpKind::parse_arg)]
+    udp: Option<UdpKind>,
+    /// UDP send and receive buffer in bytes (SO_SNDBUF/SO_RCVBUF, XTI_SNDBUF/XTI_RCVBUF)
+    /// [default: 131071, the LfS netperf script's]
+    #[arg(long, value_name = "BYTES", value_parser = positive::<u32>)]
+    bufsize: Option<u32>,
 }
 
 /// The command-line positions of an option's occurrences (empty when absent or defaulted).
@@ -381,6 +409,8 @@ impl RunArgs {
         o.niceread = self.niceread.or(o.niceread);
         o.nicesend = self.nicesend.or(o.nicesend);
         o.csv |= self.csv;
+        o.udp = self.udp.or(o.udp);
+        o.bufsize = self.bufsize.unwrap_or(o.bufsize);
         if self.label.is_some() {
             o.label.clone_from(&self.label);
         }

@@ -3,6 +3,11 @@
 //! charts of the LfS papers, drawn by gnuplot from generated scripts: performance (writes/s
 //! vs size, log x), delay (s/write vs size), throughput (bytes/s vs size, log-log) and
 //! improvement (% over the baseline vs size).
+//!
+//! The UDP test's rows (labels `udp-…`, see [`crate::udp`]) get a section of their own with
+//! the same tables and charts (`udp-*.png`) in the LfS UDP paper's terms: messages received
+//! per second (the receiver's count over the test time), messages sent per second, the
+//! baseline `udp-socket`, and the ratios tpi/socket and tpi/xtiso.
 
 use crate::csv::{Row, State, Status};
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,12 +35,43 @@ pub struct ReportArgs {
     help: Option<bool>,
 }
 
+/// Which test a row or status line belongs to, by its label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Test {
+    /// The pipe test: figure of merit the writer's rate.
+    Pipe,
+    /// The UDP test (`udp-…` labels): figure of merit the received rate.
+    Udp,
+}
+
+impl Test {
+    /// The test of an implementation label.
+    pub fn of(imp: &str) -> Test {
+        if imp.starts_with(crate::udp::LABEL_PREFIX) {
+            Test::Udp
+        } else {
+            Test::Pipe
+        }
+    }
+
+    /// The figure of merit of a row.
+    pub fn metric(self, r: &Row) -> f64 {
+        match self {
+            Test::Pipe => r.writes_per_sec,
+            Test::Udp => r.reads_per_sec,
+        }
+    }
+
+    /// The baseline of the UDP test: Linux sockets, as in the paper.
+    pub const UDP_BASELINE: &'static str = "udp-socket";
+}
+
 /// Column order: the baseline, then the STREAMS implementations, then the others (context),
 /// each group by name.
 fn column_key(name: &str, baseline: &str) -> (u8, String) {
     let group = if name == baseline {
         0
-    } else if name.starts_with("streams") {
+    } else if name.starts_with("streams") || name == "udp-tpi" {
         1
     } else {
         2
@@ -43,22 +79,25 @@ fn column_key(name: &str, baseline: &str) -> (u8, String) {
     (group, name.to_string())
 }
 
-/// Mean and spread of the repetitions of one (implementation, size).
+/// Mean and spread of the repetitions of one (implementation, size), in the test's figure of
+/// merit (writes/s; for UDP messages received/s).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stat {
-    /// Mean writes/s.
+    /// Mean.
     pub mean: f64,
-    /// Lowest writes/s.
+    /// Lowest.
     pub min: f64,
-    /// Highest writes/s.
+    /// Highest.
     pub max: f64,
     /// Repetitions.
     pub n: usize,
 }
 
-/// All rows, summarised.
+/// All rows of one test, summarised.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
+    /// The test summarised.
+    pub test: Test,
     /// Implementations: the baseline first, then by name.
     pub imps: Vec<String>,
     /// Write sizes, ascending.
@@ -71,6 +110,8 @@ pub struct Summary {
     /// Runs without a measurement, and why.
     pub status: Vec<Status>,
     stats: BTreeMap<(String, usize), Stat>,
+    /// Mean writes/s (UDP: messages sent/s), for the UDP test's sent columns.
+    sent: BTreeMap<(String, usize), f64>,
 }
 
 impl Summary {
@@ -79,15 +120,40 @@ impl Summary {
         Summary::with_status(rows, &[], baseline)
     }
 
-    /// Group rows by (implementation, size), keeping the runs that produced no number.
+    /// Group the pipe test's rows by (implementation, size), keeping the runs that produced no
+    /// number.
     pub fn with_status(rows: &[Row], status: &[Status], baseline: &str) -> Summary {
+        Summary::of(Test::Pipe, rows, status, baseline)
+    }
+
+    /// Group the rows and status lines of `test` by (implementation, size).
+    pub fn of(test: Test, rows: &[Row], status: &[Status], baseline: &str) -> Summary {
+        let rows: Vec<&Row> = rows.iter().filter(|r| Test::of(&r.imp) == test).collect();
+        let status: Vec<Status> = status
+            .iter()
+            .filter(|st| Test::of(&st.imp) == test)
+            .cloned()
+            .collect();
+        let status = &status[..];
         let mut groups: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
-        for r in rows {
+        let mut sent_groups: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+        for r in &rows {
             groups
+                .entry((r.imp.clone(), r.size))
+                .or_default()
+                .push(test.metric(r));
+            sent_groups
                 .entry((r.imp.clone(), r.size))
                 .or_default()
                 .push(r.writes_per_sec);
         }
+        let sent = sent_groups
+            .into_iter()
+            .map(|(k, v)| {
+                let n = v.len() as f64;
+                (k, v.into_iter().sum::<f64>() / n)
+            })
+            .collect();
         let stats: BTreeMap<_, _> = groups
             .into_iter()
             .map(|(k, v)| {
@@ -112,13 +178,31 @@ impl Summary {
         imps.sort_by_key(|n| column_key(n, baseline));
         unmeasured.sort_by_key(|n| column_key(n, baseline));
         Summary {
+            test,
             imps,
             sizes: sizes.into_iter().collect(),
             baseline: has_base.then(|| baseline.to_string()),
             unmeasured,
             status: status.to_vec(),
             stats,
+            sent,
         }
+    }
+
+    /// Anything to report: a measurement or a status line.
+    pub fn is_empty(&self) -> bool {
+        self.imps.is_empty() && self.unmeasured.is_empty()
+    }
+
+    /// Mean writes/s (UDP: messages sent/s).
+    pub fn sent_rate(&self, imp: &str, size: usize) -> Option<f64> {
+        self.sent.get(&(imp.to_string(), size)).copied()
+    }
+
+    /// rate(a) / rate(b).
+    pub fn ratio_of(&self, a: &str, b: &str, size: usize) -> Option<f64> {
+        let (ra, rb) = (self.rate(a, size)?, self.rate(b, size)?);
+        (rb > 0.0).then(|| ra / rb)
     }
 
     /// Why (imp, size) has no measurement, if a status line says so: the most serious state
@@ -140,9 +224,11 @@ impl Summary {
                 .or_default()
                 .insert(st.size);
         }
-        let mut m = String::from(
-            "## Not measured\n\nThese runs produced no number (no value is invented for them):\n\n\
+        let mut m = format!(
+            "{} Not measured{}\n\nThese runs produced no number (no value is invented for them):\n\n\
              | implementation | state | sizes | reason |\n|---|---|---|---|\n",
+            self.h(),
+            if self.test == Test::Udp { " (UDP)" } else { "" }
         );
         for ((imp, state, msg), sizes) in groups {
             let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
@@ -194,17 +280,67 @@ impl Summary {
 
     /// The Markdown report with `preamble` (Markdown: environment, command…) after the title.
     pub fn markdown_with(&self, preamble: &str) -> String {
-        let mut m = String::from("# perftest report\n\n");
-        if !preamble.is_empty() {
-            m.push_str(preamble.trim_end());
-            m.push_str("\n\n");
+        markdown(&[self], preamble)
+    }
+
+    /// Heading marks of this test's sections: the pipe test's are the report's sections, the
+    /// UDP test's are under its own "UDP" section.
+    fn h(&self) -> &'static str {
+        match self.test {
+            Test::Pipe => "##",
+            Test::Udp => "###",
         }
-        let _ = writeln!(
-            m,
-            "Writer rate of a writer/reader pair over one channel (LfS perftest method); mean of \
-             the repetitions, min–max in brackets. Implementations: {}.\n",
-            self.imps.join(", ")
-        );
+    }
+
+    /// The ratio columns: (numerator, denominator). Pipe: each measured implementation over
+    /// the baseline. UDP: each implementation over the baseline (udp-socket), and tpi over
+    /// xtiso, whether measured or not (an unavailable one shows "–").
+    fn ratio_pairs(&self, columns: &[&String]) -> Vec<(String, String)> {
+        let Some(b) = &self.baseline else {
+            return Vec::new();
+        };
+        match self.test {
+            Test::Pipe => self.others().map(|i| (i.clone(), b.clone())).collect(),
+            Test::Udp => {
+                let mut p: Vec<(String, String)> = columns
+                    .iter()
+                    .filter(|i| **i != b)
+                    .map(|i| ((*i).clone(), b.clone()))
+                    .collect();
+                let has = |n: &str| columns.iter().any(|c| c.as_str() == n);
+                if has("udp-tpi") && has("udp-xtiso") {
+                    p.push(("udp-tpi".into(), "udp-xtiso".into()));
+                }
+                p
+            }
+        }
+    }
+
+    /// This test's sections of the report.
+    fn body(&self) -> String {
+        let h = self.h();
+        let mut m = String::new();
+        match self.test {
+            Test::Pipe => {
+                let _ = writeln!(
+                    m,
+                    "Writer rate of a writer/reader pair over one channel (LfS perftest method); \
+                     mean of the repetitions, min–max in brackets. Implementations: {}.\n",
+                    self.imps.join(", ")
+                );
+            }
+            Test::Udp => {
+                let _ = writeln!(
+                    m,
+                    "## UDP\n\nMessages received per second by a receiver from a sender on \
+                     127.0.0.1 (LfS UDP paper, netperf UDP_STREAM method: the receiver's count \
+                     over the test time; perftest's default buffers are the paper's 131071 \
+                     bytes); mean of the repetitions, min–max in brackets. Ratios compare \
+                     means. Implementations: {}.\n",
+                    self.imps.join(", ")
+                );
+            }
+        }
         if !self.unmeasured.is_empty() {
             let _ = writeln!(
                 m,
@@ -216,28 +352,24 @@ impl Summary {
             m.push_str(&self.not_measured());
         }
         let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("–".to_string(), f);
+        let (per, unit) = match self.test {
+            Test::Pipe => ("write", "writes/s"),
+            Test::Udp => ("message received", "messages received/s"),
+        };
         // Performance.
-        m.push_str("## Performance (writes/s)\n\n| size |");
+        let _ = write!(m, "{h} Performance ({unit})\n\n| size |");
         let base = self.baseline.as_deref().unwrap_or("");
         let mut columns: Vec<&String> = self.imps.iter().chain(&self.unmeasured).collect();
         columns.sort_by_key(|n| column_key(n, base));
         for i in &columns {
             let _ = write!(m, " {i} |");
         }
-        if let Some(b) = &self.baseline {
-            for i in self.others() {
-                let _ = write!(m, " {i}/{b} |");
-            }
+        let pairs = self.ratio_pairs(&columns);
+        for (a, b) in &pairs {
+            let _ = write!(m, " {a}/{b} |");
         }
         m.push_str("\n|---:|");
-        let ncols = self.imps.len()
-            + self.unmeasured.len()
-            + if self.baseline.is_some() {
-                self.others().count()
-            } else {
-                0
-            };
-        m.push_str(&"---:|".repeat(ncols));
+        m.push_str(&"---:|".repeat(columns.len() + pairs.len()));
         m.push('\n');
         for &s in &self.sizes {
             let _ = write!(m, "| {s} |");
@@ -249,10 +381,12 @@ impl Summary {
                 };
                 let _ = write!(m, " {c} |");
             }
-            if self.baseline.is_some() {
-                for i in self.others() {
-                    let _ = write!(m, " {} |", cell(self.ratio(i, s), &|r| format!("{r:.2}")));
-                }
+            for (a, b) in &pairs {
+                let _ = write!(
+                    m,
+                    " {} |",
+                    cell(self.ratio_of(a, b, s), &|r| format!("{r:.2}"))
+                );
             }
             m.push('\n');
         }
@@ -262,7 +396,7 @@ impl Summary {
                      imps: &[&String],
                      f: &dyn Fn(&str, usize) -> Option<f64>,
                      fmt: &dyn Fn(f64) -> String| {
-            let _ = write!(m, "\n## {title}\n\n| size |");
+            let _ = write!(m, "\n{h} {title}\n\n| size |");
             for i in imps {
                 let _ = write!(m, " {i} |");
             }
@@ -278,9 +412,18 @@ impl Summary {
             }
         };
         let all: Vec<&String> = self.imps.iter().collect();
+        if self.test == Test::Udp {
+            table(
+                &mut m,
+                "Messages sent/s",
+                &all,
+                &|i, s| self.sent_rate(i, s),
+                &|v| format!("{v:.0}"),
+            );
+        }
         table(
             &mut m,
-            "Delay (µs per write)",
+            &format!("Delay (µs per {per})"),
             &all,
             &|i, s| self.rate(i, s).filter(|&r| r > 0.0).map(|r| 1e6 / r),
             &|v| format!("{v:.3}"),
@@ -308,28 +451,50 @@ impl Summary {
                 "\nNo baseline implementation in the data: ratios and improvement omitted.\n",
             );
         }
-        m.push_str(
-            "\n## Charts\n\n![performance](performance.png)\n![delay](delay.png)\n\
-             ![throughput](throughput.png)\n![improvement](improvement.png)\n",
+        let p = self.chart_prefix();
+        let _ = write!(
+            m,
+            "\n{h} Charts\n\n![performance]({p}performance.png)\n![delay]({p}delay.png)\n\
+             ![throughput]({p}throughput.png)\n![improvement]({p}improvement.png)\n"
         );
         m
     }
 
-    /// gnuplot data: size, then the mean rate of each implementation (NaN when missing).
+    /// File name prefix of this test's data, scripts and charts.
+    pub fn chart_prefix(&self) -> &'static str {
+        match self.test {
+            Test::Pipe => "",
+            Test::Udp => "udp-",
+        }
+    }
+
+    /// gnuplot data: size, then the mean rate of each implementation (NaN when missing); for
+    /// UDP then the mean sent rate of each (`IMPL-sent`).
     pub fn data(&self) -> String {
         let mut d = String::from("# size");
         for i in &self.imps {
             let _ = write!(d, " {i}");
         }
+        if self.test == Test::Udp {
+            for i in &self.imps {
+                let _ = write!(d, " {i}-sent");
+            }
+        }
         d.push('\n');
+        let num = |d: &mut String, v: Option<f64>| match v {
+            Some(r) => {
+                let _ = write!(d, " {r}");
+            }
+            None => d.push_str(" NaN"),
+        };
         for &s in &self.sizes {
             let _ = write!(d, "{s}");
             for i in &self.imps {
-                match self.rate(i, s) {
-                    Some(r) => {
-                        let _ = write!(d, " {r}");
-                    }
-                    None => d.push_str(" NaN"),
+                num(&mut d, self.rate(i, s));
+            }
+            if self.test == Test::Udp {
+                for i in &self.imps {
+                    num(&mut d, self.sent_rate(i, s));
                 }
             }
             d.push('\n');
@@ -337,14 +502,22 @@ impl Summary {
         d
     }
 
-    /// The four gnuplot scripts: (chart name, script).
+    /// The four gnuplot scripts: (chart name without [`Summary::chart_prefix`], script).
     pub fn scripts(&self, data: &Path) -> Vec<(&'static str, String)> {
         let q = |s: &str| s.replace('"', "'");
+        let udp = self.test == Test::Udp;
+        let prefix = self.chart_prefix();
+        let xlabel = if udp {
+            "message size (bytes)"
+        } else {
+            "write size (bytes)"
+        };
         let head = |name: &str, title: &str, ylabel: &str, logx: bool, logy: bool| {
             format!(
-                "set terminal pngcairo noenhanced size 900,600\nset output \"{name}.png\"\n\
-                 set title \"{title}\"\nset xlabel \"write size (bytes)\"\nset ylabel \"{ylabel}\"\n\
+                "set terminal pngcairo noenhanced size 900,600\nset output \"{prefix}{name}.png\"\n\
+                 set title \"{}{title}\"\nset xlabel \"{xlabel}\"\nset ylabel \"{ylabel}\"\n\
                  set grid\nset key top right\n{}{}",
+                if udp { "UDP " } else { "" },
                 if logx { "set logscale x 2\n" } else { "" },
                 if logy { "set logscale y 10\n" } else { "" }
             )
@@ -374,20 +547,45 @@ impl Summary {
         } else {
             vec![]
         };
+        // UDP performance: received (solid, the figure of merit) and sent (dashed), as the
+        // paper's "messages sent and received per second".
+        let performance = if udp {
+            let n = self.imps.len();
+            let parts: Vec<String> = (0..n)
+                .map(|k| {
+                    format!(
+                        "\"{dat}\" using 1:(${}) with linespoints lc {} title \"{} received\"",
+                        k + 2,
+                        k + 1,
+                        q(&self.imps[k])
+                    )
+                })
+                .chain((0..n).map(|k| {
+                    format!(
+                        "\"{dat}\" using 1:(${}) with lines dt 2 lc {} title \"{} sent\"",
+                        n + k + 2,
+                        k + 1,
+                        q(&self.imps[k])
+                    )
+                }))
+                .collect();
+            format!("plot {}\n", parts.join(", \\\n     "))
+        } else {
+            plot(&|c| format!("${c}"), &all)
+        };
+        let (ylabel_perf, ylabel_delay) = if udp {
+            ("messages per second", "seconds per message received")
+        } else {
+            ("writes per second", "seconds per write")
+        };
         vec![
             (
                 "performance",
-                head(
-                    "performance",
-                    "Performance",
-                    "writes per second",
-                    true,
-                    false,
-                ) + &plot(&|c| format!("${c}"), &all),
+                head("performance", "Performance", ylabel_perf, true, false) + &performance,
             ),
             (
                 "delay",
-                head("delay", "Delay", "seconds per write", false, false)
+                head("delay", "Delay", ylabel_delay, false, false)
                     + &plot(&|c| format!("1.0/${c}"), &all),
             ),
             (
@@ -419,9 +617,29 @@ pub fn write_report(rows: &[Row], dir: &Path, baseline: &str) -> Result<Vec<Path
     write_report_with(rows, &[], dir, baseline, "")
 }
 
+/// The report: title, preamble, then the sections of each test that has rows or status lines
+/// (the pipe test first).
+pub fn markdown(parts: &[&Summary], preamble: &str) -> String {
+    let mut m = String::from("# perftest report\n\n");
+    if !preamble.is_empty() {
+        m.push_str(preamble.trim_end());
+        m.push_str("\n\n");
+    }
+    let mut first = true;
+    for s in parts.iter().filter(|s| !s.is_empty() || parts.len() == 1) {
+        if !first {
+            m.push('\n');
+        }
+        first = false;
+        m.push_str(&s.body());
+    }
+    m
+}
+
 /// [`write_report`] with status lines (runs without a number) and a Markdown preamble.
 /// With status lines but no measurement at all, report.md is written and the error says
-/// that there is nothing to chart.
+/// that there is nothing to chart. The pipe test's rows are compared with `baseline`, the UDP
+/// test's with `udp-socket`.
 pub fn write_report_with(
     rows: &[Row],
     status: &[Status],
@@ -433,35 +651,46 @@ pub fn write_report_with(
         return Err("no rows in the CSV input".into());
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let s = Summary::with_status(rows, status, baseline);
+    let pipe = Summary::of(Test::Pipe, rows, status, baseline);
+    let udp = Summary::of(Test::Udp, rows, status, Test::UDP_BASELINE);
     let w = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text)
             .map_err(|e| format!("{}: {e}", dir.join(name).display()))
     };
-    w("report.md", &s.markdown_with(preamble))?;
+    let parts: Vec<&Summary> = [&pipe, &udp]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+    w("report.md", &markdown(&parts, preamble))?;
     w("results.json", &crate::csv::to_json(rows, status))?;
     if rows.is_empty() {
         return Err("no measurement in the CSV input: report.md written, no charts".into());
     }
-    w("report.dat", &s.data())?;
     let mut pngs = Vec::new();
-    for (name, script) in s.scripts(Path::new("report.dat")) {
-        let gp = format!("{name}.gp");
-        w(&gp, &script)?;
-        let out = Command::new("gnuplot")
-            .arg(&gp)
-            .current_dir(dir)
-            .output()
-            .map_err(|e| {
-                format!("gnuplot: {e} (install gnuplot-nox); report.md written, charts not drawn")
-            })?;
-        if !out.status.success() {
-            return Err(format!(
-                "gnuplot {gp} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
+    for s in parts.into_iter().filter(|s| !s.imps.is_empty()) {
+        let p = s.chart_prefix();
+        let dat = format!("{p}report.dat");
+        w(&dat, &s.data())?;
+        for (name, script) in s.scripts(Path::new(&dat)) {
+            let gp = format!("{p}{name}.gp");
+            w(&gp, &script)?;
+            let out = Command::new("gnuplot")
+                .arg(&gp)
+                .current_dir(dir)
+                .output()
+                .map_err(|e| {
+                    format!(
+                        "gnuplot: {e} (install gnuplot-nox); report.md written, charts not drawn"
+                    )
+                })?;
+            if !out.status.success() {
+                return Err(format!(
+                    "gnuplot {gp} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            pngs.push(dir.join(format!("{p}{name}.png")));
         }
-        pngs.push(dir.join(format!("{name}.png")));
     }
     Ok(pngs)
 }

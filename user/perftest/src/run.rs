@@ -29,6 +29,11 @@ pub struct Outcome {
     pub read_bytes: u64,
     /// Reader's running time (until end of file) in seconds.
     pub read_secs: f64,
+    /// UDP: datagrams sent and never received (None for the pipe test).
+    pub lost: Option<u64>,
+    /// UDP, sizes of 4 bytes or more: datagrams that arrived after a later one (None when
+    /// not counted).
+    pub reordered: Option<u64>,
 }
 
 impl Outcome {
@@ -40,18 +45,28 @@ impl Outcome {
             0.0
         }
     }
+
+    /// Reads (UDP: datagrams received) per second of the writer's (the test's) time: the LfS
+    /// UDP paper's received rate, the receiver's count over the test time.
+    pub fn read_rate(&self) -> f64 {
+        if self.write_secs > 0.0 {
+            self.reads as f64 / self.write_secs
+        } else {
+            0.0
+        }
+    }
 }
 
 /// PIPE_BUF: the full-read size (`-F`) and the initial "min" of the LfS report line.
 const PIPE_BUF: u64 = 4096;
 
-static TICKS: AtomicU32 = AtomicU32::new(0);
+pub(crate) static TICKS: AtomicU32 = AtomicU32::new(0);
 
 extern "C" fn on_alarm(_: libc::c_int) {
     TICKS.fetch_add(1, Ordering::Relaxed);
 }
 
-fn os_err(what: &str) -> String {
+pub(crate) fn os_err(what: &str) -> String {
     format!("{what}: {}", strip_os(&io::Error::last_os_error()))
 }
 
@@ -189,7 +204,7 @@ fn set_water_marks(o: &Opts, ends: [&Stream; 2], warn: &mut dyn FnMut(String)) {
     }
 }
 
-fn write_fd(fd: RawFd, s: &str) {
+pub(crate) fn write_fd(fd: RawFd, s: &str) {
     let mut b = s.as_bytes();
     while !b.is_empty() {
         // SAFETY: `b` is a live slice.
@@ -204,7 +219,7 @@ fn write_fd(fd: RawFd, s: &str) {
     }
 }
 
-fn start_timer(secs: f64) -> Result<(), String> {
+pub(crate) fn start_timer(secs: f64) -> Result<(), String> {
     TICKS.store(0, Ordering::Relaxed);
     // SAFETY: a zeroed sigaction is valid; the handler only touches an atomic. No SA_RESTART:
     // the alarm must interrupt a blocked read/write/poll.
@@ -233,7 +248,7 @@ fn start_timer(secs: f64) -> Result<(), String> {
     Ok(())
 }
 
-fn stop_timer() {
+pub(crate) fn stop_timer() {
     // SAFETY: a zero itimerval disarms the timer.
     unsafe {
         let it: libc::itimerval = std::mem::zeroed();
@@ -242,19 +257,19 @@ fn stop_timer() {
 }
 
 /// Per-interval tally and LfS running averages.
-struct Tally {
+pub(crate) struct Tally {
     msgs: u64,
     bytes: u64,
     min: u64,
     max: u64,
-    eagain: u64,
-    eintr: u64,
+    pub(crate) eagain: u64,
+    pub(crate) eintr: u64,
     avg_msgs: i64,
     avg_tput: i64,
 }
 
 impl Tally {
-    fn new() -> Tally {
+    pub(crate) fn new() -> Tally {
         Tally {
             msgs: 0,
             bytes: 0,
@@ -267,7 +282,7 @@ impl Tally {
         }
     }
 
-    fn add(&mut self, n: u64) {
+    pub(crate) fn add(&mut self, n: u64) {
         self.msgs += 1;
         self.bytes += n;
         self.min = self.min.min(n);
@@ -275,7 +290,7 @@ impl Tally {
     }
 
     /// The LfS report line for this interval, then reset (keeping the averages).
-    fn line(&mut self, fd: RawFd, what: &str, secs: f64) -> String {
+    pub(crate) fn line(&mut self, fd: RawFd, what: &str, secs: f64) -> String {
         let msgcnt = (self.msgs as f64 / secs) as i64;
         let thrput = (self.bytes as f64 / secs) as i64;
         let errcnt = (self.eagain as f64 / secs) as i64;
@@ -295,14 +310,14 @@ impl Tally {
     }
 }
 
-fn nice(v: Option<i32>) {
+pub(crate) fn nice(v: Option<i32>) {
     if let Some(n) = v {
         // SAFETY: setpriority on our own process.
         unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, n) };
     }
 }
 
-fn poll1(fd: RawFd, events: libc::c_short) -> io::Result<libc::c_short> {
+pub(crate) fn poll1(fd: RawFd, events: libc::c_short) -> io::Result<libc::c_short> {
     let mut p = libc::pollfd {
         fd,
         events,
@@ -451,7 +466,10 @@ fn reader(o: &Opts, s: &Stream) -> Result<String, String> {
 }
 
 /// Fork a child running `f`; its result line goes to `res`, errors to stderr.
-fn spawn(res: RawFd, f: impl FnOnce() -> Result<String, String>) -> Result<libc::pid_t, String> {
+pub(crate) fn spawn(
+    res: RawFd,
+    f: impl FnOnce() -> Result<String, String>,
+) -> Result<libc::pid_t, String> {
     // SAFETY: perftest is single-threaded here; the child only runs `f` and _exit()s.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -474,7 +492,7 @@ fn spawn(res: RawFd, f: impl FnOnce() -> Result<String, String>) -> Result<libc:
     Ok(pid)
 }
 
-fn wait(pid: libc::pid_t) -> bool {
+pub(crate) fn wait(pid: libc::pid_t) -> bool {
     let mut st = 0;
     loop {
         // SAFETY: waiting for our own child.

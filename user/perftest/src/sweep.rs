@@ -1,10 +1,13 @@
 //! `perftest sweep`: the LfS `perftest_script` loop — every write size (1..4096 by powers of
 //! two), every implementation, `--reps` repetitions — appending one CSV row per run.
 //! Implementations that cannot run here (no STREAMS device) are skipped with one message.
+//! The UDP test's implementations (`udp-socket`, `udp-tpi`, `udp-xtiso`) can be in the same
+//! list; they run after the pipe kinds of each size and repetition.
 
 use crate::csv::{Row, State, Status, HEADER};
 use crate::opts::{Kind, Opts, RunArgs};
 use crate::run::run;
+use crate::udp::UdpKind;
 use clap::{ArgMatches, FromArgMatches};
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,6 +17,8 @@ use std::path::PathBuf;
 pub struct SweepOpts {
     /// (kind, putmsg) pairs, from `--kinds linux,streams,streams-putmsg,...`.
     pub kinds: Vec<(Kind, bool)>,
+    /// UDP implementations, from `--kinds ...,udp-socket,udp-tpi,udp-xtiso`.
+    pub udp: Vec<UdpKind>,
     /// Write sizes (`--sizes 1,2,4`).
     pub sizes: Vec<usize>,
     /// Repetitions per (kind, size) (`--reps`).
@@ -24,10 +29,24 @@ pub struct SweepOpts {
     pub base: Opts,
 }
 
-fn parse_kind(s: &str) -> Result<(Kind, bool), String> {
+/// One entry of `--kinds`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SweepKind {
+    /// A pipe kind, write/read or putmsg/getmsg.
+    Pipe(Kind, bool),
+    /// A UDP implementation.
+    Udp(UdpKind),
+}
+
+fn parse_kind(s: &str) -> Result<SweepKind, String> {
+    if let Some(u) = s.strip_prefix(crate::udp::LABEL_PREFIX) {
+        return UdpKind::parse(u)
+            .map(SweepKind::Udp)
+            .ok_or_else(|| format!("unknown kind {s:?}"));
+    }
     match s.strip_suffix("-putmsg") {
-        Some(k) => Kind::parse(k).map(|k| (k, true)),
-        None => Kind::parse(s).map(|k| (k, false)),
+        Some(k) => Kind::parse(k).map(|k| SweepKind::Pipe(k, true)),
+        None => Kind::parse(s).map(|k| SweepKind::Pipe(k, false)),
     }
     .ok_or_else(|| format!("unknown kind {s:?}"))
 }
@@ -44,9 +63,10 @@ fn parse_size(s: &str) -> Result<usize, String> {
 /// [`SweepOpts`].
 #[derive(Debug, Clone, clap::Args)]
 pub struct SweepArgs {
-    /// Implementations: linux, socketpair, seqpacket, streams, streams-putmsg
+    /// Implementations: linux, socketpair, seqpacket, streams, streams-putmsg; UDP test:
+    /// udp-socket, udp-tpi, udp-xtiso
     #[arg(long, value_name = "K1,K2,...", value_delimiter = ',', value_parser = parse_kind, default_value = "linux,streams")]
-    kinds: Vec<(Kind, bool)>,
+    kinds: Vec<SweepKind>,
     /// Write sizes [default: 1,2,4,...,4096]
     #[arg(long, value_name = "S1,S2,...", value_delimiter = ',', value_parser = parse_size)]
     sizes: Vec<usize>,
@@ -76,7 +96,22 @@ impl SweepArgs {
         self.run.apply(&mut base, m)?;
         base.label = None;
         Ok(SweepOpts {
-            kinds: self.kinds.clone(),
+            kinds: self
+                .kinds
+                .iter()
+                .filter_map(|k| match *k {
+                    SweepKind::Pipe(k, putmsg) => Some((k, putmsg)),
+                    SweepKind::Udp(_) => None,
+                })
+                .collect(),
+            udp: self
+                .kinds
+                .iter()
+                .filter_map(|k| match *k {
+                    SweepKind::Udp(u) => Some(u),
+                    SweepKind::Pipe(..) => None,
+                })
+                .collect(),
             sizes: if self.sizes.is_empty() {
                 (0..=12).map(|i| 1usize << i).collect()
             } else {
@@ -126,6 +161,15 @@ pub fn sweep(s: &SweepOpts, log: &mut dyn FnMut(String)) -> Result<Vec<Row>, Str
             false
         }
     });
+    let mut udp = s.udp.clone();
+    udp.retain(|&u| match crate::udp::check(u) {
+        Ok(()) => true,
+        Err(e) => {
+            log(format!("perftest sweep: skipping {}: {e}", u.label()));
+            skipped.push((u.label().to_string(), e));
+            false
+        }
+    });
     for (imp, why) in &skipped {
         for &size in &s.sizes {
             let st = Status {
@@ -138,7 +182,7 @@ pub fn sweep(s: &SweepOpts, log: &mut dyn FnMut(String)) -> Result<Vec<Row>, Str
             writeln!(f, "{}", st.to_line()).map_err(|e| e.to_string())?;
         }
     }
-    if kinds.is_empty() {
+    if kinds.is_empty() && udp.is_empty() {
         return Err("no implementation can run here".into());
     }
     let mut rows = Vec::new();
@@ -157,6 +201,22 @@ pub fn sweep(s: &SweepOpts, log: &mut dyn FnMut(String)) -> Result<Vec<Row>, Str
                 log(format!(
                     "{label:>16} size {size:>5} rep {rep}: {:>12.0} writes/s",
                     row.writes_per_sec
+                ));
+                writeln!(f, "{}", row.to_line()).map_err(|e| e.to_string())?;
+                rows.push(row);
+            }
+            for &u in &udp {
+                let o = Opts {
+                    udp: Some(u),
+                    size,
+                    ..s.base.clone()
+                };
+                let label = o.impl_label();
+                let t = crate::udp::run(&o, u, &mut |w| log(format!("perftest: {w}")))?;
+                let row = Row::from_outcome(&label, size, &t.outcome);
+                log(format!(
+                    "{label:>16} size {size:>5} rep {rep}: {:>12.0} msgs/s sent, {:>12.0} received",
+                    row.writes_per_sec, row.reads_per_sec
                 ));
                 writeln!(f, "{}", row.to_line()).map_err(|e| e.to_string())?;
                 rows.push(row);

@@ -15,6 +15,7 @@ fn row(imp: &str, size: usize, rate: f64) -> Row {
             reads: 1,
             read_bytes: 1,
             read_secs: 1.0,
+            ..Outcome::default()
         },
     )
 }
@@ -40,6 +41,7 @@ fn csv_round_trip() {
         reads: 99,
         read_bytes: 123_457 * 64,
         read_secs: 0.31,
+        ..Outcome::default()
     };
     let r = Row::from_outcome("streams-putmsg+H", 64, &out);
     assert_eq!(Row::parse(&r.to_line()).unwrap(), r);
@@ -332,7 +334,8 @@ fn results_json_carries_rows_and_status() {
         v["measurements"][0],
         serde_json::json!({"impl": "linux", "size": 64, "seconds": 1.0, "writes": 1000,
             "writes_per_sec": 1000.0, "bytes_per_sec": 64000.0, "delay_sec": 0.001,
-            "reads": 1, "read_bytes": 1}),
+            "reads": 1, "read_bytes": 1, "reads_per_sec": 1.0, "lost": null,
+            "reordered": null}),
         "{j}"
     );
     assert_eq!(v["measurements"][1]["impl"], "str\"eams", "{j}");
