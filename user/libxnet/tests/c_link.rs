@@ -32,6 +32,19 @@ fn inc() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../libstreams-sys/include")
 }
 
+/// Build libxnet.so and libxnet.a: `cargo test` builds the crate's rlib for the tests, not
+/// its C libraries. Once per test process, in this profile's target directory.
+fn build_libxnet() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "libxnet", "--lib"])
+            .status()
+            .expect("run cargo build -p libxnet");
+        assert!(status.success(), "cargo build -p libxnet failed");
+    });
+}
+
 /// Build the program (dynamic or static libxnet); None if there is no compiler.
 fn build(dynamic: bool) -> Option<PathBuf> {
     if !have("cc") {
@@ -43,6 +56,7 @@ fn build(dynamic: bool) -> Option<PathBuf> {
         "netperf_style_{}",
         if dynamic { "so" } else { "a" }
     ));
+    build_libxnet();
     let lib = target_dir();
     let mut cc = Command::new("cc");
     cc.args([
