@@ -492,6 +492,54 @@ pub(crate) fn spawn(
     Ok(pid)
 }
 
+/// A pipe whose ends close on exec: the children report their results through one.
+pub(crate) fn cloexec_pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    let mut p = [0 as libc::c_int; 2];
+    // SAFETY: `p` has room for two ints.
+    if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(os_err("pipe()"));
+    }
+    // SAFETY: just created, owned here.
+    Ok(unsafe { (OwnedFd::from_raw_fd(p[0]), OwnedFd::from_raw_fd(p[1])) })
+}
+
+/// The rest of a measured pair of children whose first (`first`) already runs: start the
+/// second with `start` (given the result pipe's write end, as [`spawn`] wants it), killing
+/// the first if that fails; then `release` the parent's copies of the children's
+/// descriptors (each child must see the other's ends close), wait for both and return what
+/// they wrote on `res_r`, or say which of `names` (first, second) failed.
+pub(crate) fn finish_pair(
+    first: libc::pid_t,
+    (res_r, res_w): (OwnedFd, OwnedFd),
+    start: impl FnOnce(RawFd) -> Result<libc::pid_t, String>,
+    release: impl FnOnce(),
+    names: (&str, &str),
+) -> Result<String, String> {
+    let second = match start(res_w.as_raw_fd()) {
+        Ok(p) => p,
+        Err(e) => {
+            // SAFETY: our own child.
+            unsafe { libc::kill(first, libc::SIGKILL) };
+            wait(first);
+            return Err(e);
+        }
+    };
+    release();
+    drop(res_w);
+    let ok_second = wait(second);
+    let ok_first = wait(first);
+    let mut text = String::new();
+    use std::io::Read;
+    let _ = std::fs::File::from(res_r).read_to_string(&mut text);
+    if !ok_second || !ok_first {
+        return Err(format!(
+            "{} child failed",
+            if ok_second { names.0 } else { names.1 }
+        ));
+    }
+    Ok(text)
+}
+
 pub(crate) fn wait(pid: libc::pid_t) -> bool {
     let mut st = 0;
     loop {
@@ -511,13 +559,7 @@ pub(crate) fn wait(pid: libc::pid_t) -> bool {
 pub fn run(o: &Opts, warn: &mut dyn FnMut(String)) -> Result<Outcome, String> {
     let (rd, wr) = open_channel(o.kind)?;
     setup(o, &rd, &wr, warn)?;
-    let mut res = [0 as libc::c_int; 2];
-    // SAFETY: `res` has room for two ints.
-    if unsafe { libc::pipe2(res.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(os_err("pipe()"));
-    }
-    // SAFETY: just created, owned here.
-    let (res_r, res_w) = unsafe { (OwnedFd::from_raw_fd(res[0]), OwnedFd::from_raw_fd(res[1])) };
+    let (res_r, res_w) = cloexec_pipe()?;
     use std::io::Write;
     let _ = io::stdout().flush();
     let _ = io::stderr().flush();
@@ -529,33 +571,21 @@ pub fn run(o: &Opts, warn: &mut dyn FnMut(String)) -> Result<Outcome, String> {
             reader(o, &rd)
         })?
     };
-    let wpid = match spawn(res_w.as_raw_fd(), || {
-        // SAFETY: close the reader's end in the writer (as LfS does).
-        unsafe { libc::close(rd.raw()) };
-        writer(o, &wr)
-    }) {
-        Ok(p) => p,
-        Err(e) => {
-            // SAFETY: our own child.
-            unsafe { libc::kill(rpid, libc::SIGKILL) };
-            wait(rpid);
-            return Err(e);
-        }
-    };
-    drop(rd);
-    drop(wr);
-    drop(res_w);
-    let ok_w = wait(wpid);
-    let ok_r = wait(rpid);
-    let mut text = String::new();
-    use std::io::Read;
-    let _ = std::fs::File::from(res_r).read_to_string(&mut text);
-    if !ok_w || !ok_r {
-        return Err(format!(
-            "{} child failed",
-            if ok_w { "reader" } else { "writer" }
-        ));
-    }
+    let rd_fd = rd.raw();
+    let text = finish_pair(
+        rpid,
+        (res_r, res_w),
+        // `move`: the parent's copy of the writer's end closes once the writer is started.
+        move |res| {
+            spawn(res, || {
+                // SAFETY: close the reader's end in the writer (as LfS does).
+                unsafe { libc::close(rd_fd) };
+                writer(o, &wr)
+            })
+        },
+        || drop(rd),
+        ("reader", "writer"),
+    )?;
     let mut out = Outcome::default();
     for l in text.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();

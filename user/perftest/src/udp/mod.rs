@@ -38,12 +38,12 @@ pub mod xti;
 
 use crate::opts::Opts;
 use crate::run::{
-    nice, os_err, poll1, spawn, start_timer, stop_timer, strip_os, wait, write_fd, Outcome, Tally,
-    TICKS,
+    cloexec_pipe, finish_pair, nice, os_err, poll1, spawn, start_timer, stop_timer, strip_os,
+    write_fd, Outcome, Tally, TICKS,
 };
 use std::fmt;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -511,17 +511,8 @@ pub fn run(o: &Opts, kind: UdpKind, warn: &mut dyn FnMut(String)) -> Result<Tota
     let mut rx = open(kind, o.bufsize, &mut once)?;
     let mut tx = open(kind, o.bufsize, &mut once)?;
     let to = rx.addr();
-    let pipe = || -> Result<(OwnedFd, OwnedFd), String> {
-        let mut p = [0 as libc::c_int; 2];
-        // SAFETY: `p` has room for two ints.
-        if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(os_err("pipe()"));
-        }
-        // SAFETY: just created, owned here.
-        Ok(unsafe { (OwnedFd::from_raw_fd(p[0]), OwnedFd::from_raw_fd(p[1])) })
-    };
-    let (res_r, res_w) = pipe()?;
-    let (done_r, done_w) = pipe()?;
+    let (res_r, res_w) = cloexec_pipe()?;
+    let (done_r, done_w) = cloexec_pipe()?;
     use std::io::Write;
     let _ = io::stdout().flush();
     let _ = io::stderr().flush();
@@ -530,34 +521,24 @@ pub fn run(o: &Opts, kind: UdpKind, warn: &mut dyn FnMut(String)) -> Result<Tota
         unsafe { libc::close(done_w.as_raw_fd()) };
         receiver(o, rx.as_mut(), done_r.as_raw_fd())
     })?;
-    let spid = match spawn(res_w.as_raw_fd(), || {
-        // SAFETY: the receiver's descriptor is not the sender's.
-        unsafe { libc::close(done_r.as_raw_fd()) };
-        sender(o, tx.as_mut(), &to)
-    }) {
-        Ok(p) => p,
-        Err(e) => {
-            // SAFETY: our own child.
-            unsafe { libc::kill(rpid, libc::SIGKILL) };
-            wait(rpid);
-            return Err(e);
-        }
-    };
-    drop(done_w);
-    drop(done_r);
-    drop(res_w);
-    drop(rx);
-    drop(tx);
-    let ok_s = wait(spid);
-    let ok_r = wait(rpid);
-    let mut text = String::new();
-    use std::io::Read;
-    let _ = std::fs::File::from(res_r).read_to_string(&mut text);
-    if !ok_s || !ok_r {
-        return Err(format!(
-            "{} child failed",
-            if ok_s { "receiver" } else { "sender" }
-        ));
-    }
+    let done_r_fd = done_r.as_raw_fd();
+    let text = finish_pair(
+        rpid,
+        (res_r, res_w),
+        // `move`: the parent's sender endpoint closes once the sender is started.
+        move |res| {
+            spawn(res, || {
+                // SAFETY: the receiver's descriptor is not the sender's.
+                unsafe { libc::close(done_r_fd) };
+                sender(o, tx.as_mut(), &to)
+            })
+        },
+        || {
+            drop(done_w);
+            drop(done_r);
+            drop(rx);
+        },
+        ("receiver", "sender"),
+    )?;
     totals(&text, o.size)
 }
