@@ -27,8 +27,12 @@ use crate::msg::{esballoc, Bpri, ExtBuf, Msg};
 /// The callbacks of `strudp.c` (`struct rstreams_udp_ops`).
 #[repr(C)]
 struct UdpOps {
+    // SAFETY (contract): strudp.c calls `rx(ctx, skb, saddr, sport, data, len)` with the
+    // `ctx` given at bind, only while the socket is bound to it, handing `skb` over.
     rx: unsafe extern "C" fn(*mut c_void, *mut c_void, u32, u16, *mut u8, c_uint),
+    // SAFETY (contract): as for `rx` (`ctx`); called from the UDP ICMP error path.
     err: unsafe extern "C" fn(*mut c_void, u32, u16, c_int),
+    // SAFETY (contract): as for `rx` (`ctx`); called from the socket's write-space callback.
     write_space: unsafe extern "C" fn(*mut c_void),
 }
 
