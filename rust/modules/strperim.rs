@@ -160,6 +160,14 @@ impl StrPerim {
         &self.wq
     }
 
+    /// Sleep on the head's wait queue for at most `timeout` jiffies, releasing `g` once
+    /// queued (`WaitQueue::sleep_timeout`), counted as a sleeper that enters the Stream when it
+    /// wakes (`perim` step 6): the caller enters again, or asks `needs_run`, before it sleeps
+    /// again or returns.
+    pub(crate) fn sleep(&self, g: Held<'_>, timeout: kernel::ffi::c_long) -> Result<kernel::ffi::c_long, Errno> {
+        self.wq.sleep_counted(g, timeout, Some(self.perim.gate()))
+    }
+
     /// The O_ASYNC registrations of the head.
     pub(crate) fn fasync(&self) -> &FasyncList {
         &self.fasync
@@ -351,6 +359,12 @@ impl Perimeter for StrPerim {
     }
 
     fn schedule(self: Arc<Self>) {
+        // A system call asleep in the head enters the Stream when woken: it serves the claim
+        // (`perim` step 6), one wakeup instead of the runner's work item and a second one.
+        if self.perim.gate().has_sleeper() {
+            self.wq.wake_sleepers();
+            return;
+        }
         // Already queued: that run serves this claim too (it has not cleared the flag yet).
         // Not queued because the module is unloading: no Stream exists any more.
         let _ = RunQueue::enqueue(self);

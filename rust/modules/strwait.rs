@@ -7,7 +7,8 @@
 //! All follow the same protocol (no lost wakeup): run the head's step under the Stream lock,
 //! end the lock hold (`StrPerim::leave`: service procedures, flow control, the head's events),
 //! and then either return, or queue on the head's wait queue *before* the lock is dropped
-//! (`WaitQueue::sleep_timeout`) and sleep. A step whose lock hold sent something to another
+//! (`StrPerim::sleep`, counted as a sleeper a claimer may hand its claim to: `perim` step 6)
+//! and sleep. A step whose lock hold sent something to another
 //! Stream (its `Later` list is not empty) or woke the head's sleepers (work that arrived while
 //! the lock was held, applied when the hold ended) is not followed by a sleep: the lock is
 //! dropped, the other perimeters run (what they answer may be what we wait for), and the step
@@ -100,7 +101,7 @@ fn wait_on<R>(
                     crate::stream::Perimeter::run(p, 0);
                     continue;
                 }
-                match p.wq().sleep_timeout(g, left) {
+                match p.sleep(g, left) {
                     Err(e) => break e,
                     Ok(0) if limit_ms.is_some() => expired = true,
                     Ok(rest) => left = rest,
@@ -159,8 +160,14 @@ pub(crate) fn drain_on_close(p: &StrPerim, nonblock: bool) {
             crate::stream::Perimeter::run(p, 0);
             continue;
         }
-        match p.wq().sleep_timeout(g, left) {
-            Err(_) => return,
+        match p.sleep(g, left) {
+            Err(_) => {
+                // A claim handed to us while asleep (`perim` step 6) is served before we go.
+                if p.needs_run() {
+                    crate::stream::Perimeter::run(p, 0);
+                }
+                return;
+            }
             Ok(0) => expired = true,
             Ok(rest) => {
                 left = rest;

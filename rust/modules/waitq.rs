@@ -103,6 +103,18 @@ impl WaitQueue {
     /// or ERESTARTSYS if a signal is pending. A caller that sleeps again after a wakeup passes
     /// what was left, so spurious wakeups do not extend its limit.
     pub(crate) fn sleep_timeout<G>(&self, guard: G, timeout: c_long) -> Result<c_long, Errno> {
+        self.sleep_counted(guard, timeout, None)
+    }
+
+    /// [`WaitQueue::sleep_timeout`] for a task that wants to be known as a sleeper while it
+    /// is queued: `counter` (the Stream's, `Gate::sleeper_queued`/`sleeper_woken`) counts it
+    /// from after it is queued, before `guard` is dropped, until after it is woken.
+    pub(crate) fn sleep_counted<G>(
+        &self,
+        guard: G,
+        timeout: c_long,
+        counter: Option<&crate::perim::Gate>,
+    ) -> Result<c_long, Errno> {
         let entry = Opaque::<bindings::wait_queue_entry>::uninit();
         // SAFETY: `entry` is valid stack memory that outlives its use here (it is removed from
         // the queue by `finish_wait`, or never added when a signal is pending).
@@ -115,16 +127,23 @@ impl WaitQueue {
                 bindings::TASK_INTERRUPTIBLE as c_int,
             )
         };
-        drop(guard);
         if r != 0 {
+            drop(guard);
             // prepare_to_wait_event did not queue us and left the task running.
             return Err(ERESTARTSYS);
         }
+        if let Some(g) = counter {
+            g.sleeper_queued();
+        }
+        drop(guard);
         // SAFETY: reschedule in process context with no spinlock held (the guard is a mutex
         // and has been dropped); any timeout value is accepted (negative ones return at once).
         let left = unsafe { bindings::schedule_timeout(timeout) };
         // SAFETY: `entry` was queued on `wq` by prepare_to_wait_event.
         unsafe { bindings::finish_wait(self.wq.get(), entry.get()) };
+        if let Some(g) = counter {
+            g.sleeper_woken();
+        }
         Ok(left.max(0))
     }
 }

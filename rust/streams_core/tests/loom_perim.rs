@@ -17,6 +17,11 @@
 //!   the flag goes down, a put that still saw it up is found by the reader's second look.
 //!   Nothing is stranded (pending, no lazy flag, no claim); a reader that does not look
 //!   again is caught.
+//! - (i) the sleeper hand-off: a claimer outside a system call that finds a reader asleep in
+//!   the head (counted once it is on the wait queue) wakes it instead of scheduling the
+//!   runner; the woken reader's next enter serves the claim. Nothing is stranded, no claim is
+//!   left standing with nobody to serve it; a reader that counts itself before it is on the
+//!   wait queue (a wakeup lost to the window between) is caught.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -390,4 +395,105 @@ fn h_lazy_reader_leaves_nothing_behind() {
 #[should_panic(expected = "lazy put stranded")]
 fn h_reader_that_does_not_look_again_is_caught() {
     lazy_model(false);
+}
+
+// (i) ------------------------------------------------------------------------------------------
+
+/// A reader that finds nothing sleeps; a producer in softirq context puts once and, having
+/// claimed the perimeter, hands the claim to a counted sleeper or schedules the runner. The
+/// wait queue is modelled by `queued` (the reader's entry) and `woken` (a wake that found it).
+fn sleeper_model(count_after_queueing: bool) {
+    model(move || {
+        let t = sth_stream();
+        let rq = t.op(|s| s.head_rq());
+        let queued = LArc::new(AtomicBool::new(false));
+        let woken = LArc::new(AtomicBool::new(false));
+        let handed = LArc::new(AtomicBool::new(false));
+        let runner = LArc::new(AtomicBool::new(false));
+        let done = LArc::new(AtomicBool::new(false));
+        let producer = {
+            let (t, queued, woken) = (t.clone(), queued.clone(), woken.clone());
+            let (handed, runner, done) = (handed.clone(), runner.clone(), done.clone());
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"d").expect("msg");
+                if t.put_in(rq, m).expect("open") {
+                    // `StrPerim::schedule`: wake a counted sleeper, else the runner.
+                    if t.perim.gate().has_sleeper() {
+                        handed.store(true, SeqCst);
+                        if queued.load(SeqCst) {
+                            woken.store(true, SeqCst);
+                        }
+                    } else {
+                        runner.store(true, SeqCst);
+                    }
+                }
+                done.store(true, SeqCst);
+            })
+        };
+        // The reader: `strwait::wait_on` with a blocking read.
+        let gate = t.perim.gate();
+        let mut n = 0;
+        loop {
+            let mut g = t.perim.enter();
+            n += core::iter::from_fn(|| g.read()).count();
+            let later = t.perim.leave(&mut g);
+            if n == 1 {
+                drop(g);
+                later.finish(0);
+                if t.perim.needs_run() {
+                    t.run(0);
+                }
+                break;
+            }
+            g.unbusy();
+            if t.perim.needs_run() {
+                drop(g);
+                later.finish(0);
+                t.run(0);
+                continue;
+            }
+            // `WaitQueue::sleep_counted`: on the queue, counted, unlock, sleep.
+            if count_after_queueing {
+                queued.store(true, SeqCst);
+                gate.sleeper_queued();
+            } else {
+                gate.sleeper_queued();
+                queued.store(true, SeqCst);
+            }
+            drop(g);
+            later.finish(0);
+            // Asleep until woken, or (a time-out) until the producer is done.
+            while !woken.load(SeqCst) && !done.load(SeqCst) {
+                thread::yield_now();
+            }
+            let by_wake = woken.swap(false, SeqCst);
+            assert!(
+                by_wake || !handed.load(SeqCst),
+                "wakeup lost: a claim handed to a sleeper nobody woke"
+            );
+            queued.store(false, SeqCst);
+            gate.sleeper_woken();
+        }
+        producer.join().expect("producer");
+        if runner.load(SeqCst) {
+            t.run(0);
+        }
+        assert!(!gate.has_pending(), "put stranded");
+        assert!(
+            !gate.sched_flag().is_scheduled(),
+            "claim left standing with nobody to serve it"
+        );
+        assert_eq!(n, 1);
+    });
+}
+
+#[test]
+fn i_sleeper_handoff_leaves_nothing_behind() {
+    sleeper_model(true);
+}
+
+#[test]
+#[should_panic(expected = "wakeup lost")]
+fn i_sleeper_counted_before_queueing_is_caught() {
+    sleeper_model(false);
 }

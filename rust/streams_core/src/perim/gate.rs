@@ -12,9 +12,9 @@
 //! round, and no other lock is taken under it.
 
 #[cfg(not(loom))]
-use core::sync::atomic::{fence, AtomicBool, Ordering::Relaxed, Ordering::SeqCst};
+use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 #[cfg(loom)]
-use loom::sync::atomic::{fence, AtomicBool, Ordering::Relaxed, Ordering::SeqCst};
+use loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 
 use super::flow::Flow;
 use crate::msg::Msg;
@@ -95,6 +95,11 @@ pub struct Gate {
     /// reader has not read, and nothing there waits to be told of more: `HeadProcs::lazy_ok`),
     /// so a put of ordinary data need not claim it (`perim` step 5).
     lazy: AtomicBool,
+    /// Tasks asleep on the head's wait queue that enter the Stream when they wake (a system
+    /// call waiting in the Stream head): counted from the moment each is queued until it is
+    /// woken. A claimer outside a system call wakes them instead of scheduling the runner
+    /// (`perim` step 6).
+    sleepers: AtomicUsize,
     /// The perimeter is on a runner's list, or claimed by a put that will run it.
     pub(crate) flag: SchedFlag,
     /// The published flow control of the entry queues.
@@ -109,6 +114,7 @@ impl Gate {
             pending: AtomicBool::new(false),
             busy: AtomicBool::new(false),
             lazy: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
             flag: SchedFlag::new(),
             flow: core::array::from_fn(|_| Flow::new()),
         })
@@ -129,9 +135,12 @@ impl Gate {
     pub fn put_in(&self, q: QueueId, mut mp: Msg) -> Result<bool, Msg> {
         let n = mp.msgsize();
         let flow = self.flow_of(q);
-        // Ordinary data may wait for the Stream's own next look (step 5 of `perim`); anything
-        // else (high priority, bands, M_HANGUP, ioctl answers...) is what a sleeper waits for.
-        let ordinary = mp.db_type() == crate::msg::M_DATA && mp.band() == 0;
+        // Ordinary messages (band-0 M_DATA and M_PROTO: a pipe's data, a transport's
+        // T_UNITDATA_IND) may wait for the Stream's own next look (step 5 of `perim`);
+        // anything else (high priority, bands, M_HANGUP, ioctl answers...) is what a sleeper
+        // waits for.
+        let ty = mp.db_type();
+        let ordinary = (ty == crate::msg::M_DATA || ty == crate::msg::M_PROTO) && mp.band() == 0;
         {
             let mut inb = self.inbound.lock();
             if inb.closed {
@@ -167,6 +176,28 @@ impl Gate {
     /// Whether ordinary puts are left for the Stream's own next look.
     pub fn is_lazy(&self) -> bool {
         self.lazy.load(SeqCst)
+    }
+
+    /// A task that will enter the Stream when it wakes has queued itself on the head's wait
+    /// queue (call it after queueing, before dropping the Stream lock).
+    pub fn sleeper_queued(&self) {
+        self.sleepers.fetch_add(1, SeqCst);
+    }
+
+    /// That task woke (call it before it looks at the perimeter again: `Perim::needs_run`, or
+    /// its next enter).
+    pub fn sleeper_woken(&self) {
+        self.sleepers.fetch_sub(1, SeqCst);
+    }
+
+    /// Whether a claim can be handed to a sleeper (`perim` step 6): some task asleep on the
+    /// head's wait queue will enter the Stream when woken. The caller has claimed the
+    /// perimeter; the fence orders that claim before this load, against the sleeper's
+    /// uncount-then-look (`sleeper_woken`, then the fenced [`Gate::needs_look`]): a sleeper
+    /// that stops counting after this load sees the claim standing and serves it.
+    pub fn has_sleeper(&self) -> bool {
+        fence(SeqCst);
+        self.sleepers.load(SeqCst) != 0
     }
 
     /// Back-enable queue `q` for `band` (see `Perimeter::backenable_in`): true if this

@@ -37,9 +37,18 @@
 //!    standing, so nothing put meanwhile is stranded.
 //! 5. **lazy reader** (`Gate::put_in`): while the head holds data its reader has not read and
 //!    nothing waits to be told of more (`HeadProcs::lazy_ok`; not `watched`: no poller, epoll
-//!    entry or O_ASYNC owner, [`Perim::leave_watched`]), a put of ordinary band-0 M_DATA only
-//!    joins the inbound list, applied at the Stream's next enter (the reader's next read).
+//!    entry or O_ASYNC owner, [`Perim::leave_watched`]), a put of an ordinary band-0 message
+//!    (M_DATA, M_PROTO) only joins the inbound list, applied at the Stream's next enter (the
+//!    reader's next read).
 //!    Anything else, and any put once the head is empty, claims the perimeter as usual.
+//! 6. **sleeper hand-off** ([`Gate::has_sleeper`]): a claimer that cannot run the perimeter
+//!    itself (softirq, timer, too deep) and finds a system call asleep in the Stream head
+//!    (counted from when it queued itself on the head's wait queue until it woke) wakes it
+//!    instead of scheduling the runner: the sleeper's next enter applies the inbound list and
+//!    serves the claim, and a sleeper that wakes for another reason after the claim was made
+//!    sees it standing ([`Perim::needs_run`]) before it sleeps again or returns. A datagram
+//!    from the network then reaches a waiting reader with one wakeup, as a socket's does,
+//!    instead of a runner's work item and a second wakeup.
 //!
 //! # Locking
 //! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system
