@@ -134,6 +134,16 @@ impl WaitQueue {
         }
         if let Some(g) = counter {
             g.sleeper_queued();
+            // A lazy put that came before the count did not claim or wake (`perim` step 5):
+            // look again instead of sleeping on it.
+            if g.has_pending() {
+                drop(guard);
+                // SAFETY: `entry` was queued on `wq` by prepare_to_wait_event; this dequeues
+                // it and sets the task running again.
+                unsafe { bindings::finish_wait(self.wq.get(), entry.get()) };
+                g.sleeper_woken();
+                return Ok(timeout);
+            }
         }
         drop(guard);
         // SAFETY: reschedule in process context with no spinlock held (the guard is a mutex

@@ -91,9 +91,10 @@ pub struct Gate {
     /// The Stream lock is held by someone who will look at the inbound list before it lets
     /// go (`Perim::enter` sets it, the guard clears it): a claimer leaves the run to them.
     busy: AtomicBool,
-    /// The Stream will look at its inbound list again by itself (its head holds data its
-    /// reader has not read, and nothing there waits to be told of more: `HeadProcs::lazy_ok`),
-    /// so a put of ordinary data need not claim it (`perim` step 5).
+    /// The Stream will look at its inbound list again by itself (nothing in its head must hear
+    /// of an arrival at once: `HeadProcs::lazy_ok`, and nobody watches it), so a put of
+    /// ordinary data need not claim it unless a system call sleeps in the head (`perim`
+    /// step 5).
     lazy: AtomicBool,
     /// Tasks asleep on the head's wait queue that enter the Stream when they wake (a system
     /// call waiting in the Stream head): counted from the moment each is queued until it is
@@ -158,7 +159,7 @@ impl Gate {
             // The put's store, then (fenced) the Stream's word that it will look by itself;
             // the Stream clears that word, then (fenced) looks at the list: one sees the other.
             fence(SeqCst);
-            if self.lazy.load(SeqCst) {
+            if self.lazy.load(SeqCst) && !self.has_sleeper() {
                 return Ok(false);
             }
         }
@@ -182,6 +183,9 @@ impl Gate {
     /// queue (call it after queueing, before dropping the Stream lock).
     pub fn sleeper_queued(&self) {
         self.sleepers.fetch_add(1, SeqCst);
+        // Orders the count before the sleeper's last look at the inbound list
+        // (`has_pending`), against a lazy put's store-then-`has_sleeper`: one sees the other.
+        fence(SeqCst);
     }
 
     /// That task woke (call it before it looks at the perimeter again: `Perim::needs_run`, or

@@ -35,12 +35,14 @@
 //!    the guard), a put that claimed the perimeter leaves the run to that holder instead of
 //!    waiting on the lock; the holder, once it lets go, runs the perimeter if such a claim is
 //!    standing, so nothing put meanwhile is stranded.
-//! 5. **lazy reader** (`Gate::put_in`): while the head holds data its reader has not read and
-//!    nothing waits to be told of more (`HeadProcs::lazy_ok`; not `watched`: no poller, epoll
-//!    entry or O_ASYNC owner, [`Perim::leave_watched`]), a put of an ordinary band-0 message
-//!    (M_DATA, M_PROTO) only joins the inbound list, applied at the Stream's next enter (the
-//!    reader's next read).
-//!    Anything else, and any put once the head is empty, claims the perimeter as usual.
+//! 5. **lazy reader** (`Gate::put_in`): while nothing in the head must hear of an arrival at
+//!    once (`HeadProcs::lazy_ok`; not `watched`: no poller, epoll entry or O_ASYNC owner,
+//!    [`Perim::leave_watched`]) and no system call sleeps in the head (step 6's count), a put
+//!    of an ordinary band-0 message (M_DATA, M_PROTO) only joins the inbound list, applied
+//!    at the Stream's next enter (the reader's next read or poll). A task that is about to
+//!    sleep in the head counts itself once it is on the wait queue and then looks at the
+//!    inbound list once more (`Gate::has_pending`) instead of sleeping on work a lazy put
+//!    left there. Anything else, and any put while someone sleeps, claims the perimeter.
 //! 6. **sleeper hand-off** ([`Gate::has_sleeper`]): a claimer that cannot run the perimeter
 //!    itself (softirq, timer, too deep) and finds a system call asleep in the Stream head
 //!    (counted from when it queued itself on the head's wait queue until it woke) wakes it

@@ -308,9 +308,10 @@ impl HeadProcs for StrHead {
             s.sth_backenable(band)
         }
     }
-    /// Data queued at the head and nobody who would sleep with it there: no read fill (a
-    /// reader waits for more), no I_SETSIG registration (S_INPUT is per message), no error,
-    /// hangup or close, not linked under a multiplexor.
+    /// Nothing in the head that must hear of an arrival at once: no read fill (a reader
+    /// waits for more), no I_SETSIG registration (S_INPUT is per message), no error, hangup
+    /// or close, not linked under a multiplexor. A reader asleep in the head is woken by the
+    /// put itself (`perim` step 5, through the sleeper count of step 6).
     fn lazy_ok(s: &Stream) -> bool {
         let h = &s.sth;
         h.rdopt & RFILL == 0
@@ -319,7 +320,6 @@ impl HeadProcs for StrHead {
             && !h.closed
             && h.rerr.is_none()
             && h.plex.is_none()
-            && s.queue(s.head_rq()).is_some_and(|q| !q.is_empty())
     }
     #[inline]
     fn sync(s: &mut Stream) {
