@@ -210,7 +210,9 @@ impl StrPerim {
     /// Before the lock is dropped: run the enabled service procedures, publish flow control,
     /// take what the lock hold leaves for later and what the head reported.
     pub(crate) fn leave(&self, s: &mut Stream) -> Post {
-        let later = self.perim.leave_watched(s, self.watched());
+        let later = self
+            .perim
+            .leave_watched(s, self.watched(), !self.fasync.is_empty());
         let ev = s.sth_take_events();
         let sigs = Signals::of(s.sth(), &ev);
         Post {
@@ -361,9 +363,20 @@ impl Perimeter for StrPerim {
     fn schedule(self: Arc<Self>) {
         // A system call asleep in the head enters the Stream when woken: it serves the claim
         // (`perim` step 6), one wakeup instead of the runner's work item and a second one.
-        if self.perim.gate().has_sleeper() {
+        let gate = self.perim.gate();
+        if gate.has_sleeper() {
             self.wq.wake_sleepers();
             return;
+        }
+        // Pollers enter the Stream too when woken (their poll re-polls it). One that queues
+        // itself after this look enters the Stream afterwards anyway; the fence orders the
+        // claim before the look, as `wq_has_sleeper` does.
+        if gate.handoff_ok() {
+            core::sync::atomic::fence(Ordering::SeqCst);
+            if self.wq.has_waiters() {
+                self.wq.wake_sleepers();
+                return;
+            }
         }
         // Already queued: that run serves this claim too (it has not cleared the flag yet).
         // Not queued because the module is unloading: no Stream exists any more.

@@ -96,6 +96,10 @@ pub struct Gate {
     /// ordinary data need not claim it unless a system call sleeps in the head (`perim`
     /// step 5).
     lazy: AtomicBool,
+    /// Whoever waits on the head's wait queue (sleepers and pollers) will enter the Stream
+    /// when woken and nothing else must hear of an arrival (set when the lock is left):
+    /// a claim may be handed to the wait queue (`perim` step 6).
+    handoff: AtomicBool,
     /// Tasks asleep on the head's wait queue that enter the Stream when they wake (a system
     /// call waiting in the Stream head): counted from the moment each is queued until it is
     /// woken. A claimer outside a system call wakes them instead of scheduling the runner
@@ -115,6 +119,7 @@ impl Gate {
             pending: AtomicBool::new(false),
             busy: AtomicBool::new(false),
             lazy: AtomicBool::new(false),
+            handoff: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
             flag: SchedFlag::new(),
             flow: core::array::from_fn(|_| Flow::new()),
@@ -172,6 +177,19 @@ impl Gate {
         if self.lazy.load(Relaxed) != lazy {
             self.lazy.store(lazy, SeqCst);
         }
+    }
+
+    /// Whether a claim may be handed to the head's wait queue (set when the lock is left).
+    pub(crate) fn set_handoff(&self, ok: bool) {
+        if self.handoff.load(Relaxed) != ok {
+            self.handoff.store(ok, SeqCst);
+        }
+    }
+
+    /// Whether a claimer may wake the head's waiters, pollers included, instead of
+    /// scheduling the runner (`perim` step 6).
+    pub fn handoff_ok(&self) -> bool {
+        self.handoff.load(SeqCst)
     }
 
     /// Whether ordinary puts are left for the Stream's own next look.

@@ -43,14 +43,18 @@
 //!    sleep in the head counts itself once it is on the wait queue and then looks at the
 //!    inbound list once more (`Gate::has_pending`) instead of sleeping on work a lazy put
 //!    left there. Anything else, and any put while someone sleeps, claims the perimeter.
-//! 6. **sleeper hand-off** ([`Gate::has_sleeper`]): a claimer that cannot run the perimeter
-//!    itself (softirq, timer, too deep) and finds a system call asleep in the Stream head
-//!    (counted from when it queued itself on the head's wait queue until it woke) wakes it
-//!    instead of scheduling the runner: the sleeper's next enter applies the inbound list and
-//!    serves the claim, and a sleeper that wakes for another reason after the claim was made
-//!    sees it standing ([`Perim::needs_run`]) before it sleeps again or returns. A datagram
-//!    from the network then reaches a waiting reader with one wakeup, as a socket's does,
-//!    instead of a runner's work item and a second wakeup.
+//! 6. **sleeper hand-off** ([`Gate::has_sleeper`], [`Gate::handoff_ok`]): a claimer that
+//!    cannot run the perimeter itself (softirq, timer, too deep) and finds a system call
+//!    asleep in the Stream head (counted from when it queued itself on the head's wait queue
+//!    until it woke) wakes it instead of scheduling the runner: the sleeper's next enter
+//!    applies the inbound list and serves the claim, and a sleeper that wakes for another
+//!    reason after the claim was made sees it standing ([`Perim::needs_run`]) before it
+//!    sleeps again or returns. The same holds for pollers (poll(2) and epoll harvest call the
+//!    Stream's poll, which enters it), so while nothing in the head must hear of arrivals
+//!    otherwise (`HeadProcs::lazy_ok`, no O_ASYNC owner: `handoff_ok`), a claimer that finds
+//!    anyone on the wait queue wakes it instead. A datagram from the network then reaches a
+//!    waiting reader with one wakeup, as a socket's does, instead of a runner's work item and
+//!    a second wakeup.
 //!
 //! # Locking
 //! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system
@@ -169,13 +173,16 @@ impl<H: HeadProcs> Perim<H> {
     /// last round is left to the run its put claimed, or to this holder once it lets go
     /// (step 4: `needs_run`), so nothing is stranded.
     pub fn leave(&self, s: &mut Stream<H>) -> Later {
-        self.leave_watched(s, false)
+        self.leave_watched(s, false, false)
     }
 
     /// [`Perim::leave`] for a Stream that may be `watched`: something outside it (a poller or
     /// an epoll registration on its wait queue, an O_ASYNC owner) is told of each arrival as
     /// it happens, so ordinary puts must not wait for the Stream's own next look (step 5).
-    pub fn leave_watched(&self, s: &mut Stream<H>, watched: bool) -> Later {
+    ///
+    /// `signalled`: an O_ASYNC owner is told of arrivals by signal, not through the wait
+    /// queue, so a claim cannot be handed to the wait queue's pollers (step 6).
+    pub fn leave_watched(&self, s: &mut Stream<H>, watched: bool, signalled: bool) -> Later {
         H::sync(s);
         let mut round = 0;
         loop {
@@ -193,7 +200,9 @@ impl<H: HeadProcs> Perim<H> {
             self.apply_inbound(s);
             H::sync(s);
         }
-        self.gate.set_lazy(!watched && H::lazy_ok(s));
+        let quiet = H::lazy_ok(s);
+        self.gate.set_lazy(!watched && quiet);
+        self.gate.set_handoff(!signalled && quiet);
         s.take_later()
     }
 
