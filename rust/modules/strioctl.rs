@@ -102,7 +102,7 @@ pub(crate) fn ioctl(
         }
         I_POP => plain(|_| IocArg::None, 0),
         I_LOOK => result::<{ FMNAMESZ + 1 }>(f, cmd, arg, |o| IocArg::Out(o)),
-        I_NREAD | I_GRDOPT | I_GWROPT | I_GETBAND | I_GETCLTIME | FIONREAD => {
+        I_NREAD | I_GRDOPT | I_GWROPT | I_GETBAND | I_GETCLTIME | I_GET_HIWAT | FIONREAD => {
             result::<4>(f, cmd, arg, |o| IocArg::Out(o))
         }
         I_FLUSH | I_SRDOPT | I_SWROPT | I_CANPUT | I_ATMARK | I_CKBAND => plain(IocArg::Int, int),

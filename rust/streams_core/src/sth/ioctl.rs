@@ -420,6 +420,10 @@ impl Stream {
                 put_i32(out, i32::try_from(self.sth.cltime).unwrap_or(i32::MAX))
             }
             (I_SET_HIWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Hiwat, v),
+            (I_GET_HIWAT, IocArg::Out(out)) => {
+                let q = self.queue(self.head_rq()).ok_or(Errno::EINVAL)?;
+                put_i32(out, i32::try_from(q.hiwat()).unwrap_or(i32::MAX))
+            }
             (I_SET_LOWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Lowat, v),
             (I_LINK, IocArg::Link(r)) if !r.persistent() => self.sth_link(r),
             (I_PLINK, IocArg::Link(r)) if r.persistent() => self.sth_link(r),

@@ -56,7 +56,11 @@ fn recvfd(s: &Stream) -> io::Result<(i32, strrecvfd)> {
 /// Become nobody (group first): false if that failed.
 fn drop_to_nobody() -> bool {
     // SAFETY: plain system calls.
-    unsafe { libc::setgroups(0, std::ptr::null()) == 0 && libc::setgid(NOBODY) == 0 && libc::setuid(NOBODY) == 0 }
+    unsafe {
+        libc::setgroups(0, std::ptr::null()) == 0
+            && libc::setgid(NOBODY) == 0
+            && libc::setuid(NOBODY) == 0
+    }
 }
 
 /// Run `f` in a child process (as nobody if `nobody`); its value is the exit status. The
@@ -69,7 +73,11 @@ fn spawn(nobody: bool, f: impl FnOnce() -> i32) -> Result<libc::pid_t, String> {
         return Err(format!("fork: {}", io::Error::last_os_error()));
     }
     if pid == 0 {
-        let code = if nobody && !drop_to_nobody() { 100 } else { f() };
+        let code = if nobody && !drop_to_nobody() {
+            100
+        } else {
+            f()
+        };
         // SAFETY: leave the child at once.
         unsafe { libc::_exit(code) };
     }
@@ -204,7 +212,10 @@ pub(crate) fn t_fdpass_refusals() -> R {
     let fifo = Stream::from_fd(unsafe { OwnedFd::from_raw_fd(fd) });
     let (_lr, lw) = linux_pipe()?;
     let r = errno_of(sendfd(&fifo, lw.as_raw_fd()), "I_SENDFD on a FIFO")?;
-    ensure!(r == libc::EINVAL, "I_SENDFD on a FIFO: errno {r}, expected EINVAL");
+    ensure!(
+        r == libc::EINVAL,
+        "I_SENDFD on a FIFO: errno {r}, expected EINVAL"
+    );
     Ok(())
 }
 
@@ -345,7 +356,11 @@ fn block_sigpoll(block: bool) {
     // SAFETY: installing an async-signal-safe handler (one atomic add) or the default.
     unsafe { libc::signal(libc::SIGPOLL, handler) };
     let set = sigpoll_set();
-    let how = if block { libc::SIG_BLOCK } else { libc::SIG_UNBLOCK };
+    let how = if block {
+        libc::SIG_BLOCK
+    } else {
+        libc::SIG_UNBLOCK
+    };
     // SAFETY: a valid set; the old mask is not wanted.
     unsafe { libc::pthread_sigmask(how, &set, std::ptr::null_mut()) };
 }
@@ -373,7 +388,10 @@ pub(crate) fn t_setsig_cleared_at_close_and_exit() -> R {
         let code = in_child(true, || if setsig(&a, S_INPUT).is_ok() { 0 } else { 1 })?;
         ensure!(code == 0, "child {i} (nobody): I_SETSIG failed ({code})");
     }
-    e(setsig(&a, S_INPUT), "I_SETSIG after 8 registrants exited (slots never freed)")?;
+    e(
+        setsig(&a, S_INPUT),
+        "I_SETSIG after 8 registrants exited (slots never freed)",
+    )?;
     ensure!(e(getsig(&a), "I_GETSIG")? == S_INPUT, "I_GETSIG mask");
     // SAFETY: dup of an open descriptor.
     let d = unsafe { libc::dup(a.raw()) };
@@ -381,7 +399,10 @@ pub(crate) fn t_setsig_cleared_at_close_and_exit() -> R {
     // SAFETY: `d` is ours.
     unsafe { libc::close(d) };
     let r = errno_of(getsig(&a), "I_GETSIG after closing a duplicate")?;
-    ensure!(r == libc::EINVAL, "registration still there after close: errno {r}");
+    ensure!(
+        r == libc::EINVAL,
+        "registration still there after close: errno {r}"
+    );
     Ok(())
 }
 
@@ -442,7 +463,10 @@ pub(crate) fn t_setsig_unprivileged_own_process_only() -> R {
         ensure!(n == 1, "child never got ready");
         e(b.write(b"x"), "write")?;
         let code = reap(child)?;
-        ensure!(code == 0, "registrant (nobody): status {code} (1 I_SETSIG, 3 no SIGPOLL)");
+        ensure!(
+            code == 0,
+            "registrant (nobody): status {code} (1 I_SETSIG, 3 no SIGPOLL)"
+        );
         ensure!(!wait_sigpoll(200), "root, not registered, got SIGPOLL");
         Ok(())
     })();
