@@ -171,6 +171,15 @@ unsigned long rstreams_inflight_of(unsigned int kuid)
 }
 EXPORT_SYMBOL_GPL(rstreams_inflight_of);
 
+/* Whether the caller has CAP_SYS_ADMIN in the initial user namespace (no audit record: asked
+ * at every open of a multiplexing driver, whether or not the privilege is used). */
+bool rstreams_current_sysadmin(void);
+bool rstreams_current_sysadmin(void)
+{
+	return ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
+}
+EXPORT_SYMBOL_GPL(rstreams_current_sysadmin);
+
 /* An I_SETSIG owner: the registrant's thread group and credentials, both counted. */
 struct rstreams_sigowner {
 	struct pid *pid;

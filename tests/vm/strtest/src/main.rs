@@ -891,6 +891,10 @@ fn main() {
             "security: I_SETSIG of nobody signals nobody's process only",
             security::t_setsig_unprivileged_own_process_only,
         ),
+        (
+            "security: another user's persistent mux link: MUX_ROUTE and I_PUNLINK EPERM",
+            security::t_mux_other_users_links,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);

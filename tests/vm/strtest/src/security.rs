@@ -11,12 +11,17 @@
 //! - I_SETSIG: a registration goes when its process closes the Stream (exit included), it
 //!   signals the registrant from another pid namespace too, and an unprivileged registrant's
 //!   events signal nobody else.
+//! - Multiplexing (test build: `mux`, `echo`): another user can neither MUX_ROUTE to nor
+//!   I_PUNLINK a persistent link (EPERM).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use streams::{strrecvfd, Stream, I_GETSIG, I_RECVFD, I_SENDFD, I_SETSIG, S_INPUT};
+use streams::{
+    strioctl, strrecvfd, Stream, I_GETSIG, I_PLINK, I_PUNLINK, I_RECVFD, I_SENDFD, I_SETSIG, I_STR,
+    MUXID_ALL, S_INPUT,
+};
 
 use crate::{e, errno_of, ioctl_ptr, R};
 
@@ -473,4 +478,56 @@ pub(crate) fn t_setsig_unprivileged_own_process_only() -> R {
     while wait_sigpoll(0) {}
     block_sigpoll(false);
     r
+}
+
+/// MUX_ROUTE of upper `s` to link `muxid` (the test `mux` driver's I_STR command).
+fn mux_route(s: &Stream, muxid: i32) -> io::Result<i32> {
+    let mut arg = muxid.to_ne_bytes();
+    let mut ic = strioctl {
+        ic_cmd: (b'X' as i32) << 8 | 1,
+        ic_timout: -1,
+        ic_len: 4,
+        ic_dp: arg.as_mut_ptr().cast(),
+    };
+    ioctl_ptr(s, I_STR, (&mut ic as *mut strioctl).cast())
+}
+
+/// Root I_PLINKs an echo Stream under `mux`; nobody, on its own upper Stream of the same
+/// driver, can neither route itself to that link (read and inject root's traffic) nor
+/// I_PUNLINK it (EPERM; MUXID_ALL leaves it alone); root's traffic still flows, and root
+/// unlinks it.
+pub(crate) fn t_mux_other_users_links() -> R {
+    let u = e(Stream::open("/dev/streams/clone/mux"), "open mux")?;
+    let l = e(Stream::open("/dev/streams/clone/echo"), "open echo")?;
+    let m = e(u.ioctl_int(I_PLINK, l.raw()), "I_PLINK")?;
+    drop(l);
+    let code = in_child(true, || {
+        let Ok(ub) = Stream::open("/dev/streams/clone/mux") else {
+            return 1;
+        };
+        if errno(mux_route(&ub, m)) != libc::EPERM {
+            return 2;
+        }
+        if errno(ub.ioctl_int(I_PUNLINK, m)) != libc::EPERM {
+            return 3;
+        }
+        if ub.ioctl_int(I_PUNLINK, MUXID_ALL).is_err() {
+            return 4;
+        }
+        0
+    })?;
+    ensure!(
+        code == 0,
+        "nobody's upper Stream: status {code} (1 open, 2 MUX_ROUTE to root's link not EPERM, 3 I_PUNLINK not EPERM, 4 I_PUNLINK MUXID_ALL failed)"
+    );
+    ensure!(e(u.write(b"still"), "write")? == 5, "short write");
+    let mut b = [0u8; 8];
+    let n = e(u.read(&mut b), "read")?;
+    ensure!(
+        &b[..n] == b"still",
+        "root's link after nobody tried: {:?}",
+        &b[..n]
+    );
+    e(u.ioctl_int(I_PUNLINK, m), "I_PUNLINK by root")?;
+    Ok(())
 }
