@@ -59,7 +59,6 @@ extern "C" {
     fn rstreams_file_flags(file: *mut c_void) -> c_uint;
     fn rstreams_poll_wait(file: *mut c_void, wq: *mut c_void, pt: *mut c_void);
     fn rstreams_send_sig_current(sig: c_int);
-    fn rstreams_kill_pid(pid: c_int, sig: c_int);
     fn rstreams_fget(fd: c_uint) -> *mut c_void;
     fn rstreams_fput(file: *mut c_void);
     fn rstreams_file_same_ops(a: *mut c_void, b: *mut c_void) -> bool;
@@ -81,14 +80,6 @@ pub(crate) fn send_sig_current(sig: i32) {
     // SAFETY: `send_sig` on `current` is valid in process context for any signal number; it
     // ignores numbers outside 1..=_NSIG.
     unsafe { rstreams_send_sig_current(sig) }
-}
-
-/// Send signal `sig` to process `pid` (SIGPOLL for an I_SETSIG registration); nothing if the
-/// process is gone.
-pub(crate) fn kill_pid(pid: i32, sig: i32) {
-    // SAFETY: the shim looks the pid up under RCU and ignores a missing process; any signal
-    // number is accepted (invalid ones are rejected by the kernel).
-    unsafe { rstreams_kill_pid(pid, sig) }
 }
 
 /// The per-open object of a misc device: one value per open file, shared (`Arc`) with any
@@ -125,6 +116,9 @@ pub(crate) trait FileOps: Sized + Send + Sync + 'static {
     fn fasync(&self, call: &FasyncCall<'_>) -> Result<(), Errno>;
     /// poll(2): register with `pt` the wait queues whose wakeups change the mask, return it.
     fn poll(&self, pt: &PollTable<'_>) -> u32;
+    /// close(2) of a descriptor of the file (`->flush`, every close, in the closing process;
+    /// `release` follows only for the last reference).
+    fn flush(&self);
 }
 
 /// The file a system call is made on, for operations that involve another open file.
@@ -380,6 +374,7 @@ impl<T: FileOps> MiscDevice<T> {
         fops.owner = module.as_ptr();
         fops.open = Some(fops::open_tramp::<T>);
         fops.release = Some(fops::release_tramp::<T>);
+        fops.flush = Some(fops::flush_tramp::<T>);
         fops.read = Some(fops::read_tramp::<T>);
         fops.write = Some(fops::write_tramp::<T>);
         fops.read_iter = Some(fops::read_iter_tramp::<T>);

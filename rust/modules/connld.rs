@@ -45,7 +45,7 @@ pub(crate) fn open(
     let (client_end, server_end) = crate::weld::new_pipe()?;
     let server = StrFile::new(server_end, false, registry.clone(), None)?;
     // Dropping the message (on any failure below) closes the server's file, and its end.
-    let mut mp = Some(passfp_msg(call.new_fifo_file(server, false)?)?);
+    let mut mp = Some(passfp_msg(call.new_fifo_file(server, false)?, attached)?);
     let client = StrFile::new(client_end, false, registry.clone(), None)?;
     match crate::strwait::run_quiet(attached, nonblock, |s| connld_pass(s, &mut mp, nonblock)) {
         Ok(true) => Ok(Some(client)),

@@ -219,6 +219,19 @@ pub(super) unsafe extern "C" fn fasync_tramp<T: FileOps>(
 }
 
 // SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
+// with a `file` that `open_tramp::<T>` opened and that is not yet released (`filp_flush` runs
+// `->flush` before it drops the closing descriptor's reference).
+pub(super) unsafe extern "C" fn flush_tramp<T: FileOps>(
+    file: *mut bindings::file,
+    _id: bindings::fl_owner_t,
+) -> c_int {
+    // SAFETY: as in `read_tramp`.
+    let obj = unsafe { this::<T>(file) };
+    obj.flush();
+    0
+}
+
+// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
 // with a `file` that `open_tramp::<T>` opened and that is not yet released.
 pub(super) unsafe extern "C" fn poll_tramp<T: FileOps>(
     file: *mut bindings::file,

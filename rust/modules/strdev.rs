@@ -48,7 +48,7 @@ pub(crate) fn open(dev: &StrDev, f_flags: u32) -> Result<Arc<StrFile>, Errno> {
     let perim = StrPerim::new(s)?;
     // The driver's open may have sent M_SETOPTS or data; nobody waits on a new Stream yet.
     let attached = perim.op(Caller::Nobody, |s| match table {
-        Some(t) => s.sth_mux_attach(t.clone()),
+        Some(t) => s.sth_mux_attach(t.clone(), opener()),
         None => Ok(()),
     });
     if let Err(e) = attached {
@@ -56,4 +56,23 @@ pub(crate) fn open(dev: &StrDev, f_flags: u32) -> Result<Arc<StrFile>, Errno> {
         return Err(e);
     }
     StrFile::new(perim, unconnected, dev.registry.clone(), None)
+}
+
+extern "C" {
+    fn rstreams_current_kids(kuid: *mut core::ffi::c_uint, kgid: *mut core::ffi::c_uint);
+    fn rstreams_current_sysadmin() -> bool;
+}
+
+/// Who is opening a multiplexing driver, for its link table's permission model
+/// (`docs/security.md`): the effective kernel uid and whether it has CAP_SYS_ADMIN.
+fn opener() -> crate::stream::MuxCred {
+    let (mut kuid, mut kgid) = (0, 0);
+    // SAFETY: two valid out-pointers; reads the caller's credentials (process context).
+    unsafe { rstreams_current_kids(&mut kuid, &mut kgid) };
+    // SAFETY: plain capability check of the caller, in process context.
+    let privileged = unsafe { rstreams_current_sysadmin() };
+    crate::stream::MuxCred {
+        user: kuid,
+        privileged,
+    }
 }

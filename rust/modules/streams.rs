@@ -74,6 +74,7 @@ mod strmux;
 mod strperim;
 mod strproc;
 mod strrw;
+mod sigowner;
 mod strsig;
 mod strwait;
 mod udp;

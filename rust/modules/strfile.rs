@@ -218,4 +218,12 @@ impl FileOps for StrFile {
         // The op's leave sees this poller on the wait queue (`StrPerim::watched`).
         self.perim.op(Caller::Me, |s| s.strpoll(POLL_ALL))
     }
+
+    /// Every close(2): the closing process's I_SETSIG registration goes (SVR4 `strclean`),
+    /// dropped after the lock.
+    fn flush(&self) {
+        let key = crate::sigowner::current_key();
+        let gone = self.perim.op(Caller::Nobody, |s| s.sth_sigclean(key));
+        drop(gone);
+    }
 }

@@ -102,7 +102,7 @@ pub(crate) fn ioctl(
         }
         I_POP => plain(|_| IocArg::None, 0),
         I_LOOK => result::<{ FMNAMESZ + 1 }>(f, cmd, arg, |o| IocArg::Out(o)),
-        I_NREAD | I_GRDOPT | I_GWROPT | I_GETBAND | I_GETCLTIME | FIONREAD => {
+        I_NREAD | I_GRDOPT | I_GWROPT | I_GETBAND | I_GETCLTIME | I_GET_HIWAT | FIONREAD => {
             result::<4>(f, cmd, arg, |o| IocArg::Out(o))
         }
         I_FLUSH | I_SRDOPT | I_SWROPT | I_CANPUT | I_ATMARK | I_CKBAND => plain(IocArg::Int, int),
@@ -112,17 +112,22 @@ pub(crate) fn ioctl(
             plain(IocArg::Int, i64::from(v))
         }
         I_SETSIG => {
-            let pid = kernel::current!().pid();
+            // Made (a sleeping allocation) before the lock; a replaced or refused owner is
+            // dropped after it.
+            let mut owner = Some(crate::sigowner::PidOwner::current()?);
             let events = int as i32;
             f.run(
                 false,
-                |s| s.strioctl(reg, cmd, IocArg::Sig { pid, events }),
+                |s| match owner.take() {
+                    Some(owner) => s.strioctl(reg, cmd, IocArg::Sig { owner, events }),
+                    None => Err(Errno::EINVAL.into()),
+                },
                 |_| {},
             )
         }
         I_GETSIG => {
-            let pid = kernel::current!().pid();
-            result::<4>(f, cmd, arg, |out| IocArg::GetSig { pid, out })
+            let key = crate::sigowner::current_key();
+            result::<4>(f, cmd, arg, |out| IocArg::GetSig { key, out })
         }
         I_FLUSHBAND => {
             let b = UserBuf::new(arg, 8).read_array::<8>(0)?;

@@ -35,6 +35,7 @@ use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 use crate::dwork::DelayedWork;
 use crate::errno::Errno;
 use crate::fasync::FasyncList;
+use crate::fdpass::PipePass;
 use crate::msg::Msg;
 use crate::perim::{Perim, PerimGuard};
 use crate::runq::RunQueue;
@@ -108,6 +109,10 @@ pub(crate) struct StrPerim {
     /// How many hold the head open: its files (not FIFO files: `fifo.rs` counts those) and
     /// its fattach attachments. The last to go closes the head.
     opens: AtomicUsize,
+    /// The files in flight in the pipe this is an end of (`fdpass.rs`), shared with the
+    /// other end; set when the ends are connected (`weld.rs`), never for other Streams.
+    #[pin]
+    pipe: SpinLock<Option<Arc<PipePass>>>,
 }
 
 impl_has_work! {
@@ -137,6 +142,7 @@ impl StrPerim {
                 shared: HeadShared::new(),
                 work <- new_work!("rstreams_run"),
                 opens: AtomicUsize::new(0),
+                pipe <- kernel::new_spinlock!(None, "rstreams_pipe"),
             }),
             GFP_KERNEL,
         )
@@ -153,6 +159,16 @@ impl StrPerim {
         let me: Arc<dyn Perimeter> = p.clone();
         p.op(Caller::Nobody, |s| s.set_perimeter(me));
         Ok(p)
+    }
+
+    /// The pass count of the pipe this is an end of (`None`: not a connected pipe end).
+    pub(crate) fn pipe(&self) -> Option<Arc<PipePass>> {
+        self.pipe.lock().clone()
+    }
+
+    /// Make this an end of the pipe whose pass count is `p` (`weld.rs`, both ends).
+    pub(crate) fn set_pipe(&self, p: Arc<PipePass>) {
+        *self.pipe.lock() = Some(p);
     }
 
     /// The wait queue of the head.

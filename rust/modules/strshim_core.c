@@ -424,13 +424,6 @@ void *rstreams_tasklet_free(void *p)
 EXPORT_SYMBOL_GPL(rstreams_tasklet_free);
 
 /* File references and descriptors for I_SENDFD/I_RECVFD (fdpass.rs). */
-void rstreams_get_file(struct file *file);
-void rstreams_get_file(struct file *file)
-{
-	get_file(file);
-}
-EXPORT_SYMBOL_GPL(rstreams_get_file);
-
 int rstreams_fd_reserve(unsigned int flags);
 int rstreams_fd_reserve(unsigned int flags)
 {
@@ -452,27 +445,6 @@ void rstreams_fd_install(int fd, struct file *file)
 }
 EXPORT_SYMBOL_GPL(rstreams_fd_install);
 
-void rstreams_current_ids(unsigned int *uid, unsigned int *gid);
-void rstreams_current_ids(unsigned int *uid, unsigned int *gid)
-{
-	*uid = from_kuid_munged(current_user_ns(), current_euid());
-	*gid = from_kgid_munged(current_user_ns(), current_egid());
-}
-EXPORT_SYMBOL_GPL(rstreams_current_ids);
-
-/* SIGPOLL for I_SETSIG registrations: the registered process, if it still exists. */
-void rstreams_kill_pid(int pid, int sig);
-void rstreams_kill_pid(int pid, int sig)
-{
-	struct pid *p;
-
-	rcu_read_lock();
-	p = find_vpid(pid);
-	if (p)
-		kill_pid(p, sig, 1);
-	rcu_read_unlock();
-}
-EXPORT_SYMBOL_GPL(rstreams_kill_pid);
 /*
  * A /proc entry: a directory (show == NULL) or a read-only single_open seq_file whose content
  * show(ctx, m) writes with rstreams_seq_write().

@@ -3,7 +3,8 @@
 //! M_SIG/M_PCSIG signals of messages that reached it, SIGIO to its O_ASYNC files, and SIGPIPE
 //! to a writer of a hung-up pipe. All are sent after the Stream lock is dropped, from what the
 //! lock hold collected: the head's events (`sth::HeadEvents`) and, when they call for it, a
-//! copy of the registrations ([`Signals`]).
+//! copy of the registrations ([`Signals`]). A registration names its process by a counted
+//! reference and is checked like F_SETOWN when it is signalled (`sigowner.rs`).
 
 use crate::chardev;
 use crate::fasync::{FasyncList, POLL_ERR, POLL_HUP, POLL_IN, POLL_OUT, POLL_PRI};
@@ -25,10 +26,10 @@ pub(crate) struct Signals {
 impl Signals {
     /// The registrations of `head` if `ev` has SIGPOLL events or M_SIG signals for them.
     pub(crate) fn of(head: &StrHead, ev: &HeadEvents) -> Signals {
-        let mut regs = [None; NSIGREG];
+        let mut regs = [const { None }; NSIGREG];
         if ev.sigpoll != 0 || ev.signals != 0 {
             for (slot, r) in regs.iter_mut().zip(head.sig_list()) {
-                *slot = Some(r);
+                *slot = Some(r.clone());
             }
         }
         Signals { regs }
@@ -42,11 +43,11 @@ impl Signals {
             let hit = reg.events & ev.sigpoll;
             if hit & !S_BANDURG != 0 {
                 let urg = reg.events & S_BANDURG != 0 && hit & S_RDBAND != 0;
-                chardev::kill_pid(reg.pid, if urg { SIGURG } else { SIGPOLL_NR });
+                reg.owner.signal(if urg { SIGURG } else { SIGPOLL_NR });
             }
             for sig in 1..64 {
                 if ev.signals & (1u64 << sig) != 0 {
-                    chardev::kill_pid(reg.pid, sig);
+                    reg.owner.signal(sig);
                 }
             }
         }

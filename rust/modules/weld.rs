@@ -20,6 +20,7 @@ use crate::strperim::{Caller, StrPerim};
 /// Connect the pipe ends of `a` and `b` to each other (each under its own lock in turn).
 /// EINVAL if either is not an unconnected end (or is closed).
 pub(crate) fn connect(a: &Arc<StrPerim>, b: &Arc<StrPerim>) -> Result<(), Errno> {
+    let pass = crate::fdpass::PipePass::new()?;
     let arq = a.op(Caller::Nobody, |s| crate::pipe::twist_rq(s)).ok_or(Errno::EINVAL)?;
     let brq = b.op(Caller::Nobody, |s| crate::pipe::twist_rq(s)).ok_or(Errno::EINVAL)?;
     let pa: Arc<dyn Perimeter> = a.clone();
@@ -30,6 +31,10 @@ pub(crate) fn connect(a: &Arc<StrPerim>, b: &Arc<StrPerim>) -> Result<(), Errno>
         a.op(Caller::Nobody, |s| s.sth_hangup_now());
         return Err(e);
     }
+    // Both ends count the files in flight between them in one place (`fdpass.rs`). Set
+    // after the connect: until then neither end is a pipe I_SENDFD can send into.
+    a.set_pipe(pass.clone());
+    b.set_pipe(pass);
     Ok(())
 }
 

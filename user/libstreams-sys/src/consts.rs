@@ -81,6 +81,8 @@ pub const I_FDETACH: c_int = SID | 53;
 pub const I_SET_HIWAT: c_int = SID | 91;
 /// Set the Stream head read queue's low water mark (int by value; HP-UX number, in LfS).
 pub const I_SET_LOWAT: c_int = SID | 92;
+/// Get the high water mark of the Stream head's read queue (rstreams extension): `int *`.
+pub const I_GET_HIWAT: c_int = SID | 93;
 
 /// Infinite I_STR timeout.
 pub const INFTIM: c_int = -1;

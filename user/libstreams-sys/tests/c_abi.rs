@@ -60,6 +60,7 @@ fn constants() -> Vec<Const> {
         I_FDETACH,
         I_SET_HIWAT,
         I_SET_LOWAT,
+        I_GET_HIWAT,
         FMNAMESZ,
         FLUSHR,
         FLUSHW,

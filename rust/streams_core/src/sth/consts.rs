@@ -90,6 +90,10 @@ pub const I_FDETACH: u32 = SID | 53;
 pub const I_SET_HIWAT: u32 = SID | 91;
 /// Set the low water mark of the Stream head's read queue (HP-UX number, listed by LfS).
 pub const I_SET_LOWAT: u32 = SID | 92;
+/// Get the high water mark of the Stream head's read queue (an rstreams extension, next to
+/// HP-UX's two; what `fcntl(F_GETPIPE_SZ)` answers under `libstreams_pipe.so`): argument an
+/// `int *`.
+pub const I_GET_HIWAT: u32 = SID | 93;
 
 /// Length of a module name, without its NUL.
 pub const FMNAMESZ: usize = 8;

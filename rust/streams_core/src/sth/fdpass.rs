@@ -20,13 +20,14 @@ use crate::sth::Stream;
 
 impl Stream {
     /// I_SENDFD: send the M_PASSFP message `mp` to the Stream head at the other end of this
-    /// pipe (on a FIFO: to its own head, for whoever opened it to read). Errors: EINVAL when
-    /// this is neither a pipe nor a FIFO, or `mp` is not M_PASSFP; EBADF after
+    /// pipe. Errors: EINVAL when this is not a pipe (a FIFO's write side comes back to its
+    /// own head, so a FIFO sent over itself would hold its own file: refused, as
+    /// `docs/security.md` explains), or `mp` is not M_PASSFP; EBADF after
     /// close, the write error, EPIPE (SIGPIPE) / ENXIO after hangup as for write; EAGAIN when
     /// the other end's read queue is full (I_SENDFD never waits). On error `mp` is freed,
     /// which releases the file it carries.
     pub fn strsendfd(&mut self, mp: Msg) -> Result<(), Stop> {
-        if !(self.is_pipe() || self.is_fifo()) || mp.db_type() != M_PASSFP {
+        if !self.is_pipe() || mp.db_type() != M_PASSFP {
             return Err(Errno::EINVAL.into());
         }
         self.sth_write_ok()?;

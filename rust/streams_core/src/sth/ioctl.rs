@@ -166,17 +166,18 @@ pub enum IocArg<'a> {
     /// A kernel buffer for the result (I_NREAD, I_GRDOPT, I_GWROPT, I_LOOK, I_GETBAND, …): 4
     /// bytes (an `int`), FMNAMESZ + 1 for I_LOOK. The platform copies it out after the lock.
     Out(&'a mut [u8]),
-    /// I_SETSIG for process `pid`.
+    /// I_SETSIG for the calling process `owner`.
     Sig {
         /// The registering process.
-        pid: i32,
+        owner: crate::sys::Arc<dyn super::SigOwner>,
         /// `S_*` events, 0 to unregister.
         events: i32,
     },
-    /// I_GETSIG for process `pid`, the mask written to `out` (4 bytes).
+    /// I_GETSIG for the calling process (its [`SigOwner::key`](super::SigOwner::key)), the
+    /// mask written to `out` (4 bytes).
     GetSig {
-        /// The asking process.
-        pid: i32,
+        /// The asking process's key.
+        key: usize,
         /// Where the `S_*` mask goes.
         out: &'a mut [u8],
     },
@@ -339,9 +340,9 @@ impl Stream {
                 Ok(0)
             }
             (I_GWROPT, IocArg::Out(out)) => put_i32(out, self.sth.wropt as i32),
-            (I_SETSIG, IocArg::Sig { pid, events }) => self.sth_setsig(pid, events),
-            (I_GETSIG, IocArg::GetSig { pid, out }) => {
-                let r = self.sth.sig_list().find(|r| r.pid == pid);
+            (I_SETSIG, IocArg::Sig { owner, events }) => self.sth_setsig(owner, events),
+            (I_GETSIG, IocArg::GetSig { key, out }) => {
+                let r = self.sth.sig_list().find(|r| r.owner.key() == key);
                 let r = r.ok_or(Errno::EINVAL)?;
                 put_i32(out, r.events as i32)
             }
@@ -419,6 +420,10 @@ impl Stream {
                 put_i32(out, i32::try_from(self.sth.cltime).unwrap_or(i32::MAX))
             }
             (I_SET_HIWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Hiwat, v),
+            (I_GET_HIWAT, IocArg::Out(out)) => {
+                let q = self.queue(self.head_rq()).ok_or(Errno::EINVAL)?;
+                put_i32(out, i32::try_from(q.hiwat()).unwrap_or(i32::MAX))
+            }
             (I_SET_LOWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Lowat, v),
             (I_LINK, IocArg::Link(r)) if !r.persistent() => self.sth_link(r),
             (I_PLINK, IocArg::Link(r)) if r.persistent() => self.sth_link(r),
@@ -474,37 +479,53 @@ impl Stream {
         Ok(0)
     }
 
-    fn sth_setsig(&mut self, pid: i32, events: i32) -> Result<i32, Stop> {
+    fn sth_setsig(
+        &mut self,
+        owner: crate::sys::Arc<dyn super::SigOwner>,
+        events: i32,
+    ) -> Result<i32, Stop> {
         let ev = u32::try_from(events).map_err(|_| Errno::EINVAL)?;
         if ev & !S_ALL != 0 {
             return Err(Errno::EINVAL.into());
         }
-        let slot = self
+        let key = owner.key();
+        let mine = self
             .sth
             .sigs
-            .iter()
-            .position(|r| r.is_some_and(|r| r.pid == pid));
-        match (slot, ev) {
+            .iter_mut()
+            .find(|r| r.as_ref().is_some_and(|r| r.owner.key() == key));
+        match (mine, ev) {
             (None, 0) => Err(Errno::EINVAL.into()),
-            (Some(i), 0) => {
-                if let Some(s) = self.sth.sigs.get_mut(i) {
-                    *s = None;
-                }
+            (Some(s), 0) => {
+                *s = None;
                 Ok(0)
             }
-            (Some(i), _) => {
-                if let Some(s) = self.sth.sigs.get_mut(i) {
-                    *s = Some(super::SigReg { pid, events: ev });
-                }
+            (Some(s), _) => {
+                *s = Some(super::SigReg { owner, events: ev });
                 Ok(0)
             }
             (None, _) => {
                 let free = self.sth.sigs.iter_mut().find(|r| r.is_none());
                 let s = free.ok_or(Errno::EAGAIN)?;
-                *s = Some(super::SigReg { pid, events: ev });
+                *s = Some(super::SigReg { owner, events: ev });
                 Ok(0)
             }
         }
+    }
+
+    /// A file of this Stream was closed by the process with [`SigOwner::key`] `key` (SVR4
+    /// `strclean`, called for every close, not only the last): its I_SETSIG registration
+    /// goes, so a registration never outlives the registrant's last use of the Stream.
+    /// Returns the registration taken out, to be dropped after the lock.
+    ///
+    /// [`SigOwner::key`]: super::SigOwner::key
+    pub fn sth_sigclean(&mut self, key: usize) -> Option<super::SigReg> {
+        let mine = self
+            .sth
+            .sigs
+            .iter_mut()
+            .find(|r| r.as_ref().is_some_and(|r| r.owner.key() == key))?;
+        mine.take()
     }
 
     /// Where caller `my` stands with the ioctl slot: `Ok(true)` its answer is there,

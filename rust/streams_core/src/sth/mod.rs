@@ -134,13 +134,35 @@ pub struct HeadEvents {
 /// Most SIGPOLL registrations one Stream keeps (I_SETSIG).
 pub const NSIGREG: usize = 8;
 
+/// The process an I_SETSIG registration signals, as the platform holds it. In the kernel it
+/// is a counted reference to the registrant's thread group (`struct pid`) and its credentials
+/// (`rust/modules/sigowner.rs`), so a registration can never name another process after the
+/// registrant exits and its number is reused.
+pub trait SigOwner: Send + Sync {
+    /// The owner's identity: two owners naming one live process have the same key, and no
+    /// two live processes share one (in the kernel: the address of the held `struct pid`).
+    fn key(&self) -> usize;
+    /// Send signal `sig` to the process, if it still exists and may still be signalled by
+    /// the registrant (the platform's rule); nothing otherwise. Called with no lock held.
+    fn signal(&self, sig: i32);
+}
+
 /// One I_SETSIG registration: who gets SIGPOLL for which `S_*` events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct SigReg {
-    /// Registered process (or process group, as the platform decides).
-    pub pid: i32,
+    /// Registered process.
+    pub owner: crate::sys::Arc<dyn SigOwner>,
     /// `S_*` events.
     pub events: u32,
+}
+
+impl core::fmt::Debug for SigReg {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SigReg")
+            .field("owner", &self.owner.key())
+            .field("events", &self.events)
+            .finish()
+    }
 }
 
 /// The ioctl slot: one ioctl at a time per Stream, as in SVR4 (`STWIOC`).
@@ -214,7 +236,7 @@ impl StrHead {
             cltime: STRCLTIME_DEFAULT,
             draining: false,
             hold: None,
-            sigs: [None; NSIGREG],
+            sigs: [const { None }; NSIGREG],
             ioc: IocSlot::Free,
             ioc_seq: 0,
             rgen: 0,
@@ -288,8 +310,8 @@ impl StrHead {
         self.hold.as_ref().map_or(0, Msg::msgsize)
     }
     /// The SIGPOLL registrations.
-    pub fn sig_list(&self) -> impl Iterator<Item = SigReg> + '_ {
-        self.sigs.iter().flatten().copied()
+    pub fn sig_list(&self) -> impl Iterator<Item = &SigReg> + '_ {
+        self.sigs.iter().flatten()
     }
 }
 

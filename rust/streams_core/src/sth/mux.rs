@@ -201,7 +201,12 @@ impl Stream {
     /// it). Call once, after [`Stream::set_perimeter`](crate::stream::Stream::set_perimeter).
     /// EINVAL if the driver is no multiplexor, the Stream was not given its perimeter or has
     /// joined already; ENOSR.
-    pub fn sth_mux_attach(&mut self, table: Arc<MuxTable>) -> Result<(), Errno> {
+    /// `cred`: who opened this Stream (the link table's permission model: `MuxCred`).
+    pub fn sth_mux_attach(
+        &mut self,
+        table: Arc<MuxTable>,
+        cred: crate::stream::MuxCred,
+    ) -> Result<(), Errno> {
         if self.sth.mux.is_some() || self.sth.closed || self.sth.plex.is_some() {
             return Err(Errno::EINVAL);
         }
@@ -213,7 +218,7 @@ impl Stream {
             (Some(w), Some(r)) => (w, r),
             _ => return Err(Errno::EINVAL),
         };
-        let me = match table.join(wq, rq) {
+        let me = match table.join(wq, rq, cred) {
             Ok(me) => me,
             Err((e, wq, rq)) => {
                 self.later_mut().release(wq.into_perim());
@@ -427,7 +432,7 @@ impl Stream {
                     return Ok(0);
                 }
             }
-            let Some(muxid) = table.start_unlink(me, req.persistent, req.muxid) else {
+            let Some(muxid) = table.start_unlink(me, req.persistent, req.muxid)? else {
                 return if req.muxid == MUXID_ALL {
                     Ok(0)
                 } else {

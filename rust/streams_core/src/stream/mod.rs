@@ -52,7 +52,7 @@ pub use ctx::QCtx;
 pub use head::{HeadProcs, RawHead};
 pub use link::Link;
 pub use module::{ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
-pub use mux::{Multiplexor, MuxTable, UpperId};
+pub use mux::{Multiplexor, MuxCred, MuxTable, UpperId};
 pub use registry::Registry;
 pub use stats::{mstat_total, reserve_totals, ModuleStat};
 

@@ -68,9 +68,32 @@ pub trait Multiplexor {
     fn open_lower(&mut self, muxid: i32) -> Result<Box<dyn StreamModule>, Errno>;
 }
 
+/// Who opened an upper Stream, as the platform names users: the permission model of a link
+/// table (`docs/security.md`). A link belongs to the user of the upper Stream that made it;
+/// an upper Stream may route itself to a link (MUX_ROUTE, reading and injecting its traffic)
+/// or I_PUNLINK a persistent link only if the link is its user's, or if it was opened with
+/// privilege. I_UNLINK stays limited to the upper that made the link, as in SVR4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MuxCred {
+    /// The opener's user (in the kernel: its effective kernel uid, the same in every user
+    /// namespace).
+    pub user: u32,
+    /// The opener was privileged (in the kernel: `CAP_SYS_ADMIN`).
+    pub privileged: bool,
+}
+
+impl MuxCred {
+    /// Whether an upper opened with these credentials may act on a link of `user`.
+    fn may(&self, user: u32) -> bool {
+        self.privileged || self.user == user
+    }
+}
+
 /// An upper Stream in the table.
 struct UpperRec {
     id: UpperId,
+    /// Its opener.
+    cred: MuxCred,
     /// The upper driver's write queue (woken when a link it sends to drains).
     wq: QRef,
     /// The upper driver's read queue (where the lower halves routed here put).
@@ -85,6 +108,8 @@ struct LinkRec {
     persistent: bool,
     /// The upper Stream that made an I_LINK link (none for I_PLINK).
     owner: Option<UpperId>,
+    /// The user of the upper Stream that made the link (I_LINK or I_PLINK).
+    user: u32,
     link: Arc<Link>,
     /// The lower Stream's head write queue: the lower half's write queue while linked. Holds
     /// the lower Stream for as long as the link stands.
@@ -189,11 +214,17 @@ impl MuxTable {
 
     /// An upper Stream joins: its driver's write and read queue. ENOSR (the references come
     /// back).
-    pub(crate) fn join(&self, wq: QRef, rq: QRef) -> Result<UpperId, (Errno, QRef, QRef)> {
+    pub(crate) fn join(
+        &self,
+        wq: QRef,
+        rq: QRef,
+        cred: MuxCred,
+    ) -> Result<UpperId, (Errno, QRef, QRef)> {
         let mut t = self.inner.lock();
         let id = UpperId(t.next_upper);
         let rec = UpperRec {
             id,
+            cred,
             wq,
             rq,
             route: None,
@@ -235,6 +266,9 @@ impl MuxTable {
         owner: UpperId,
     ) -> Result<i32, (Errno, QRef)> {
         let mut t = self.inner.lock();
+        let Some(user) = t.upper(owner).map(|u| u.cred.user) else {
+            return Err((Errno::EINVAL, lower));
+        };
         let muxid = loop {
             t.last_muxid = if t.last_muxid >= i32::MAX - 1 {
                 1
@@ -250,6 +284,7 @@ impl MuxTable {
             muxid,
             persistent,
             owner: (!persistent).then_some(owner),
+            user,
             link: link.clone(),
             lower,
             up: None,
@@ -283,19 +318,40 @@ impl MuxTable {
     }
 
     /// The next link upper `me` may unlink with I_UNLINK (`persistent == false`: the links it
-    /// made with I_LINK) or I_PUNLINK (persistent links, made by any upper): `muxid`, or any
-    /// for `MUXID_ALL`. The link is marked as being unlinked by `me`.
-    pub(crate) fn start_unlink(&self, me: UpperId, persistent: bool, muxid: i32) -> Option<i32> {
+    /// made with I_LINK) or I_PUNLINK (persistent links of `me`'s user, or any if `me` is
+    /// privileged: [`MuxCred`]): `muxid`, or any for `MUXID_ALL`. The link is marked as being
+    /// unlinked by `me`. `Ok(None)`: none (left); EPERM: persistent link `muxid` is another
+    /// user's.
+    pub(crate) fn start_unlink(
+        &self,
+        me: UpperId,
+        persistent: bool,
+        muxid: i32,
+    ) -> Result<Option<i32>, Errno> {
         let mut t = self.inner.lock();
+        let Some(cred) = t.upper(me).map(|u| u.cred) else {
+            return Ok(None);
+        };
+        let all = muxid == crate::sth::consts::MUXID_ALL;
         let l = t.links.as_mut_slice().iter_mut().flatten().find(|l| {
             l.linked
                 && l.unlinking.is_none()
                 && l.persistent == persistent
-                && (muxid == crate::sth::consts::MUXID_ALL || l.muxid == muxid)
-                && (persistent || l.owner == Some(me))
-        })?;
+                && (all || l.muxid == muxid)
+                && if persistent {
+                    all && cred.may(l.user) || !all
+                } else {
+                    l.owner == Some(me)
+                }
+        });
+        let Some(l) = l else {
+            return Ok(None);
+        };
+        if !cred.may(l.user) {
+            return Err(Errno::EPERM);
+        }
         l.unlinking = Some(me);
-        Some(l.muxid)
+        Ok(Some(l.muxid))
     }
 
     /// The unlink of `muxid` failed or was given up: the link stands.
@@ -349,11 +405,12 @@ impl MuxTable {
 
     /// Route upper `me` to link `muxid`: what `me` sends goes down that link, and what comes
     /// up that link goes to `me` (until another upper routes itself there). ENXIO if there is
-    /// no such link.
+    /// no such link; EPERM if it is another user's and `me` is not privileged ([`MuxCred`]).
     pub fn route(&self, me: UpperId, muxid: i32) -> Result<(), Errno> {
         let mut t = self.inner.lock();
-        if t.link(muxid).is_none() {
-            return Err(Errno::ENXIO);
+        let user = t.link(muxid).ok_or(Errno::ENXIO)?.user;
+        if !t.upper(me).ok_or(Errno::ENXIO)?.cred.may(user) {
+            return Err(Errno::EPERM);
         }
         let u = t.upper_mut(me).ok_or(Errno::ENXIO)?;
         u.route = Some(muxid);

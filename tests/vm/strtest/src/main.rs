@@ -51,6 +51,7 @@ mod headops;
 mod loopdrv;
 mod mux;
 mod pipes;
+mod security;
 mod uffd;
 mod xput;
 mod xti;
@@ -861,6 +862,38 @@ fn main() {
         (
             "xti: TADDRBUSY, TBADDATA, ICMP unreachable -> TLOOK/T_UDERR/ECONNREFUSED, TACCES",
             xti::t_xti_errors,
+        ),
+        (
+            "security: fd-passing cycles refused (nobody, 200 pipes), streams.ko use count back",
+            security::t_fdpass_cycles_refused,
+        ),
+        (
+            "security: I_SENDFD refusals (busy pipe, AF_UNIX socket, FIFO), I_RECVFD returns 0",
+            security::t_fdpass_refusals,
+        ),
+        (
+            "security: files in flight limited by RLIMIT_NOFILE (nobody): ETOOMANYREFS",
+            security::t_fdpass_inflight_limit,
+        ),
+        (
+            "security: I_RECVFD ids mapped into the receiver's user namespace",
+            security::t_recvfd_ids_in_receiver_namespace,
+        ),
+        (
+            "security: I_SETSIG cleared at close and exit (nobody)",
+            security::t_setsig_cleared_at_close_and_exit,
+        ),
+        (
+            "security: I_SETSIG signals the registrant from another pid namespace",
+            security::t_setsig_across_pid_namespaces,
+        ),
+        (
+            "security: I_SETSIG of nobody signals nobody's process only",
+            security::t_setsig_unprivileged_own_process_only,
+        ),
+        (
+            "security: another user's persistent mux link: MUX_ROUTE and I_PUNLINK EPERM",
+            security::t_mux_other_users_links,
         ),
     ];
     println!("1..{}", cases.len());

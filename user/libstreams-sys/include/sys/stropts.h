@@ -63,6 +63,7 @@ extern "C" {
 /* Stream head read queue watermarks (HP-UX numbers, as listed by LfS); arg: int by value. */
 #define I_SET_HIWAT	(__SID | 91)
 #define I_SET_LOWAT	(__SID | 92)
+#define I_GET_HIWAT	(__SID | 93)	/* rstreams: int *, the head read queue's high water mark */
 
 #define INFTIM		(-1)
 #define FMNAMESZ	8

@@ -31,6 +31,15 @@ int main(void)
 	printf("pipe2_empty_read %d %d\n", r, errno == EAGAIN);
 	if (dladdr((void *)&pipe, &info) && info.dli_fname)
 		printf("pipe_from %s\n", info.dli_fname);
+	/* fcntl is interposed too: on a Linux pipe every command reaches the C library's. */
+	printf("pipe_sz_set %d\n", fcntl(p[0], F_SETPIPE_SZ, 1 << 17) >= (1 << 17));
+	printf("pipe_sz_get %d\n", fcntl(p[0], F_GETPIPE_SZ) >= (1 << 17));
+	printf("fcntl_getfl %d\n", (fcntl(q[0], F_GETFL) & O_NONBLOCK) != 0);
+	errno = 0;
+	r = fcntl(-1, F_GETPIPE_SZ);
+	printf("fcntl_ebadf %d %d\n", r, errno == EBADF);
+	if (dladdr((void *)&fcntl, &info) && info.dli_fname)
+		printf("fcntl_from %s\n", info.dli_fname);
 	return 0;
 }
 "#;
@@ -110,6 +119,18 @@ fn preloaded_pipe_falls_back_to_linux_pipe() {
         assert!(
             from.ends_with("libstreams_pipe.so"),
             "pipe() came from {from:?}"
+        );
+        assert!(text.contains("pipe_sz_set 1\n"), "{text}");
+        assert!(text.contains("pipe_sz_get 1\n"), "{text}");
+        assert!(text.contains("fcntl_getfl 1\n"), "{text}");
+        assert!(text.contains("fcntl_ebadf -1 1\n"), "{text}");
+        let from = text
+            .lines()
+            .find_map(|l| l.strip_prefix("fcntl_from "))
+            .unwrap_or("");
+        assert!(
+            from.ends_with("libstreams_pipe.so"),
+            "fcntl() came from {from:?}"
         );
     }
 }

@@ -17,7 +17,7 @@ use crate::sth::tests::perim::{close, open, Perim};
 use crate::sth::tests::{get, put, rd, wr, Direct};
 use crate::sth::{IocArg, LinkReq, SliceIo, Stop, Stream, UnlinkReq, WAKE_WRITE};
 use crate::stream::testmods::HOLD;
-use crate::stream::{Perimeter, Registry};
+use crate::stream::{MuxCred, Perimeter, Registry};
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -27,10 +27,21 @@ fn table() -> Result<Arc<MuxTable>, Failure> {
     Ok(check_ok!(MuxTable::new()))
 }
 
+/// The user most cases open upper Streams as.
+const USER: MuxCred = MuxCred {
+    user: 1000,
+    privileged: false,
+};
+
 /// An open of `mux`: its own Stream, joined to the driver's table as the platform does.
 fn upper(t: &Arc<MuxTable>) -> Result<Perim, Failure> {
+    upper_as(t, USER)
+}
+
+/// An open of `mux` by `cred`.
+fn upper_as(t: &Arc<MuxTable>, cred: MuxCred) -> Result<Perim, Failure> {
     let u = open(&MUX)?;
-    check_eq!(u.op(|s| s.sth_mux_attach(t.clone())), Ok(()));
+    check_eq!(u.op(|s| s.sth_mux_attach(t.clone(), cred)), Ok(()));
     Ok(u)
 }
 
@@ -185,10 +196,13 @@ fn link_errors() -> TestResult {
     let lone = open(&MUX)?;
     check_eq!(link(&lone, &l, false), INVAL);
     check!(!linked(&l));
-    check_eq!(lone.op(|s| s.sth_mux_attach(t.clone())), Ok(()));
-    check_eq!(lone.op(|s| s.sth_mux_attach(t.clone())), Err(Errno::EINVAL));
+    check_eq!(lone.op(|s| s.sth_mux_attach(t.clone(), USER)), Ok(()));
     check_eq!(
-        plain.op(|s| s.sth_mux_attach(t.clone())),
+        lone.op(|s| s.sth_mux_attach(t.clone(), USER)),
+        Err(Errno::EINVAL)
+    );
+    check_eq!(
+        plain.op(|s| s.sth_mux_attach(t.clone(), USER)),
         Err(Errno::EINVAL)
     );
     // FIFOs, pipe ends, upper Streams of a multiplexor, closed and linked Streams cannot be
@@ -661,7 +675,7 @@ static SILENT: StreamTab = StreamTab {
 fn link_given_up_is_undone() -> TestResult {
     let t = table()?;
     let u = open(&SILENT)?;
-    check_eq!(u.op(|s| s.sth_mux_attach(t.clone())), Ok(()));
+    check_eq!(u.op(|s| s.sth_mux_attach(t.clone(), USER)), Ok(()));
     let l = lower()?;
     let lp: Arc<dyn Perimeter> = l.clone();
     // The driver does not answer: the ioctl waits, the link is recorded and its lower half
@@ -696,6 +710,43 @@ fn link_given_up_is_undone() -> TestResult {
     Ok(())
 }
 
+/// Another user's upper Stream can neither route itself to a link (reading and injecting its
+/// traffic) nor I_PUNLINK it (EPERM; MUXID_ALL skips it); a privileged one can.
+fn other_users_links_are_out_of_reach() -> TestResult {
+    let t = table()?;
+    let other = MuxCred {
+        user: 2000,
+        privileged: false,
+    };
+    let root = MuxCred {
+        user: 0,
+        privileged: true,
+    };
+    let (ua, ub, ur) = (upper(&t)?, upper_as(&t, other)?, upper_as(&t, root)?);
+    let (la, lb) = (lower()?, lower()?);
+    let ma = check_ok!(link(&ua, &la, true));
+    let mb = check_ok!(link(&ub, &lb, true));
+    let eperm = Err(Stop::Err(Errno::EPERM));
+    check_eq!(istr(&ub, MUX_ROUTE, ma), eperm);
+    check_eq!(istr(&ua, MUX_ROUTE, mb), eperm);
+    check_eq!(unlink(&ub, ma, true), eperm);
+    // MUXID_ALL takes only the caller's own persistent links.
+    check_eq!(unlink(&ub, MUXID_ALL, true), Ok(0));
+    check_eq!(t.nlinks(), 1);
+    check!(!linked(&lb));
+    echo(&ua, &ua, b"still mine")?;
+    check!(nothing_at(&ub));
+    // Privilege reaches every link.
+    check_eq!(istr(&ur, MUX_ROUTE, ma), Ok(0));
+    echo(&ur, &ur, b"root")?;
+    check_eq!(unlink(&ur, ma, true), Ok(0));
+    check_eq!(t.nlinks(), 0);
+    for p in [&ua, &ub, &ur, &la, &lb] {
+        close(p);
+    }
+    Ok(())
+}
+
 /// The table's name for upper `u` (what the driver's instance keeps).
 fn upper_id(u: &Perim) -> Result<UpperId, Failure> {
     Ok(check_some!(u.op(|s| s.sth().mux_id())))
@@ -715,4 +766,5 @@ ktest_suite!(MUX_SUITE, "streams_mux":
     unlink_keeps_what_the_lower_half_held,
     routes_follow_mux_route_and_close,
     link_given_up_is_undone,
+    other_users_links_are_out_of_reach,
 );

@@ -146,56 +146,53 @@ fn i_swropt_gwropt_validation() -> TestResult {
     Ok(())
 }
 
+/// A process as the shared tests name it.
+struct Proc(usize);
+
+impl crate::sth::SigOwner for Proc {
+    fn key(&self) -> usize {
+        self.0
+    }
+    fn signal(&self, _sig: i32) {}
+}
+
+fn proc(key: usize) -> Result<crate::sys::Arc<dyn crate::sth::SigOwner>, crate::sys::NoMem> {
+    let p: crate::sys::Arc<dyn crate::sth::SigOwner> = crate::sys::new_arc(Proc(key))?;
+    Ok(p)
+}
+
 fn i_setsig_getsig_registrations() -> TestResult {
     let mut s = open(&STHLOOP)?;
     let inval = Err(Stop::Err(Errno::EINVAL));
-    let get = |s: &mut Stream, pid| {
+    let get = |s: &mut Stream, key| {
         let mut b = [0u8; 4];
-        let r = ioc(s, I_GETSIG, IocArg::GetSig { pid, out: &mut b });
+        let r = ioc(s, I_GETSIG, IocArg::GetSig { key, out: &mut b });
         r.map(|_| i32::from_ne_bytes(b))
+    };
+    let set = |s: &mut Stream, key, events| match proc(key) {
+        Ok(owner) => ioc(s, I_SETSIG, IocArg::Sig { owner, events }),
+        Err(_) => Err(Stop::Err(Errno::ENOSR)),
     };
     check_eq!(get(&mut s, 10), inval);
     let ev = (S_INPUT | S_HANGUP) as i32;
-    check_eq!(
-        ioc(
-            &mut s,
-            I_SETSIG,
-            IocArg::Sig {
-                pid: 10,
-                events: ev
-            }
-        ),
-        Ok(0)
-    );
+    check_eq!(set(&mut s, 10, ev), Ok(0));
     check_eq!(get(&mut s, 10), Ok(ev));
-    check_eq!(
-        ioc(
-            &mut s,
-            I_SETSIG,
-            IocArg::Sig {
-                pid: 10,
-                events: 0x800
-            }
-        ),
-        inval
-    );
-    check_eq!(
-        ioc(&mut s, I_SETSIG, IocArg::Sig { pid: 10, events: 0 }),
-        Ok(0)
-    );
+    check_eq!(set(&mut s, 10, 0x800), inval);
+    check_eq!(set(&mut s, 10, 0), Ok(0));
     check_eq!(get(&mut s, 10), inval);
-    check_eq!(
-        ioc(&mut s, I_SETSIG, IocArg::Sig { pid: 10, events: 0 }),
-        inval
-    );
-    for pid in 0..NSIGREG as i32 {
-        check_eq!(ioc(&mut s, I_SETSIG, IocArg::Sig { pid, events: 1 }), Ok(0));
+    check_eq!(set(&mut s, 10, 0), inval);
+    for key in 0..NSIGREG {
+        check_eq!(set(&mut s, key, 1), Ok(0));
     }
-    check_eq!(
-        ioc(&mut s, I_SETSIG, IocArg::Sig { pid: 99, events: 1 }),
-        Err(Stop::Err(Errno::EAGAIN))
-    );
+    check_eq!(set(&mut s, 99, 1), Err(Stop::Err(Errno::EAGAIN)));
     check_eq!(s.sth().sig_list().count(), NSIGREG);
+    // A close by process 3 takes its registration (and only its) out: the slot is free again.
+    check!(s.sth_sigclean(3).is_some_and(|r| r.owner.key() == 3));
+    check!(s.sth_sigclean(3).is_none());
+    check_eq!(get(&mut s, 3), inval);
+    check_eq!(get(&mut s, 4), Ok(1));
+    check_eq!(s.sth().sig_list().count(), NSIGREG - 1);
+    check_eq!(set(&mut s, 99, 1), Ok(0));
     Ok(())
 }
 

@@ -84,8 +84,27 @@ fn set_watermarks_touch_only_this_head() -> TestResult {
     Ok(())
 }
 
+/// I_GET_HIWAT reads back what I_SET_HIWAT set (and the default before).
+fn get_hiwat_reads_the_head_mark() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let get = |s: &mut Stream| {
+        let mut b = [0u8; 4];
+        let r = s.strioctl(&Registry::new(), I_GET_HIWAT, IocArg::Out(&mut b));
+        r.map(|_| i32::from_ne_bytes(b))
+    };
+    check_eq!(get(&mut s), Ok(STRHIGH as i32));
+    check_eq!(set(&mut s, I_SET_HIWAT, (STRHIGH * 4) as i64), Ok(0));
+    check_eq!(get(&mut s), Ok((STRHIGH * 4) as i32));
+    check_eq!(
+        s.strioctl(&Registry::new(), I_GET_HIWAT, IocArg::Int(0)),
+        Err(Stop::Err(Errno::EINVAL))
+    );
+    Ok(())
+}
+
 ktest_suite!(STH_WAT_SUITE, "streams_sth_wat":
     set_hiwat_lowat_drive_head_flow_control,
     set_watermark_bad_values_einval,
     set_watermarks_touch_only_this_head,
+    get_hiwat_reads_the_head_mark,
 );
