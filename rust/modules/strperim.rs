@@ -379,6 +379,11 @@ impl Perimeter for StrPerim {
     fn schedule(self: Arc<Self>) {
         // A system call asleep in the head enters the Stream when woken: it serves the claim
         // (`perim` step 6), one wakeup instead of the runner's work item and a second one.
+        // The lock's holder looks at the inbound list once more after letting go (`perim`
+        // step 4): no work item, no wakeup.
+        if self.perim.is_busy() {
+            return;
+        }
         let gate = self.perim.gate();
         if gate.has_sleeper() {
             self.wq.wake_sleepers();
