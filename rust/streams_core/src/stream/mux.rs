@@ -339,7 +339,7 @@ impl MuxTable {
                 && l.persistent == persistent
                 && (all || l.muxid == muxid)
                 && if persistent {
-                    all && cred.may(l.user) || !all
+                    !all || cred.may(l.user)
                 } else {
                     l.owner == Some(me)
                 }

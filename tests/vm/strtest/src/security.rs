@@ -285,8 +285,12 @@ pub(crate) fn t_recvfd_ids_in_receiver_namespace() -> R {
     let (a, b) = pipe()?;
     let (_lr, lw) = linux_pipe()?;
     let code = in_child(true, || {
-        // SAFETY: plain system call; the child is single-threaded.
-        if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
+        // setuid made the process non-dumpable, which makes its /proc files root's: make it
+        // dumpable again so that it may write its own id maps.
+        // SAFETY: plain system calls; the child is single-threaded (unshare needs that).
+        if unsafe {
+            libc::prctl(libc::PR_SET_DUMPABLE, 1) != 0 || libc::unshare(libc::CLONE_NEWUSER) != 0
+        } {
             return 1;
         }
         let uid = format!("0 {NOBODY} 1");
@@ -307,7 +311,7 @@ pub(crate) fn t_recvfd_ids_in_receiver_namespace() -> R {
     })?;
     ensure!(
         code == 0,
-        "sender child: status {code} (1 unshare(CLONE_NEWUSER), 2 id maps, 3 not root inside, 4 I_SENDFD, 100 setuid)"
+        "sender child: status {code} (1 prctl or unshare(CLONE_NEWUSER), 2 id maps, 3 not root inside, 4 I_SENDFD, 100 setuid)"
     );
     let (r, rec) = e(recvfd(&b), "I_RECVFD")?;
     // SAFETY: installed for us by I_RECVFD.

@@ -152,15 +152,18 @@ fn pipe_size(fd: c_int, cmd: c_int, arg: libc::c_ulong) -> Option<c_int> {
         let r = ioctl(streams::I_GET_HIWAT, &mut v as *mut c_int as usize);
         return Some(if r < 0 { -1 } else { v });
     }
-    let Ok(n) = c_int::try_from(arg) else {
+    // The argument is an int: only the low 32 bits of its register are the caller's (as
+    // glibc's va_arg(ap, int) reads it).
+    let n = arg as u32 as c_int;
+    if n < 0 {
         return Some(set_errno(libc::EINVAL));
-    };
+    }
     if ioctl(streams::I_SET_HIWAT, n as usize) == 0 {
         return Some(n);
     }
     // Below the low mark: lower it to half the new high mark, then try again.
     // SAFETY: errno slot of this thread.
-    if unsafe { *libc::__errno_location() } != libc::EINVAL || n < 0 {
+    if unsafe { *libc::__errno_location() } != libc::EINVAL {
         return Some(-1);
     }
     if ioctl(streams::I_SET_LOWAT, (n / 2) as usize) < 0
