@@ -66,7 +66,7 @@ macro_rules! uint_param {
         #[link_section = "__param"]
         #[used]
         static $entry: Param = Param(bindings::kernel_param {
-            name: $name.as_ptr(),
+            name: $name.as_ptr().cast(),
             mod_: core::ptr::null_mut(),
             ops: &raw const bindings::param_ops_uint,
             perm: PERM,
