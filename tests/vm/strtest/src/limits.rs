@@ -223,7 +223,10 @@ pub(crate) fn t_limits_set_hiwat_cap() -> R {
         Ok(())
     })?;
     let (a, _b) = crate::e(Stream::pipe(), "s_pipe")?;
-    crate::e(a.ioctl_int(I_SET_HIWAT, i32::MAX), "I_SET_HIWAT INT_MAX as root")?;
+    crate::e(
+        a.ioctl_int(I_SET_HIWAT, i32::MAX),
+        "I_SET_HIWAT INT_MAX as root",
+    )?;
     Ok(())
 }
 
