@@ -179,8 +179,10 @@ impl Flow {
     pub fn add_pending(&self, n: usize, blocks: usize) {
         let p = self.pending.load(Relaxed);
         self.pending.store(p.saturating_add(n), SeqCst);
+        // Relaxed: a larger count only refuses more; what a refused writer must not miss is
+        // the clear (`clear_pending`, sequentially consistent and fenced).
         let k = self.pending_blocks.load(Relaxed);
-        self.pending_blocks.store(k.saturating_add(blocks), SeqCst);
+        self.pending_blocks.store(k.saturating_add(blocks), Relaxed);
     }
 
     /// The inbound list was taken (under the inbound lock): nothing is pending any more.
