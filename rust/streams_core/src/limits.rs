@@ -102,6 +102,11 @@ mod store {
         }
     }
 
+    pub(super) fn strmsgsz() -> usize {
+        let [a, ..] = &VALUES;
+        a.load(Relaxed)
+    }
+
     pub(super) fn set(l: Limits) {
         let [a, b, c, d] = &VALUES;
         a.store(l.strmsgsz, Relaxed);
@@ -123,6 +128,10 @@ mod store {
         VALUES.with(|v| v.get())
     }
 
+    pub(super) fn strmsgsz() -> usize {
+        get().strmsgsz
+    }
+
     pub(super) fn set(l: Limits) {
         VALUES.with(|v| v.set(l))
     }
@@ -131,6 +140,12 @@ mod store {
 /// The limits in force.
 pub fn limits() -> Limits {
     store::get()
+}
+
+/// `strmsgsz` alone (the write path asks for it on every call).
+#[inline]
+pub fn strmsgsz() -> usize {
+    store::strmsgsz()
 }
 
 /// Set the limits (the platform, before any Stream exists). EINVAL, changing nothing, if a

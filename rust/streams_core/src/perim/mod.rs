@@ -214,15 +214,17 @@ impl<H: HeadProcs> Perim<H> {
                 mblkmax: queue.mblkmax(),
                 full: queue.blocks_full(),
             };
+            // `Queue::band_is_low`, with the block test made once.
+            let blocks_low = queue.blocks_low();
             let band0 = BandState {
                 band: 0,
                 full: queue.flags().contains(crate::queue::QFlags::QFULL),
-                low: queue.band_is_low(0),
+                low: blocks_low && queue.count() <= queue.lowat(),
             };
-            let bands = (1..=queue.nband()).filter_map(|b| {
+            let bands = (1..=queue.nband()).filter_map(move |b| {
                 let b = u8::try_from(b).ok()?;
                 let full = queue.band_flags(b).contains(crate::queue::QbFlags::QB_FULL);
-                let low = queue.band_is_low(b);
+                let low = blocks_low && queue.band_count(b) <= queue.band_lowat(b);
                 Some(BandState { band: b, full, low })
             });
             // Bands to back-enable, one bit each (`queue` borrows the Stream meanwhile).

@@ -77,6 +77,12 @@ impl MsgList {
         self.nfront + self.nback
     }
 
+    /// The head message.
+    #[inline]
+    pub(crate) fn first(&self) -> Option<&Msg> {
+        self.front.as_ref()
+    }
+
     /// Whether the list holds nothing.
     pub(crate) fn is_empty(&self) -> bool {
         self.nfront == 0

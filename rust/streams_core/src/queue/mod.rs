@@ -124,16 +124,20 @@ impl Queue {
         self.mblkmax
     }
     /// Whether the queue holds as many blocks as it may (every class is then full).
+    #[inline]
     pub fn blocks_full(&self) -> bool {
         self.mblkcnt >= self.mblkmax
     }
-    /// Whether the queue holds few enough blocks for a waiting writer to go on.
-    fn blocks_low(&self) -> bool {
+    /// Whether the queue holds few enough blocks for a waiting writer to go on (at most a
+    /// quarter of its block limit).
+    #[inline]
+    pub fn blocks_low(&self) -> bool {
         self.mblkcnt <= self.mblkmax / 4
     }
     /// Whether band `b` (0: the queue) is low: its count at or below its low-water mark and
     /// the queue's blocks at or below a quarter of its block limit. A refused writer of that
     /// band is back-enabled once it is.
+    #[inline]
     pub fn band_is_low(&self, b: u8) -> bool {
         self.blocks_low() && self.band_count(b) <= self.band_lowat(b)
     }
@@ -302,9 +306,17 @@ impl Queue {
         self.ring_mut(c)?.get_mut(i)
     }
 
-    /// `q_first`.
+    /// `q_first`: the first message of the first class in getq order that has one.
     pub fn first(&self) -> Option<&Msg> {
-        self.peek(0)
+        if let Some(m) = self.hi.first() {
+            return Some(m);
+        }
+        for qb in self.bands.as_slice().iter().rev() {
+            if let Some(m) = qb.msgs.first() {
+                return Some(m);
+            }
+        }
+        self.norm.first()
     }
 
     /// Recompute QFULL / QB_FULL from the counts (hysteresis comes from QWANTW + lowat).
@@ -372,15 +384,6 @@ impl Queue {
     }
 
     fn insert_in(&mut self, c: Class, i: usize, mp: Msg) -> Result<(), Msg> {
-        if i == self.class_len(c) {
-            return match self.ring_mut(c) {
-                Some(r) => {
-                    r.push_back(mp);
-                    Ok(())
-                }
-                None => Err(mp),
-            };
-        }
         match self.ring_mut(c) {
             Some(r) => r.insert(i, mp),
             None => Err(mp),
@@ -396,8 +399,10 @@ impl Queue {
             return Err(mp);
         };
         let size = mp.msgsize_blocks();
-        let at = self.class_len(c);
-        self.insert_in(c, at, mp)?;
+        match self.ring_mut(c) {
+            Some(r) => r.push_back(mp),
+            None => return Err(mp),
+        }
         self.account(c, size, true);
         let enable = c == Class::Hi
             || (self.can_enable()

@@ -171,7 +171,7 @@ pub fn write<H: HeadCall>(
     }
     let mut done = 0usize;
     while done < len {
-        let n = (len - done).min(limits().strmsgsz);
+        let n = (len - done).min(crate::limits::strmsgsz());
         match write_chunk(h, io, done, n, len, nonblock) {
             Ok((k, more)) => {
                 done += k;

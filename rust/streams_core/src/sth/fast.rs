@@ -41,7 +41,7 @@ impl Stream {
     pub fn sth_prebuilt_ok(&self, len: usize) -> bool {
         let maxpsz = self.sth_psz().1;
         len >= self.sth_prebuilt_min()
-            && len <= crate::limits::limits().strmsgsz
+            && len <= crate::limits::strmsgsz()
             && (maxpsz == INFPSZ || maxpsz == 0 || len <= maxpsz)
     }
 
