@@ -29,6 +29,8 @@ pub mod errno;
 #[cfg(rstreams_test)]
 #[path = "../streams_core/src/ktest.rs"]
 pub mod ktest;
+#[path = "../streams_core/src/limits.rs"]
+pub mod limits;
 #[path = "../streams_core/src/mods/mod.rs"]
 pub mod mods;
 #[path = "../streams_core/src/msg/mod.rs"]
@@ -70,6 +72,7 @@ mod runq;
 mod strdev;
 mod strfile;
 mod strioctl;
+mod strlimits;
 mod strmux;
 mod strperim;
 mod strproc;
@@ -140,6 +143,8 @@ struct Streams {
 impl kernel::Module for Streams {
     fn init(module: &'static ThisModule) -> Result<Self> {
         pr_info!("rstreams {} loading\n", VERSION);
+        // The limits from the module parameters, before any Stream can exist.
+        strlimits::apply()?;
         // Before the KUnit cases open their test streamtabs: ours always get totals.
         for (_, tab) in LISTED {
             stream::reserve_totals(tab);

@@ -106,7 +106,17 @@ pub(crate) fn ioctl(
             result::<4>(f, cmd, arg, |o| IocArg::Out(o))
         }
         I_FLUSH | I_SRDOPT | I_SWROPT | I_CANPUT | I_ATMARK | I_CKBAND => plain(IocArg::Int, int),
-        I_SET_HIWAT | I_SET_LOWAT => plain(IocArg::Int, int),
+        I_SET_HIWAT => {
+            // Ask for the capability only when it matters (no audit record otherwise).
+            let over = usize::try_from(int).is_ok_and(|v| v > crate::limits::limits().strhiwatmax);
+            let privileged = over && crate::strlimits::may_exceed_hiwatmax();
+            f.run(
+                false,
+                |s| s.strioctl(reg, cmd, IocArg::Hiwat { v: int, privileged }),
+                |_| {},
+            )
+        }
+        I_SET_LOWAT => plain(IocArg::Int, int),
         I_SETCLTIME => {
             let v = i32::from_ne_bytes(UserBuf::new(arg, 4).read_array::<4>(0)?);
             plain(IocArg::Int, i64::from(v))

@@ -14,6 +14,8 @@
 //! - [`perim`]: a Stream's perimeter: its lock, its inbound gate (puts and back-enables from
 //!   other Streams and contexts), the run protocol and flow control across perimeters.
 //! - [`errno`]: the errno values the executive reports.
+//! - [`limits`]: the tunable limits (strmsgsz, strctlsz, the unprivileged hiwat cap, the
+//!   block limit of a queue).
 //! - [`mods`]: ready-made modules on the core API (bufmod).
 //! - [`sys`]: the platform seam (allocation); [`ktest`]: tests shared with KUnit.
 #![no_std]
@@ -24,6 +26,7 @@ pub mod sys;
 
 pub mod errno;
 pub mod ktest;
+pub mod limits;
 pub mod mods;
 pub mod msg;
 pub mod perim;

@@ -41,8 +41,21 @@ pub type Vec<T> = kernel::alloc::KVec<T>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NoMem;
 
+/// Allocations under a Stream lock and in put and service procedures: atomic, and without the
+/// page allocator's warning (a failure is ENOSR to the caller, not a kernel report; a size
+/// above what the page allocator can give at all would otherwise WARN).
 #[cfg(rstreams_kernel)]
-const GFP: kernel::alloc::Flags = kernel::alloc::flags::GFP_ATOMIC;
+fn gfp() -> kernel::alloc::Flags {
+    kernel::alloc::flags::GFP_ATOMIC | kernel::alloc::flags::__GFP_NOWARN
+}
+
+/// Allocations a system call makes for its caller before it takes a Stream lock (the user's
+/// bytes, the messages built from them): they may sleep, are charged to the caller's memory
+/// cgroup (`GFP_KERNEL_ACCOUNT`, as a Linux pipe's buffers are) and fail without a warning.
+#[cfg(rstreams_kernel)]
+fn gfp_wait() -> kernel::alloc::Flags {
+    kernel::alloc::flags::GFP_KERNEL_ACCOUNT | kernel::alloc::flags::__GFP_NOWARN
+}
 
 /// Fault injection: make allocations fail so error paths can be tested.
 ///
@@ -151,7 +164,7 @@ pub fn new_box<T>(v: T) -> Result<Box<T>, NoMem> {
     }
     #[cfg(rstreams_kernel)]
     {
-        kernel::alloc::KBox::new(v, GFP).map_err(|_| NoMem)
+        kernel::alloc::KBox::new(v, gfp()).map_err(|_| NoMem)
     }
 }
 
@@ -179,7 +192,7 @@ pub fn new_arc<T>(v: T) -> Result<Arc<T>, NoMem> {
     }
     #[cfg(rstreams_kernel)]
     {
-        kernel::sync::Arc::new(v, GFP).map_err(|_| NoMem)
+        kernel::sync::Arc::new(v, gfp()).map_err(|_| NoMem)
     }
 }
 
@@ -194,7 +207,7 @@ pub fn try_new_arc<T>(v: T) -> Result<Arc<T>, T> {
     }
     #[cfg(rstreams_kernel)]
     {
-        match kernel::sync::UniqueArc::new_uninit(GFP) {
+        match kernel::sync::UniqueArc::new_uninit(gfp()) {
             Ok(u) => Ok(u.write(v).into()),
             Err(_) => Err(v),
         }
@@ -246,7 +259,7 @@ pub fn leak_zeroed(n: usize) -> Result<&'static mut [u8], NoMem> {
     #[cfg(rstreams_kernel)]
     let (buf, root): (&'static mut [u8], *mut u8) = {
         let b: &'static mut Vec<u8> =
-            kernel::alloc::KBox::leak(kernel::alloc::KBox::new(v, GFP).map_err(|_| NoMem)?);
+            kernel::alloc::KBox::leak(kernel::alloc::KBox::new(v, gfp()).map_err(|_| NoMem)?);
         let p = core::ptr::from_mut(b).cast::<u8>();
         (b.as_mut_slice(), p)
     };
@@ -279,7 +292,7 @@ pub fn vec_with_capacity<T>(n: usize) -> Result<Vec<T>, NoMem> {
     }
     #[cfg(rstreams_kernel)]
     {
-        kernel::alloc::KVec::with_capacity(n, GFP).map_err(|_| NoMem)
+        kernel::alloc::KVec::with_capacity(n, gfp()).map_err(|_| NoMem)
     }
 }
 
@@ -297,13 +310,14 @@ pub fn vec_zeroed(n: usize) -> Result<Vec<u8>, NoMem> {
     }
     #[cfg(rstreams_kernel)]
     {
-        kernel::alloc::KVec::from_elem(0u8, n, GFP).map_err(|_| NoMem)
+        kernel::alloc::KVec::from_elem(0u8, n, gfp()).map_err(|_| NoMem)
     }
 }
 
 /// A vector of `n` zero bytes allocated as a system call may, before it takes a Stream lock:
-/// the allocation may sleep to find memory (`GFP_KERNEL` in the kernel; the same as
-/// [`vec_zeroed`] on the host). Never call it with a Stream lock held, nor from a put or
+/// the allocation may sleep to find memory and is charged to the caller's memory cgroup
+/// (`GFP_KERNEL_ACCOUNT | __GFP_NOWARN` in the kernel; the same as [`vec_zeroed`] on the
+/// host). Never call it with a Stream lock held, nor from a put or
 /// service procedure: it is for the platform's staging buffers and for messages built before
 /// the lock (`Msg::with_type_wait`).
 pub fn vec_zeroed_wait(n: usize) -> Result<Vec<u8>, NoMem> {
@@ -316,7 +330,7 @@ pub fn vec_zeroed_wait(n: usize) -> Result<Vec<u8>, NoMem> {
     }
     #[cfg(rstreams_kernel)]
     {
-        kernel::alloc::KVec::from_elem(0u8, n, kernel::alloc::flags::GFP_KERNEL).map_err(|_| NoMem)
+        kernel::alloc::KVec::from_elem(0u8, n, gfp_wait()).map_err(|_| NoMem)
     }
 }
 
@@ -331,7 +345,7 @@ pub fn new_box_wait<T>(v: T) -> Result<Box<T>, NoMem> {
     }
     #[cfg(rstreams_kernel)]
     {
-        kernel::alloc::KBox::new(v, kernel::alloc::flags::GFP_KERNEL).map_err(|_| NoMem)
+        kernel::alloc::KBox::new(v, gfp_wait()).map_err(|_| NoMem)
     }
 }
 
@@ -346,7 +360,7 @@ pub fn vec_push<T>(v: &mut Vec<T>, x: T) -> Result<(), T> {
             return Err(x);
         }
         #[cfg(rstreams_kernel)]
-        if v.reserve(1, GFP).is_err() {
+        if v.reserve(1, gfp()).is_err() {
             return Err(x);
         }
     }
@@ -355,7 +369,7 @@ pub fn vec_push<T>(v: &mut Vec<T>, x: T) -> Result<(), T> {
     #[cfg(rstreams_kernel)]
     {
         // Cannot fail: room for one more element was reserved above.
-        let _ = v.push(x, GFP);
+        let _ = v.push(x, gfp());
     }
     Ok(())
 }
@@ -371,7 +385,7 @@ pub fn vec_reserve<T>(v: &mut Vec<T>, n: usize) -> Result<(), NoMem> {
     }
     #[cfg(rstreams_kernel)]
     {
-        v.reserve(n, GFP).map_err(|_| NoMem)
+        v.reserve(n, gfp()).map_err(|_| NoMem)
     }
 }
 
@@ -388,7 +402,7 @@ pub fn vec_extend_from_slice(v: &mut Vec<u8>, s: &[u8]) -> Result<(), NoMem> {
     }
     #[cfg(rstreams_kernel)]
     {
-        v.extend_from_slice(s, GFP).map_err(|_| NoMem)
+        v.extend_from_slice(s, gfp()).map_err(|_| NoMem)
     }
 }
 

@@ -1,13 +1,16 @@
 //! Property tests of one queue against a reference model (host only).
 //!
 //! Random sequences of putq/getq/putbq/flushq/flushband/canput/bcanput with random bands,
-//! sizes and types. After every step: q_count and band counts equal the bytes queued,
-//! QFULL/QB_FULL hold exactly when the count reaches hiwat, messages are conserved, and
-//! back-enables are reported exactly when a refused writer's class drained to lowat. At the end
-//! the queue drains in model order (high priority, bands descending, FIFO within).
+//! sizes and types, under a random block limit. After every step: q_count and band counts
+//! equal the bytes queued, q_mblkcnt the blocks, QFULL/QB_FULL hold exactly when the count
+//! reaches hiwat or the blocks the block limit, messages are conserved, and back-enables are
+//! reported exactly when a refused writer's class drained to lowat with the blocks at a
+//! quarter of the limit. At the end the queue drains in model order (high priority, bands
+//! descending, FIFO within).
 
 use proptest::prelude::*;
 use std::collections::VecDeque;
+use streams_core::limits::{limits, set_limits, Limits};
 use streams_core::msg::{allocb, Bpri, Msg, MsgType, M_CTL, M_DATA, M_IOCACK, M_PCPROTO};
 use streams_core::queue::{QFlags, QbFlags, Queue, FLUSHALL, FLUSHDATA, INFPSZ};
 
@@ -95,18 +98,27 @@ fn id_of(m: &Msg) -> u32 {
     u32::from_le_bytes([b[0], b[1], b[2], b[3]])
 }
 
-fn check_invariants(q: &Queue, m: &Model, hiwat: usize) -> Result<(), TestCaseError> {
+fn check_invariants(
+    q: &Queue,
+    m: &Model,
+    hiwat: usize,
+    mblkmax: usize,
+) -> Result<(), TestCaseError> {
     prop_assert_eq!(q.count(), m.count(0));
     prop_assert_eq!(q.qsize(), m.len());
+    prop_assert_eq!(q.mblkcnt(), m.len(), "one block per message");
+    let blocks = m.len() >= mblkmax;
     prop_assert_eq!(
         q.flags().contains(QFlags::QFULL),
-        q.count() >= hiwat,
-        "QFULL iff count >= hiwat"
+        q.count() >= hiwat || blocks,
+        "QFULL iff count >= hiwat or blocks >= mblkmax"
     );
     for b in 1..=3u8 {
         prop_assert_eq!(q.band_count(b), m.count(b));
-        let full = q.band_flags(b).contains(QbFlags::QB_FULL);
-        prop_assert_eq!(full, m.count(b) >= hiwat, "QB_FULL iff qb_count >= hiwat");
+        if q.nband() >= usize::from(b) {
+            let full = q.band_flags(b).contains(QbFlags::QB_FULL);
+            prop_assert_eq!(full, m.count(b) >= hiwat || blocks, "QB_FULL iff full");
+        }
     }
     Ok(())
 }
@@ -117,9 +129,11 @@ fn check_back(
     m: &mut Model,
     back: streams_core::queue::BandSet,
     lowat: usize,
+    mblkmax: usize,
 ) -> Result<(), TestCaseError> {
+    let blocks_low = m.len() <= mblkmax / 4;
     for b in 0..=3u8 {
-        let due = m.wantw[usize::from(b)] && m.count(b) <= lowat;
+        let due = m.wantw[usize::from(b)] && m.count(b) <= lowat && blocks_low;
         prop_assert_eq!(back.contains(b), due, "back-enable band {}", b);
         if due {
             m.wantw[usize::from(b)] = false;
@@ -132,9 +146,13 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
     fn queue_matches_model(hiwat in 1usize..120, lowat_frac in 0usize..100,
+                           mblkmax in 1usize..40,
                            ops in proptest::collection::vec(op(), 1..120)) {
         let lowat = hiwat * lowat_frac / 100;
+        // The only test of this binary: the block limit of the queues made from here on.
+        set_limits(Limits { strmblkmax: mblkmax, ..limits() }).unwrap();
         let mut q = Queue::new(0, INFPSZ, hiwat, lowat, false);
+        prop_assert_eq!(q.mblkmax(), mblkmax);
         let mut m = Model { classes: vec![VecDeque::new(); 257], wantw: [false; 256] };
         let (mut put, mut got, mut flushed) = (0usize, 0usize, 0usize);
         let mut next_id = 0u32;
@@ -162,12 +180,12 @@ proptest! {
                         (None, None) => prop_assert!(q.flags().contains(QFlags::QWANTR)),
                         _ => prop_assert!(false, "getq and model disagree"),
                     }
-                    check_back(&mut m, ev.back_bands(), lowat)?;
+                    check_back(&mut m, ev.back_bands(), lowat, mblkmax)?;
                 }
                 Op::GetPutBack => {
                     let (mp, ev) = q.getq();
                     let popped = m.pop();
-                    check_back(&mut m, ev.back_bands(), lowat)?;
+                    check_back(&mut m, ev.back_bands(), lowat, mblkmax)?;
                     if let Some(mp) = mp {
                         let (k, e) = popped.unwrap();
                         prop_assert_eq!(id_of(&mp), e.id);
@@ -186,7 +204,7 @@ proptest! {
                     }
                     prop_assert_eq!(f.msgs, n);
                     flushed += n;
-                    check_back(&mut m, f.event.back_bands(), lowat)?;
+                    check_back(&mut m, f.event.back_bands(), lowat, mblkmax)?;
                 }
                 Op::FlushBand { band, all } => {
                     let f = q.flushband(band, if all { FLUSHALL } else { FLUSHDATA });
@@ -200,17 +218,19 @@ proptest! {
                     }
                     prop_assert_eq!(f.msgs, n);
                     flushed += n;
-                    check_back(&mut m, f.event.back_bands(), lowat)?;
+                    check_back(&mut m, f.event.back_bands(), lowat, mblkmax)?;
                 }
                 Op::Canput { band } => {
+                    let unallocated = band > 0 && q.nband() < usize::from(band);
                     let ok = q.bcanput(band);
-                    prop_assert_eq!(ok, m.count(band) < hiwat || (band > 0 && q.nband() < usize::from(band)));
+                    prop_assert_eq!(ok, m.len() < mblkmax && m.count(band) < hiwat);
                     if !ok {
-                        m.wantw[usize::from(band)] = true;
+                        // A band without a qband waits with band 0's writers.
+                        m.wantw[usize::from(if unallocated { 0 } else { band })] = true;
                     }
                 }
             }
-            check_invariants(&q, &m, hiwat)?;
+            check_invariants(&q, &m, hiwat, mblkmax)?;
             prop_assert_eq!(put, got + flushed + q.qsize(), "messages conserved");
         }
         // Drain: model order, and nothing left over.

@@ -5,6 +5,7 @@
 
 pub mod connld;
 pub mod ends;
+pub mod limits;
 pub mod pipe;
 pub mod twophase;
 

@@ -10,8 +10,8 @@
 //!   shared block goes through a checked copy-on-write; there is no way to alias it mutably.
 //!
 //! `b_rptr`/`b_wptr` are offsets into the data block. `b_cont` chains the blocks of one message;
-//! queues keep their own lists (see `queue`); `b_next` links only the inbound lists of
-//! perimeters (`perim/gate.rs`).
+//! `b_next` links the messages of a list: a queue's (see `queue/mlist.rs`), the inbound list of
+//! a perimeter (`perim/gate.rs`), a take (`sth/take.rs`).
 //!
 //! This file holds the types, allocation (allocb, esballoc) and the per-block accessors; the
 //! DDI utilities over whole messages (dupmsg, copymsg, pullupmsg, adjmsg, …) are in `ops`.
@@ -217,8 +217,9 @@ pub struct Mblk {
     pub(crate) data: Data,
     /// `b_cont`: the next block of this message.
     pub(crate) cont: Option<Msg>,
-    /// `b_next`: the next message of a list that is not a queue (a Stream's inbound list,
-    /// `perim/gate.rs`). Always `None` for a message in a queue or in anybody's hands.
+    /// `b_next`: the next message of a list: a queue's class (`queue/mlist.rs`), a Stream's
+    /// inbound list (`perim/gate.rs`), a take (`sth/take.rs`). Always `None` for a message in
+    /// anybody's hands.
     pub(crate) next: Option<Msg>,
     /// `b_queue`: the queue a message on an inbound list is for (a `QueueId::raw`).
     pub(crate) dest: u64,
@@ -558,6 +559,12 @@ impl Msg {
     /// msgsize: bytes in all blocks of the message, whatever their type (what q_count counts).
     pub fn msgsize(&self) -> usize {
         self.blocks().fold(0, |n, b| n.saturating_add(b.blen()))
+    }
+    /// msgsize and the number of blocks (`b_cont` chain length), in one walk: what a queue
+    /// counts (`q_count`, `q_mblkcnt`). A zero-length message is one block.
+    pub fn msgsize_blocks(&self) -> (usize, usize) {
+        self.blocks()
+            .fold((0, 0), |(n, k), b| (n.saturating_add(b.blen()), k + 1))
     }
 }
 

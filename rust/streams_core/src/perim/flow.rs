@@ -26,12 +26,21 @@
 //! order reversed as the negative case.
 //!
 //! `pending` counts the bytes handed to the inbound list for this entry and not yet taken
-//! under the lock, so a burst of puts between two lock holds is flow controlled too.
+//! under the lock, so a burst of puts between two lock holds is flow controlled too;
+//! `pending_blocks` counts their message blocks against the flow queue's block limit, as the
+//! queue itself does (`queue` module docs), so zero-length messages are flow controlled too.
+//! While the flow queue holds its block limit every band is full, bands it has not allocated
+//! (and so does not publish) included: `blkfull` says so, and a writer it refuses leaves its
+//! mark on band 0 as well, whose back-enable comes once the queue is low again.
 
 #[cfg(not(loom))]
-use core::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use core::sync::atomic::{
+    fence, AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst,
+};
 #[cfg(loom)]
-use loom::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use loom::sync::atomic::{
+    fence, AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst,
+};
 
 /// What the Stream reports for one band of its flow queue when it publishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +49,18 @@ pub struct BandState {
     pub band: u8,
     /// QFULL (band 0) or QB_FULL.
     pub full: bool,
-    /// The band's count is at or below its low-water mark.
+    /// The band is low: its count at or below its low-water mark, and the queue's blocks
+    /// at or below a quarter of its block limit (`Queue::band_is_low`).
     pub low: bool,
+}
+
+/// What the Stream reports about its flow queue's message blocks when it publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockState {
+    /// The queue's block limit.
+    pub mblkmax: usize,
+    /// The queue holds that many blocks (every band is full).
+    pub full: bool,
 }
 
 /// "No entry" in [`Flow::entry`].
@@ -59,6 +78,12 @@ pub struct Flow {
     pending: AtomicUsize,
     /// The flow queue's high-water mark (band 0), the limit for `pending`.
     hiwat: AtomicUsize,
+    /// Message blocks on the inbound list for this entry.
+    pending_blocks: AtomicUsize,
+    /// The flow queue's block limit, the limit for `pending_blocks`.
+    mblkmax: AtomicUsize,
+    /// The flow queue holds its block limit: every band is full.
+    blkfull: AtomicBool,
 }
 
 fn word_bit(band: u8) -> (usize, u64) {
@@ -75,6 +100,9 @@ impl Flow {
             want: [const { AtomicU64::new(0) }; 4],
             pending: AtomicUsize::new(0),
             hiwat: AtomicUsize::new(usize::MAX),
+            pending_blocks: AtomicUsize::new(0),
+            mblkmax: AtomicUsize::new(usize::MAX),
+            blkfull: AtomicBool::new(false),
         }
     }
 
@@ -87,6 +115,9 @@ impl Flow {
             want: core::array::from_fn(|_| AtomicU64::new(0)),
             pending: AtomicUsize::new(0),
             hiwat: AtomicUsize::new(usize::MAX),
+            pending_blocks: AtomicUsize::new(0),
+            mblkmax: AtomicUsize::new(usize::MAX),
+            blkfull: AtomicBool::new(false),
         }
     }
 
@@ -105,6 +136,7 @@ impl Flow {
         for w in self.full.iter().chain(self.want.iter()) {
             w.store(0, SeqCst);
         }
+        self.blkfull.store(false, SeqCst);
         self.entry.store(raw.wrapping_add(1), SeqCst);
     }
 
@@ -120,21 +152,37 @@ impl Flow {
         let (Some(full), Some(want)) = (self.full.get(w), self.want.get(w)) else {
             return true;
         };
-        let open =
-            || full.load(SeqCst) & bit == 0 && self.pending.load(SeqCst) < self.hiwat.load(SeqCst);
+        let open = || {
+            full.load(SeqCst) & bit == 0
+                && !self.blkfull.load(SeqCst)
+                && self.pending.load(SeqCst) < self.hiwat.load(SeqCst)
+                && self.pending_blocks.load(SeqCst) < self.mblkmax.load(SeqCst)
+        };
         if open() {
             return true;
         }
         want.fetch_or(bit, SeqCst);
+        if band != 0 {
+            // Refused for the block limit, a band the queue has not allocated is answered
+            // with band 0's back-enable (see the module docs).
+            if let Some(w0) = self.want.first() {
+                w0.fetch_or(1, SeqCst);
+            }
+        }
         fence(SeqCst);
         open()
     }
 
-    /// `n` bytes were handed to the inbound list for this entry (under the inbound lock, which
-    /// every change of the count holds: no read-modify-write needed).
-    pub fn add_pending(&self, n: usize) {
+    /// `n` bytes in `blocks` message blocks were handed to the inbound list for this entry
+    /// (under the inbound lock, which every change of the counts holds: no read-modify-write
+    /// needed).
+    pub fn add_pending(&self, n: usize, blocks: usize) {
         let p = self.pending.load(Relaxed);
         self.pending.store(p.saturating_add(n), SeqCst);
+        // Relaxed: a larger count only refuses more; what a refused writer must not miss is
+        // the clear (`clear_pending`, sequentially consistent and fenced).
+        let k = self.pending_blocks.load(Relaxed);
+        self.pending_blocks.store(k.saturating_add(blocks), Relaxed);
     }
 
     /// The inbound list was taken (under the inbound lock): nothing is pending any more.
@@ -142,24 +190,35 @@ impl Flow {
     /// writers' marks (a writer refused for the pending bytes is answered like one refused for
     /// a full queue: its mark, then fenced, the count; here the count, then fenced, the mark).
     pub fn clear_pending(&self) -> bool {
-        if self.pending.load(Relaxed) == 0 {
-            return false;
+        if self.pending_blocks.load(Relaxed) == 0 {
+            return false; // every message is at least one block
         }
         self.pending.store(0, SeqCst);
+        self.pending_blocks.store(0, SeqCst);
         true
     }
 
     /// The Stream's side, under its lock: publish the state of the flow queue's bands (band 0
-    /// and every band that exists there; `hiwat` of band 0) and call `backenable(band)` for
-    /// each band a refused writer waits on that is at its low-water mark now.
+    /// and every band that exists there; `hiwat` of band 0, its block limit and whether it
+    /// holds that many blocks) and call `backenable(band)` for each band a refused writer
+    /// waits on that is low now.
     pub fn publish(
         &self,
         hiwat: usize,
+        blocks: BlockState,
         bands: impl Iterator<Item = BandState>,
         mut backenable: impl FnMut(u8),
     ) {
         if self.hiwat.load(SeqCst) != hiwat {
             self.hiwat.store(hiwat, SeqCst);
+        }
+        if self.mblkmax.load(Relaxed) != blocks.mblkmax {
+            self.mblkmax.store(blocks.mblkmax, SeqCst);
+        }
+        // Cleared before band 0's full bit, which is set whenever this is (QFULL): the fence
+        // after that clear orders this one before the writers' marks are read too.
+        if self.blkfull.load(Relaxed) != blocks.full {
+            self.blkfull.store(blocks.full, SeqCst);
         }
         for b in bands {
             let (w, bit) = word_bit(b.band);

@@ -139,7 +139,7 @@ impl Gate {
     /// Hand `mp` to queue `q`'s put procedure (see `Perimeter::put_in`): `Ok(true)` if this
     /// claimed the perimeter, `Err(mp)` if the Stream is closed.
     pub fn put_in(&self, q: QueueId, mut mp: Msg) -> Result<bool, Msg> {
-        let n = mp.msgsize();
+        let (n, blocks) = mp.msgsize_blocks();
         let flow = self.flow_of(q);
         // Ordinary messages (band-0 M_DATA and M_PROTO: a pipe's data, a transport's
         // T_UNITDATA_IND) may wait for the Stream's own next look (step 5 of `perim`);
@@ -157,7 +157,7 @@ impl Gate {
             inb.puts = Some(mp);
             self.pending.store(true, SeqCst);
             if let Some(f) = flow {
-                f.add_pending(n);
+                f.add_pending(n, blocks);
             }
         }
         if ordinary {
@@ -293,7 +293,7 @@ impl Gate {
     }
 
     /// Take everything on the inbound list, oldest put first (the Stream lock's holder). The
-    /// flow slots' pending byte counts go back to zero with it (all was taken).
+    /// flow slots' pending byte and block counts go back to zero with it (all was taken).
     pub fn take(&self) -> Taken {
         let mut cleared = false;
         let (mut lifo, backs, back_all) = {

@@ -78,7 +78,7 @@ use crate::errno::Errno;
 use crate::msg::Msg;
 use crate::stream::{HeadProcs, Later, QueueId, Stream};
 use crate::sys;
-use flow::BandState;
+use flow::{BandState, BlockState};
 
 /// Most rounds of inbound work one lock hold applies while it leaves ([`Perim::leave`]).
 pub const LEAVE_ROUNDS: usize = 4;
@@ -230,20 +230,26 @@ impl<H: HeadProcs> Perim<H> {
                 continue;
             };
             let hiwat = queue.hiwat();
+            let blocks = BlockState {
+                mblkmax: queue.mblkmax(),
+                full: queue.blocks_full(),
+            };
+            // `Queue::band_is_low`, with the block test made once.
+            let blocks_low = queue.blocks_low();
             let band0 = BandState {
                 band: 0,
                 full: queue.flags().contains(crate::queue::QFlags::QFULL),
-                low: queue.count() <= queue.lowat(),
+                low: blocks_low && queue.count() <= queue.lowat(),
             };
-            let bands = (1..=queue.nband()).filter_map(|b| {
+            let bands = (1..=queue.nband()).filter_map(move |b| {
                 let b = u8::try_from(b).ok()?;
                 let full = queue.band_flags(b).contains(crate::queue::QbFlags::QB_FULL);
-                let low = queue.band_count(b) <= queue.band_lowat(b);
+                let low = blocks_low && queue.band_count(b) <= queue.band_lowat(b);
                 Some(BandState { band: b, full, low })
             });
             // Bands to back-enable, one bit each (`queue` borrows the Stream meanwhile).
             let mut backs = [0u64; 4];
-            f.publish(hiwat, core::iter::once(band0).chain(bands), |b| {
+            f.publish(hiwat, blocks, core::iter::once(band0).chain(bands), |b| {
                 if let Some(w) = backs.get_mut(usize::from(b / 64)) {
                     *w |= 1u64 << (b % 64);
                 }

@@ -2,7 +2,7 @@
 //!
 //! The queue holds messages in three kinds of class, in the order getq returns them:
 //! high-priority messages (`db_type >= QPCTL`, FIFO among themselves), then priority bands
-//! 255..1, then band 0. Each class is a [`ring::Ring`], each band has its own count and
+//! 255..1, then band 0. Each class is a [`mlist::MsgList`], each band has its own count and
 //! watermarks (`qband`), created on demand when a message or `strqset` first names it.
 //!
 //! SVR4 queue functions reach into neighbouring queues (putq enables, getq back-enables). Here a
@@ -11,11 +11,24 @@
 //!
 //! Accounting follows SVR4: `q_count` counts the bytes (`msgsize`) of band-0 messages,
 //! high-priority ones included (SVR4 forces their `b_band` to 0); band `n` messages are counted
-//! in that band's `qb_count`. `QFULL` is set exactly when a class holds data and its count is
-//! `>= hiwat`; the writer-wanted flags (`QWANTW`/`QB_WANTW`, set by a refused canput/bcanput)
-//! produce a back-enable once the count falls to `<= lowat`.
+//! in that band's `qb_count`. Next to the bytes the queue counts the message blocks it holds
+//! over all its classes (`q_mblkcnt`, as illumos does), against a block limit (`q_mblkmax`,
+//! `limits().strmblkmax` when the queue was made): a zero-length or one-byte message costs a
+//! whole block of kernel memory, so bytes alone do not bound what a queue holds.
+//!
+//! A class is *full* (`QFULL`, `QB_FULL`) exactly when it holds data and its count is
+//! `>= hiwat`, or when the queue holds `>= q_mblkmax` blocks (then every band is full, and a
+//! band not yet allocated is refused too). A class is *low* when its count is `<= lowat` and
+//! the queue holds at most a quarter of its block limit. The writer-wanted flags
+//! (`QWANTW`/`QB_WANTW`, set by a refused canput/bcanput) produce a back-enable once the class
+//! is low.
+//!
+//! Queueing never allocates for band 0 and high-priority messages (a class is linked through
+//! the messages' `b_next`, `mlist.rs`); the first message of a new band allocates that band's
+//! `qband`, and is handed back if that fails.
 
 mod flags;
+mod mlist;
 pub(crate) mod ring;
 mod strq;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
@@ -27,7 +40,7 @@ pub use strq::QField;
 
 use crate::msg::Msg;
 use crate::sys::{self, NoMem, Vec};
-use ring::Ring;
+use mlist::MsgList;
 
 /// Infinite packet size (`INFPSZ`; SVR4 uses -1).
 pub const INFPSZ: usize = usize::MAX;
@@ -38,7 +51,7 @@ pub const FLUSHALL: i32 = 1;
 
 /// One priority band of a queue (`qband`).
 pub(crate) struct QBand {
-    msgs: Ring<Msg>,
+    msgs: MsgList,
     count: usize,
     hiwat: usize,
     lowat: usize,
@@ -65,8 +78,8 @@ fn class_of(mp: &Msg) -> Class {
 
 /// A STREAMS queue (`queue_t`): messages, counts, watermarks and flags, without links.
 pub struct Queue {
-    hi: Ring<Msg>,
-    norm: Ring<Msg>,
+    hi: MsgList,
+    norm: MsgList,
     /// `bands[n - 1]` is band `n`; `bands.len()` is `q_nband`.
     bands: Vec<QBand>,
     count: usize,
@@ -75,6 +88,10 @@ pub struct Queue {
     minpsz: usize,
     maxpsz: usize,
     flags: QFlags,
+    /// `q_mblkcnt`: message blocks queued, over all classes.
+    mblkcnt: usize,
+    /// The block limit (at least 1).
+    mblkmax: usize,
 }
 
 impl Queue {
@@ -84,8 +101,8 @@ impl Queue {
         let mut flags = QFlags::default();
         flags.assign(QFlags::QREADR, readr);
         Queue {
-            hi: Ring::new(),
-            norm: Ring::new(),
+            hi: MsgList::new(),
+            norm: MsgList::new(),
             bands: Vec::new(),
             count: 0,
             hiwat,
@@ -93,7 +110,36 @@ impl Queue {
             minpsz,
             maxpsz,
             flags,
+            mblkcnt: 0,
+            mblkmax: crate::limits::limits().strmblkmax.max(1),
         }
+    }
+
+    /// `q_mblkcnt`: message blocks queued, over all classes.
+    pub fn mblkcnt(&self) -> usize {
+        self.mblkcnt
+    }
+    /// The block limit: with this many blocks queued the queue is full.
+    pub fn mblkmax(&self) -> usize {
+        self.mblkmax
+    }
+    /// Whether the queue holds as many blocks as it may (every class is then full).
+    #[inline]
+    pub fn blocks_full(&self) -> bool {
+        self.mblkcnt >= self.mblkmax
+    }
+    /// Whether the queue holds few enough blocks for a waiting writer to go on (at most a
+    /// quarter of its block limit).
+    #[inline]
+    pub fn blocks_low(&self) -> bool {
+        self.mblkcnt <= self.mblkmax / 4
+    }
+    /// Whether band `b` (0: the queue) is low: its count at or below its low-water mark and
+    /// the queue's blocks at or below a quarter of its block limit. A refused writer of that
+    /// band is back-enabled once it is.
+    #[inline]
+    pub fn band_is_low(&self, b: u8) -> bool {
+        self.blocks_low() && self.band_count(b) <= self.band_lowat(b)
     }
 
     /// `q_flag`.
@@ -177,7 +223,7 @@ impl Queue {
     pub(crate) fn ensure_band(&mut self, b: u8) -> Result<(), NoMem> {
         while self.bands.len() < usize::from(b) {
             let qb = QBand {
-                msgs: Ring::new(),
+                msgs: MsgList::new(),
                 count: 0,
                 hiwat: self.hiwat,
                 lowat: self.lowat,
@@ -188,7 +234,7 @@ impl Queue {
         Ok(())
     }
 
-    fn ring_mut(&mut self, c: Class) -> Option<&mut Ring<Msg>> {
+    fn ring_mut(&mut self, c: Class) -> Option<&mut MsgList> {
         match c {
             Class::Hi => Some(&mut self.hi),
             Class::Norm => Some(&mut self.norm),
@@ -260,23 +306,35 @@ impl Queue {
         self.ring_mut(c)?.get_mut(i)
     }
 
-    /// `q_first`.
+    /// `q_first`: the first message of the first class in getq order that has one.
     pub fn first(&self) -> Option<&Msg> {
-        self.peek(0)
+        if let Some(m) = self.hi.first() {
+            return Some(m);
+        }
+        for qb in self.bands.as_slice().iter().rev() {
+            if let Some(m) = qb.msgs.first() {
+                return Some(m);
+            }
+        }
+        self.norm.first()
     }
 
     /// Recompute QFULL / QB_FULL from the counts (hysteresis comes from QWANTW + lowat).
     fn update_full(&mut self) {
-        let full = self.count > 0 && self.count >= self.hiwat;
+        let blocks = self.blocks_full();
+        let full = blocks || (self.count > 0 && self.count >= self.hiwat);
         self.flags.assign(QFlags::QFULL, full);
         for qb in self.bands.as_mut_slice() {
-            let full = qb.count > 0 && qb.count >= qb.hiwat;
+            let full = blocks || (qb.count > 0 && qb.count >= qb.hiwat);
             qb.flags.assign(QbFlags::QB_FULL, full);
         }
     }
 
     /// Report back-enables for writers waiting on classes that drained to their low mark.
     fn check_back(&mut self, ev: &mut QEvent) {
+        if !self.blocks_low() {
+            return;
+        }
         if self.flags.contains(QFlags::QWANTW) && self.count <= self.lowat {
             self.flags.clear(QFlags::QWANTW);
             ev.add_back(0);
@@ -289,7 +347,12 @@ impl Queue {
         }
     }
 
-    fn account(&mut self, c: Class, size: usize, add: bool) {
+    fn account(&mut self, c: Class, (size, blocks): (usize, usize), add: bool) {
+        self.mblkcnt = if add {
+            self.mblkcnt.saturating_add(blocks)
+        } else {
+            self.mblkcnt.saturating_sub(blocks)
+        };
         let cnt = match c {
             Class::Hi | Class::Norm => Some(&mut self.count),
             Class::Band(b) => self.band_mut(b).map(|qb| &mut qb.count),
@@ -327,16 +390,19 @@ impl Queue {
         }
     }
 
-    /// putq: queue `mp` behind messages of its class. On allocation failure the message is
-    /// handed back untouched. The event asks for qenable when `mp` is high priority, or when
+    /// putq: queue `mp` behind messages of its class. Band 0 and high priority never fail;
+    /// the first message of a new band is handed back untouched if its `qband` cannot be
+    /// allocated. The event asks for qenable when `mp` is high priority, or when
     /// enabling is allowed (no QNOENB) and a reader is waiting (QWANTR) or `mp` is in a band.
     pub fn putq(&mut self, mut mp: Msg) -> Result<QEvent, Msg> {
         let Ok(c) = self.prepare(&mut mp) else {
             return Err(mp);
         };
-        let size = mp.msgsize();
-        let at = self.class_len(c);
-        self.insert_in(c, at, mp)?;
+        let size = mp.msgsize_blocks();
+        match self.ring_mut(c) {
+            Some(r) => r.push_back(mp),
+            None => return Err(mp),
+        }
         self.account(c, size, true);
         let enable = c == Class::Hi
             || (self.can_enable()
@@ -355,7 +421,7 @@ impl Queue {
         let Ok(c) = self.prepare(&mut mp) else {
             return Err(mp);
         };
-        let size = mp.msgsize();
+        let size = mp.msgsize_blocks();
         self.insert_in(c, 0, mp)?;
         self.account(c, size, true);
         let enable = self.can_enable() && self.flags.contains(QFlags::QWANTR);
@@ -382,7 +448,7 @@ impl Queue {
         let Ok(c) = self.prepare(&mut mp) else {
             return Err(mp);
         };
-        let size = mp.msgsize();
+        let size = mp.msgsize_blocks();
         self.insert_in(c, pos - start, mp)?;
         self.account(c, size, true);
         let enable = c == Class::Hi || (self.can_enable() && self.flags.contains(QFlags::QWANTR));
@@ -403,10 +469,10 @@ impl Queue {
             self.check_back(&mut ev);
             return (None, ev);
         };
-        let mp = self.ring_mut(c).and_then(Ring::pop_front);
+        let mp = self.ring_mut(c).and_then(MsgList::pop_front);
         if let Some(m) = &mp {
             self.flags.clear(QFlags::QWANTR);
-            self.account(c, m.msgsize(), false);
+            self.account(c, m.msgsize_blocks(), false);
         }
         self.check_back(&mut ev);
         (mp, ev)
@@ -420,7 +486,7 @@ impl Queue {
         };
         let mp = self.ring_mut(c).and_then(|r| r.remove(i));
         if let Some(m) = &mp {
-            self.account(c, m.msgsize(), false);
+            self.account(c, m.msgsize_blocks(), false);
         }
         self.check_back(&mut ev);
         (mp, ev)
@@ -428,18 +494,20 @@ impl Queue {
 
     /// Free the messages of class `c` selected by `flag`; returns (messages, bytes).
     fn flush_class(&mut self, c: Class, flag: i32) -> (usize, usize) {
-        let (mut n, mut bytes) = (0usize, 0usize);
+        let (mut n, mut bytes, mut blocks) = (0usize, 0usize, 0usize);
         if let Some(r) = self.ring_mut(c) {
             r.extract_if(
                 |m| flag == FLUSHALL || m.db_type().is_data(),
                 |m| {
                     n += 1;
-                    bytes = bytes.saturating_add(m.msgsize());
+                    let (b, k) = m.msgsize_blocks();
+                    bytes = bytes.saturating_add(b);
+                    blocks += k;
                     drop(m);
                 },
             );
         }
-        self.account(c, bytes, false);
+        self.account(c, (bytes, blocks), false);
         (n, bytes)
     }
 
@@ -485,18 +553,25 @@ impl Queue {
         true
     }
 
-    /// bcanput on this queue: band 0 is canput; an unallocated band can always be written;
-    /// a full band sets QB_WANTW and refuses.
+    /// bcanput on this queue: band 0 is canput; a full band sets QB_WANTW and refuses; an
+    /// unallocated band can be written unless the queue holds its block limit (then QWANTW
+    /// is set: the writer is back-enabled with band 0's writers).
     pub fn bcanput(&mut self, band: u8) -> bool {
         if band == 0 {
             return self.canput();
         }
+        let blocks = self.blocks_full();
         match self.band_mut(band) {
             Some(qb) if qb.flags.contains(QbFlags::QB_FULL) => {
                 qb.flags.set(QbFlags::QB_WANTW);
                 false
             }
-            _ => true,
+            Some(_) => true,
+            None if blocks => {
+                self.flags.set(QFlags::QWANTW);
+                false
+            }
+            None => true,
         }
     }
 

@@ -1,10 +1,11 @@
-//! `Ring<T>`: a growable FIFO over `sys::Vec<Option<T>>`, the storage of one queue class.
+//! `Ring<T>`: a growable FIFO over `sys::Vec<Option<T>>`: a Stream's run list of enabled
+//! queues (`stream/mod.rs`), reserved for every queue of the Stream when a pair is added, so
+//! that qenable never grows it. (Messages are not kept here: a queue class links its messages
+//! through `b_next`, `mlist.rs`.)
 //!
-//! SVR4 links messages through `b_next`/`b_prev`; here messages own no links, so each class of
-//! a queue (high priority, each band, band 0) keeps its messages in a ring. The kernel `KVec` has
-//! no insert/remove/pop, so the ring keeps every slot filled (`None` when free) and moves
-//! elements with `swap`/`Option::take`. Growth is the only allocation and is fallible: an
-//! element that cannot be stored is handed back, never dropped.
+//! The kernel `KVec` has no insert/remove/pop, so the ring keeps every slot filled (`None` when
+//! free) and moves elements with `Option::take`. Growth is the only allocation and is fallible:
+//! an element that cannot be stored is handed back, never dropped.
 
 use crate::sys::{self, NoMem, Vec};
 
@@ -23,11 +24,6 @@ impl<T> Ring<T> {
             head: 0,
             len: 0,
         }
-    }
-
-    /// Number of elements.
-    pub(crate) fn len(&self) -> usize {
-        self.len
     }
 
     /// Whether the ring holds nothing.
@@ -72,15 +68,6 @@ impl<T> Ring<T> {
         Ok(())
     }
 
-    /// Swap the elements at logical positions `i` and `j` (bounds checked, never panics).
-    fn swap_slots(&mut self, i: usize, j: usize) {
-        let (a, b) = (self.slot(i), self.slot(j));
-        let s = self.buf.as_mut_slice();
-        if a < s.len() && b < s.len() {
-            s.swap(a, b);
-        }
-    }
-
     fn grow_for_one(&mut self) -> Result<(), NoMem> {
         let want = self.len.checked_add(1).ok_or(NoMem)?;
         self.reserve(want)
@@ -102,40 +89,6 @@ impl<T> Ring<T> {
         }
     }
 
-    /// Insert before logical position `i` (`i == len` appends); `x` comes back on failure or
-    /// if `i > len`.
-    pub(crate) fn insert(&mut self, i: usize, x: T) -> Result<(), T> {
-        if i > self.len {
-            return Err(x);
-        }
-        self.push_back(x)?;
-        // Bubble the new tail element back to position i.
-        let mut j = self.len - 1;
-        while j > i {
-            self.swap_slots(j, j - 1);
-            j -= 1;
-        }
-        Ok(())
-    }
-
-    /// Remove the element at logical position `i`.
-    pub(crate) fn remove(&mut self, i: usize) -> Option<T> {
-        if i >= self.len {
-            return None;
-        }
-        let s = self.slot(i);
-        let x = self.buf.as_mut_slice().get_mut(s).and_then(Option::take);
-        // Close the gap by moving the later elements forward one slot.
-        for j in i..self.len - 1 {
-            self.swap_slots(j, j + 1);
-        }
-        self.len -= 1;
-        if self.len == 0 {
-            self.head = 0;
-        }
-        x
-    }
-
     /// Remove the head element.
     pub(crate) fn pop_front(&mut self) -> Option<T> {
         if self.len == 0 {
@@ -151,26 +104,6 @@ impl<T> Ring<T> {
             (s + 1) % cap
         };
         x
-    }
-
-    /// The element at logical position `i`.
-    pub(crate) fn get(&self, i: usize) -> Option<&T> {
-        if i >= self.len {
-            return None;
-        }
-        self.buf
-            .as_slice()
-            .get(self.slot(i))
-            .and_then(Option::as_ref)
-    }
-
-    /// The element at logical position `i`, mutable.
-    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
-        if i >= self.len {
-            return None;
-        }
-        let s = self.slot(i);
-        self.buf.as_mut_slice().get_mut(s).and_then(Option::as_mut)
     }
 
     /// Remove every element for which `pred` holds, keeping the order of the others; the

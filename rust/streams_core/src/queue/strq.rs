@@ -83,7 +83,9 @@ impl Queue {
         // Keep "QFULL exactly when count >= hiwat" true after a watermark change.
         self.update_full();
         debug_assert!(
-            !self.flags.contains(QFlags::QFULL) || self.count >= self.hiwat,
+            !self.flags.contains(QFlags::QFULL)
+                || self.count >= self.hiwat
+                || self.mblkcnt >= self.mblkmax,
             "QFULL consistent after strqset"
         );
         Ok(())

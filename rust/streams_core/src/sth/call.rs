@@ -31,6 +31,7 @@ use super::take::{ReaderToken, Taken};
 use super::transp::{CopyDone, Transp, TranspIoctl, TranspStep};
 use super::{Stop, Stream, UserIo};
 use crate::errno::Errno;
+use crate::limits::limits;
 use crate::msg::{Msg, FASTBUF, M_DATA};
 use crate::stream::Registry;
 use crate::sys;
@@ -170,7 +171,7 @@ pub fn write<H: HeadCall>(
     }
     let mut done = 0usize;
     while done < len {
-        let n = (len - done).min(STRMSGSZ);
+        let n = (len - done).min(crate::limits::strmsgsz());
         match write_chunk(h, io, done, n, len, nonblock) {
             Ok((k, more)) => {
                 done += k;
@@ -266,7 +267,8 @@ pub fn putmsg<H: HeadCall>(
 ) -> Result<(), Errno> {
     let cl = Part::size(&ctl);
     let dl = Part::size(&data);
-    if cl.is_some_and(|n| n > STRCTLSZ) || dl.is_some_and(|n| n > STRMSGSZ) {
+    let lim = limits();
+    if cl.is_some_and(|n| n > lim.strctlsz) || dl.is_some_and(|n| n > lim.strmsgsz) {
         return Err(Errno::ERANGE);
     }
     let mut c = match (ctl, cl) {
@@ -298,7 +300,7 @@ pub fn fdinsert<H: HeadCall>(
 ) -> Result<i32, Errno> {
     let shape = FdInsertShape::new(a.flags, a.ctl.len, a.offset)?;
     let dl = Part::size(&a.data);
-    if dl.is_some_and(|n| n > STRMSGSZ) {
+    if dl.is_some_and(|n| n > limits().strmsgsz) {
         return Err(Errno::ERANGE);
     }
     let (n, off) = (shape.ctl_len, shape.offset);
@@ -443,7 +445,7 @@ pub fn istr<H: HeadCall>(
     let limit = istr_timeout_ms(timeout)?;
     let n = usize::try_from(len)
         .ok()
-        .filter(|n| *n <= STRMSGSZ)
+        .filter(|n| *n <= limits().strmsgsz)
         .ok_or(Errno::EINVAL)?;
     let data = if n > 0 {
         Some(copy_in_msg(io, n)?)

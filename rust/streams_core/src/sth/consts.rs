@@ -99,16 +99,9 @@ pub const I_GET_HIWAT: u32 = SID | 93;
 pub const FMNAMESZ: usize = 8;
 /// Most modules that can be pushed on one Stream (LfS `NSTRPUSH`).
 pub const NSTRPUSH: usize = 64;
-/// Largest control part putmsg accepts (`strctlsz`): a larger one is ERANGE. 4096 is the LfS
-/// default (`sysctl_str_strctlsz = 1 << 12`, `strsysctl.c`).
-pub const STRCTLSZ: usize = 4096;
-/// Largest data part one system call puts in a message (`strmsgsz`): putmsg with a larger data
-/// part fails with ERANGE, write(2) splits at it (as at the top module's `maxpsz`), and I_STR
-/// with a larger `ic_len` fails with EINVAL. It also bounds every buffer a system call stages
-/// in kernel memory before it takes the Stream lock. 65536 is the Solaris default (LfS ships
-/// 262144, `1 << 18`): one staging buffer or message data block is then one order-4 kmalloc,
-/// not order 6, and it is the size the write fast path already built its messages up to.
-pub const STRMSGSZ: usize = 65536;
+/// Default `strctlsz` and `strmsgsz` (`crate::limits`): the values in force are
+/// `limits().strctlsz` / `limits().strmsgsz`, tunable by the platform.
+pub use crate::limits::{STRCTLSZ, STRMSGSZ};
 /// Default close delay in milliseconds (I_GETCLTIME).
 pub const STRCLTIME_DEFAULT: u32 = 15_000;
 /// Default I_STR timeout in seconds, used when `ic_timout` is 0 (SVR4/LfS `STRTIMOUT`).

@@ -156,6 +156,9 @@ impl Stream {
         match r {
             Ok(ev) => self.apply(h, ev),
             Err(m) => {
+                // Only the first message of a new band can get here (its `qband` could not
+                // be allocated: band 0 and high priority never allocate, `queue` module
+                // docs); nobody is left to hand it back to.
                 drop(m);
                 self.count_drop();
                 return;

@@ -37,11 +37,11 @@ impl Stream {
 
     /// Whether a write of `len` bytes may be sent as one message built before the lock was
     /// taken ([`Stream::strwrite_prebuilt`]): at least [`Stream::sth_prebuilt_min`], at most
-    /// [`STRMSGSZ`], and within the top module's `maxpsz` (one piece).
+    /// `strmsgsz` (`crate::limits`), and within the top module's `maxpsz` (one piece).
     pub fn sth_prebuilt_ok(&self, len: usize) -> bool {
         let maxpsz = self.sth_psz().1;
         len >= self.sth_prebuilt_min()
-            && len <= STRMSGSZ
+            && len <= crate::limits::strmsgsz()
             && (maxpsz == INFPSZ || maxpsz == 0 || len <= maxpsz)
     }
 

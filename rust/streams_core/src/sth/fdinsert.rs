@@ -31,7 +31,7 @@
 //! arena and meant nothing for a Stream of another arena; now every Stream can be named,
 //! through the reference block.
 
-use super::consts::{MSG_HIPRI, RS_HIPRI, STRCTLSZ};
+use super::consts::{MSG_HIPRI, RS_HIPRI};
 use super::{Part, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgType, M_PCPROTO, M_PROTO};
@@ -73,7 +73,7 @@ impl FdInsertShape {
             .ok()
             .filter(|o| o % FDINSERT_TOKEN == 0 && o + FDINSERT_TOKEN <= len)
             .ok_or(Errno::EINVAL)?;
-        if len > STRCTLSZ {
+        if len > crate::limits::limits().strctlsz {
             return Err(Errno::ERANGE);
         }
         Ok(FdInsertShape {

@@ -160,7 +160,17 @@ pub enum IocArg<'a> {
     /// No argument, or a NULL pointer (I_POP, I_LIST counting).
     None,
     /// An integer argument (I_FLUSH, I_SRDOPT, I_SWROPT, I_CANPUT, I_ATMARK, I_CKBAND, …).
+    /// I_SET_HIWAT with `Int` is taken as from an unprivileged caller.
     Int(i64),
+    /// I_SET_HIWAT: the new mark, and whether the caller may exceed `strhiwatmax`
+    /// (`crate::limits`; CAP_SYS_RESOURCE in the kernel, as for a Linux pipe's
+    /// F_SETPIPE_SZ above `pipe-max-size`).
+    Hiwat {
+        /// The high-water mark (an `int`).
+        v: i64,
+        /// The caller is exempt from `strhiwatmax`.
+        privileged: bool,
+    },
     /// A module name (I_PUSH, I_FIND).
     Name(&'a str),
     /// A kernel buffer for the result (I_NREAD, I_GRDOPT, I_GWROPT, I_LOOK, I_GETBAND, …): 4
@@ -419,12 +429,15 @@ impl Stream {
             (I_GETCLTIME, IocArg::Out(out)) => {
                 put_i32(out, i32::try_from(self.sth.cltime).unwrap_or(i32::MAX))
             }
-            (I_SET_HIWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Hiwat, v),
+            (I_SET_HIWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Hiwat, v, false),
+            (I_SET_HIWAT, IocArg::Hiwat { v, privileged }) => {
+                self.sth_set_wat(QField::Hiwat, v, privileged)
+            }
             (I_GET_HIWAT, IocArg::Out(out)) => {
                 let q = self.queue(self.head_rq()).ok_or(Errno::EINVAL)?;
                 put_i32(out, i32::try_from(q.hiwat()).unwrap_or(i32::MAX))
             }
-            (I_SET_LOWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Lowat, v),
+            (I_SET_LOWAT, IocArg::Int(v)) => self.sth_set_wat(QField::Lowat, v, false),
             (I_LINK, IocArg::Link(r)) if !r.persistent() => self.sth_link(r),
             (I_PLINK, IocArg::Link(r)) if r.persistent() => self.sth_link(r),
             (I_UNLINK, IocArg::Unlink(r)) if !r.persistent() => self.sth_unlink(r),
@@ -435,11 +448,15 @@ impl Stream {
     }
 
     /// I_SET_HIWAT/I_SET_LOWAT: set a band-0 watermark of the head's read queue. EINVAL for
-    /// a negative value, a high mark below the low mark or a low mark above the high mark.
+    /// a negative value, a high mark below the low mark or a low mark above the high mark;
+    /// EPERM for a high mark above `strhiwatmax` (`crate::limits`) unless `privileged`.
     /// Like strqset, no back-enable is generated: a writer held back by the old mark goes on
     /// at the next drain below the low mark.
-    fn sth_set_wat(&mut self, what: QField, v: i64) -> Result<i32, Stop> {
+    fn sth_set_wat(&mut self, what: QField, v: i64, privileged: bool) -> Result<i32, Stop> {
         let v = usize::try_from(v).map_err(|_| Errno::EINVAL)?;
+        if what == QField::Hiwat && !privileged && v > crate::limits::limits().strhiwatmax {
+            return Err(Errno::EPERM.into());
+        }
         let h = self.head_rq();
         let q = self.queue(h).ok_or(Errno::EINVAL)?;
         let ok = match what {
@@ -578,7 +595,7 @@ impl Stream {
         istr_timeout_ms(s.timeout)?;
         let len = usize::try_from(s.len)
             .ok()
-            .filter(|n| *n <= STRMSGSZ)
+            .filter(|n| *n <= crate::limits::limits().strmsgsz)
             .ok_or(Errno::EINVAL)?;
         if s.data.as_ref().map_or(0, Msg::msgsize) != len {
             return Err(Errno::EINVAL.into());

@@ -158,7 +158,8 @@ impl Stream {
         if cl.is_none() && dl.is_none() {
             return Ok(());
         }
-        if cl.is_some_and(|n| n > STRCTLSZ) || dl.is_some_and(|n| n > STRMSGSZ) {
+        let lim = crate::limits::limits();
+        if cl.is_some_and(|n| n > lim.strctlsz) || dl.is_some_and(|n| n > lim.strmsgsz) {
             return Err(Errno::ERANGE.into());
         }
         let (minpsz, maxpsz) = self.sth_psz();

@@ -14,7 +14,7 @@
 //! it without waiting further, as in SVR4. An M_COPYIN of more than [`STRMSGSZ`] bytes is
 //! refused that way with ENOSR (the platform stages at most that much).
 
-use super::consts::{SID, STRMSGSZ};
+use super::consts::SID;
 use super::ioctl::{IocBlk, TRANSPARENT};
 use super::{Block, IocSlot, Stop, UserIo, WAKE_IOCTL};
 use crate::errno::Errno;
@@ -309,7 +309,7 @@ impl Stream {
         let copyin = ty == M_COPYIN;
         self.sth.ioc = IocSlot::Copying { id, req, copyin };
         let size = usize::try_from(req.size).unwrap_or(usize::MAX);
-        if copyin && size > STRMSGSZ {
+        if copyin && size > crate::limits::limits().strmsgsz {
             return self.sth_transp_reply(t, CopyDone::Failed(Errno::ENOSR));
         }
         if copyin {

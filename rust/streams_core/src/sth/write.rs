@@ -28,9 +28,10 @@ pub(crate) fn wait(nonblock: bool, b: Block) -> Stop {
 
 /// Pieces for a top module's `maxpsz`: at most [`STRMSGSZ`].
 fn piece(maxpsz: usize) -> usize {
+    let strmsgsz = crate::limits::strmsgsz();
     match maxpsz {
-        0 | INFPSZ => STRMSGSZ,
-        m => m.min(STRMSGSZ),
+        0 | INFPSZ => strmsgsz,
+        m => m.min(strmsgsz),
     }
 }
 

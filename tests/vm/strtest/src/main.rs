@@ -48,6 +48,7 @@ mod drivers;
 mod fattach;
 mod fifo;
 mod headops;
+mod limits;
 mod loopdrv;
 mod mux;
 mod pipes;
@@ -894,6 +895,28 @@ fn main() {
         (
             "security: another user's persistent mux link: MUX_ROUTE and I_PUNLINK EPERM",
             security::t_mux_other_users_links,
+            "limits: module parameters readable by nobody, not writable",
+            limits::t_limits_params_readable,
+        ),
+        (
+            "limits: 8 MiB write as nobody, split at strmsgsz, read back whole",
+            limits::t_limits_big_write_splits,
+        ),
+        (
+            "limits: putmsg 32 MiB data / strctlsz+1 control as nobody: ERANGE",
+            limits::t_limits_putmsg_erange,
+        ),
+        (
+            "limits: zero-length putmsg loop as nobody: EAGAIN within the block limit",
+            limits::t_limits_zero_length_putmsg_eagain,
+        ),
+        (
+            "limits: I_SET_HIWAT INT_MAX: EPERM as nobody, ok as root",
+            limits::t_limits_set_hiwat_cap,
+        ),
+        (
+            "limits: MemAvailable drop bounded for what nobody pins on a pipe",
+            limits::t_limits_memory_bounded,
         ),
     ];
     println!("1..{}", cases.len());

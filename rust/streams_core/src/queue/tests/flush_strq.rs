@@ -154,63 +154,66 @@ pub(super) fn qenable_once_and_back_flags() -> TestResult {
     Ok(())
 }
 
+/// Band 0 and high-priority messages are linked through `b_next`: putq never allocates for
+/// them, so it goes through with every allocation failing; the first message of a new band
+/// needs its `qband` and is handed back untouched when that allocation fails.
 pub(super) fn putq_alloc_failure_hands_back() -> TestResult {
     let mut q = q(1000, 0);
     let m1 = check_some!(mk(M_DATA, 0, b"first"));
     let m2 = check_some!(mk(M_DATA, 9, b"band"));
-    let back1;
-    let back2;
-    {
+    let m3 = check_some!(mk(M_PCPROTO, 0, b"hi"));
+    let (r1, r2, r3) = {
         let _g = FaultGuard::fail_after(0);
-        back1 = q.putq(m1);
-        back2 = q.putq(m2);
-    }
-    let m1 = match back1 {
+        (q.putq(m1), q.putq(m2), q.putq(m3))
+    };
+    let _ = check_ok!(r1);
+    let _ = check_ok!(r3);
+    let m2 = match r2 {
         Err(m) => m,
         Ok(_) => {
             return Err(crate::ktest::Failure {
                 file: file!(),
                 line: line!(),
-                what: "putq ok under fault",
+                what: "new band allocated under fault",
             })
         }
     };
-    check!(back2.is_err());
-    check_eq!(m1.rd(), b"first");
-    check_eq!(q.count(), 0);
-    check_eq!(q.nband(), 0);
-    check!(q.is_empty());
-    let _ = check_ok!(q.putq(m1));
-    check_eq!(q.count(), 5);
+    check_eq!(m2.rd(), b"band");
+    check_eq!((q.count(), q.nband(), q.qsize()), (7, 0, 2));
+    let _ = check_ok!(q.putq(m2));
+    check_eq!((q.band_count(9), q.nband(), q.qsize()), (4, 9, 3));
     Ok(())
 }
 
-pub(super) fn ring_growth_failure_keeps_queue() -> TestResult {
-    let mut q = q(1000, 0);
-    for t in 1..=4u8 {
-        let _ = check_ok!(q.putq(check_some!(mk(M_DATA, 0, &[t]))));
+/// A long queue is kept without any allocation: 10 000 band-0 messages go on with every
+/// allocation failing (a `Vec` ring would have to grow, and could fail, at each doubling),
+/// and come off in order.
+pub(super) fn long_queue_needs_no_allocation() -> TestResult {
+    let mut q = q(usize::MAX, 0);
+    let n = 10_000usize;
+    let mut msgs = crate::sys::vec_with_capacity(n).map_err(|_| crate::ktest::Failure {
+        file: file!(),
+        line: line!(),
+        what: "vec",
+    })?;
+    for i in 0..n {
+        let m = check_some!(mk(M_DATA, 0, &(i as u32).to_ne_bytes()));
+        check!(crate::sys::vec_push(&mut msgs, m).is_ok());
     }
-    let m5 = check_some!(mk(M_DATA, 0, &[5]));
-    let r = {
+    {
         let _g = FaultGuard::fail_after(0);
-        q.putq(m5)
-    };
-    let m5 = match r {
-        Err(m) => m,
-        Ok(_) => {
-            return Err(crate::ktest::Failure {
-                file: file!(),
-                line: line!(),
-                what: "ring grew under fault",
-            })
+        for m in core::mem::take(&mut msgs) {
+            let _ = check_ok!(q.putq(m));
         }
-    };
-    check_eq!(q.qsize(), 4);
-    check_eq!(q.count(), 4);
-    let _ = check_ok!(q.putq(m5));
-    for t in 1..=5u8 {
-        check_eq!(get_tag(&mut q), Some(t));
     }
+    check_eq!((q.qsize(), q.count(), q.mblkcnt()), (n, 4 * n, n));
+    for i in 0..n {
+        let (m, _ev) = q.getq();
+        let m = check_some!(m);
+        check_eq!(m.rd(), &(i as u32).to_ne_bytes()[..]);
+    }
+    check!(q.is_empty());
+    check_eq!(q.mblkcnt(), 0);
     Ok(())
 }
 

@@ -8,7 +8,9 @@ use crate::msg::{allocb, Bpri, MsgType, M_CTL, M_DATA, M_IOCACK, M_PCPROTO, M_PR
 use crate::sys::fault;
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
 
+mod blocks;
 mod flush_strq;
+use blocks::*;
 use flush_strq::*;
 
 /// A one-block message of type `ty`, band `band`, holding `data` (test helper).
@@ -386,7 +388,11 @@ ktest_suite!(QUEUE_SUITE, "streams_queue":
     strqset_hiwat_recomputes_qfull,
     qenable_once_and_back_flags,
     putq_alloc_failure_hands_back,
-    ring_growth_failure_keeps_queue,
+    long_queue_needs_no_allocation,
+    zero_length_messages_fill_queue,
+    tiny_messages_full_before_hiwat,
+    block_limit_fills_every_band,
+    block_limit_taken_at_creation,
     ring_wraparound_insert_remove,
     zero_length_messages,
     event_merge_and_bandset,

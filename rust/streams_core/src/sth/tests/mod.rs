@@ -9,6 +9,7 @@ pub mod faults;
 pub mod fdinsert;
 pub mod fifo;
 pub mod layout;
+pub mod limits;
 pub mod perim;
 pub mod take;
 pub mod transp;
