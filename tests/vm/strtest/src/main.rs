@@ -51,6 +51,7 @@ mod headops;
 mod loopdrv;
 mod mux;
 mod pipes;
+mod udpnet;
 mod uffd;
 mod xput;
 mod xti;
@@ -861,6 +862,26 @@ fn main() {
         (
             "xti: TADDRBUSY, TBADDATA, ICMP unreachable -> TLOOK/T_UDERR/ECONNREFUSED, TACCES",
             xti::t_xti_errors,
+        ),
+        (
+            "udpnet: udp: XTI<->XTI, XTI<->socket between two netns over veth, as uid 65534",
+            udpnet::t_veth_udp,
+        ),
+        (
+            "udpnet: udp: a reader that never reads: drops counted, held data bounded by the marks",
+            udpnet::t_never_reads_udp,
+        ),
+        (
+            "udpnet: rmmod streams refused while UDP Streams are open; they work on",
+            udpnet::t_rmmod_refused_with_udp_open,
+        ),
+        (
+            "udpnet: xtiso: XTI<->XTI, XTI<->socket between two netns over veth, as uid 65534",
+            udpnet::t_veth_xtiso,
+        ),
+        (
+            "udpnet: xtiso: a reader that never reads: drops counted, held data bounded by the marks",
+            udpnet::t_never_reads_xtiso,
         ),
     ];
     println!("1..{}", cases.len());

@@ -32,3 +32,5 @@ pub use types::*;
 
 /// The T_CLTS UDP provider's clone device.
 pub const UDP_DEVICE: &str = "/dev/streams/clone/udp";
+/// The same provider over an in-kernel socket (XTI over sockets, `xtiso-udp`).
+pub const XTISO_UDP_DEVICE: &str = "/dev/streams/clone/xtiso-udp";
