@@ -883,6 +883,14 @@ fn main() {
             "udpnet: xtiso: a reader that never reads: drops counted, held data bounded by the marks",
             udpnet::t_never_reads_xtiso,
         ),
+        (
+            "xti: xtiso: XTI<->XTI over 127.0.0.1, addresses, T_MORE, t_optmgmt XTI_SNDBUF",
+            xti::t_xtiso_exchange,
+        ),
+        (
+            "xti: xtiso: XTI<->Linux UDP socket both ways, addresses checked",
+            xti::t_xtiso_and_sockets,
+        ),
     ];
     println!("1..{}", cases.len());
     let (mut pass, mut fail) = (0, 0);
