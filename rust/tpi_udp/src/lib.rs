@@ -26,6 +26,7 @@ pub mod state;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
+pub mod tihdr;
 pub mod udp;
 
 pub use net::{BindError, BindReq, Inet4, Job, Net, Port, Rx, Stats, TxOpts, NSTATS};

@@ -21,6 +21,9 @@ pub mod error;
 pub mod ffi;
 pub mod opt;
 pub mod state;
+/// The TPI numbers, one file with the driver (`rust/tpi_udp/src/tihdr.rs`).
+#[path = "../../../../rust/tpi_udp/src/tihdr.rs"]
+pub mod tihdr;
 pub mod tpi;
 pub mod types;
 
