@@ -1,6 +1,6 @@
-//! TPI primitives: their numbers, the layouts of their M_PROTO/M_PCPROTO blocks, decoding
-//! (every length and offset checked: a short or lying primitive is an `Err`, never a panic)
-//! and encoding of what the provider sends up.
+//! TPI primitives: the layouts of their M_PROTO/M_PCPROTO blocks, decoding (every length and
+//! offset checked: a short or lying primitive is an `Err`, never a panic) and encoding of what
+//! the provider sends up. Their numbers are in `tihdr.rs`.
 //!
 //! Layouts are LfS's `<sys/tihdr.h>`: every field a `t_scalar_t` (`i32`) or `t_uscalar_t`
 //! (`u32`), native endian, packed (4-byte fields, no padding); an address or options part is
