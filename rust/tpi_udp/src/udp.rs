@@ -353,6 +353,8 @@ impl<N: Net> Udp<N> {
     fn release(&mut self, cx: &mut QCtx<'_>) {
         self.stats.binding.fetch_add(1, SeqCst);
         if let Some(h) = self.port.take() {
+            // What the port dropped itself stays counted after it is gone.
+            self.stats.dropped_flow.fetch_add(h.port.dropped(), Relaxed);
             let job: Arc<dyn Perimeter> = h;
             cx.run_later(job);
         }
