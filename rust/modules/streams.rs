@@ -132,6 +132,8 @@ struct Streams {
     _pipe: chardev::MiscDevice<strfile::StrFile>,
     /// `/dev/streams/clone/udp` and, when the name is free, `/dev/udp`: TPI UDP endpoints.
     _udp: KVec<chardev::MiscDevice<strfile::StrFile>>,
+    /// `/dev/streams/clone/xtiso-udp`: TPI UDP endpoints over in-kernel sockets.
+    _xtiso: chardev::MiscDevice<strfile::StrFile>,
     /// Test build: the test drivers' devices, then the KUnit suites.
     #[cfg(rstreams_test)]
     _test: testbuild::TestBuild,
@@ -161,6 +163,12 @@ impl kernel::Module for Streams {
             registry.clone(),
         )?;
         let udp = register_udp(module, &registry)?;
+        let xtiso = register_dev(
+            module,
+            (c_str!("streams-xtiso-udp"), c_str!("streams/clone/xtiso-udp")),
+            Some(&XTISO_UDP),
+            registry.clone(),
+        )?;
         let dir = procfs::ProcDir::new(c_str!("streams"), None)?;
         let proc = procfs::ProcFile::new(
             c_str!("modules"),
@@ -187,6 +195,7 @@ impl kernel::Module for Streams {
             _fifos: fifos,
             _pipe: pipe,
             _udp: udp,
+            _xtiso: xtiso,
             #[cfg(rstreams_test)]
             _test: test,
             _runq: runq,
@@ -213,6 +222,7 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
     (strproc::Kind::Driver, &xput::XPUT),
     (strproc::Kind::Driver, &pipe::PIPE),
     (strproc::Kind::Driver, &UDP),
+    (strproc::Kind::Driver, &XTISO_UDP),
     (strproc::Kind::Module, &nullmod::NULLMOD),
     (strproc::Kind::Module, &pipemod::PIPEMOD),
     (strproc::Kind::Module, &mods::bufmod::BUFMOD),
@@ -220,7 +230,11 @@ static LISTED: &[(strproc::Kind, &stream::StreamTab)] = &[
 ];
 
 /// The TPI UDP driver (`rust/tpi_udp`) over the kernel's network (`udp.rs`).
-static UDP: stream::StreamTab = tpi_udp::streamtab::<udp::KernelNet>();
+static UDP: stream::StreamTab = tpi_udp::streamtab::<udp::KernelNet>(tpi_udp::UDP_NAME, tpi_udp::UDP_ID);
+
+/// The same TPI driver over in-kernel sockets (XTI over sockets: `udp.rs`'s `SocketNet`).
+static XTISO_UDP: stream::StreamTab =
+    tpi_udp::streamtab::<udp::SocketNet>(tpi_udp::XTISO_NAME, tpi_udp::XTISO_ID);
 
 /// The TPI UDP clone devices: `/dev/streams/clone/udp`, and `/dev/udp` unless another misc
 /// device has that name already (then only the first; the module still loads).

@@ -15,6 +15,16 @@
  *   ICMP ─▶ __udp4_lib_err ─▶ encap_err_rcv ─▶ ops->err(ctx, daddr, dport, errno)
  *   sock_wfree (any context) ─▶ sk_write_space ─▶ ops->write_space(ctx) after an EAGAIN
  *
+ * A *queued* socket (the `xtiso-udp` driver: XTI over sockets) has no encapsulation hooks: the
+ * UDP receive path queues datagrams on the socket's receive queue as for any socket, charged to
+ * its receive buffer (SO_RCVBUF), and the socket's data-ready callback says so; the owner takes
+ * them with rstreams_udp_recv (kernel_recvmsg, MSG_DONTWAIT: one copy, skb to the owner's
+ * buffer) when it has room. ICMP errors are not reported on a queued socket (an unconnected
+ * UDP socket without IP_RECVERR gets none either).
+ *
+ *   IP ─▶ udp_rcv ─▶ socket receive queue ─▶ sk_data_ready ─▶ ops->readable(ctx)   (softirq)
+ *   owner ─▶ rstreams_udp_next_len, rstreams_udp_recv ─▶ kernel_recvmsg           (no sleep)
+ *
  * Lifetime: sk_user_data points to the `struct rstreams_udp`; every callback reads it under
  * RCU (the receive and ICMP paths run under rcu_read_lock, the write-space callback takes it)
  * and does nothing when it is NULL. rstreams_udp_release clears it, restores the socket's own
@@ -34,6 +44,8 @@
 #include <linux/sched.h>
 #include <linux/capability.h>
 #include <linux/rcupdate.h>
+#include <linux/sockios.h>
+#include <asm/ioctls.h>
 #include <net/sock.h>
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
@@ -50,6 +62,8 @@ struct rstreams_udp_ops {
 	void (*err)(void *ctx, __be32 daddr, __be16 dport, int err);
 	/* Send buffer space after a send gave EAGAIN. Any context but hard interrupts. */
 	void (*write_space)(void *ctx);
+	/* Queued sockets: datagrams wait on the receive queue. Softirq context. */
+	void (*readable)(void *ctx);
 };
 
 struct rstreams_udp {
@@ -58,8 +72,11 @@ struct rstreams_udp {
 	struct net *net;
 	const struct rstreams_udp_ops *ops;
 	void *ctx;
-	/* The socket's own sk_write_space, put back at release. */
+	/* The socket's own sk_write_space and sk_data_ready, put back at release. */
 	void (*saved_write_space)(struct sock *sk);
+	void (*saved_data_ready)(struct sock *sk);
+	/* Datagrams wait on the receive queue (no encapsulation hooks). */
+	bool queued;
 };
 
 static int rstreams_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
@@ -112,17 +129,32 @@ static void rstreams_udp_write_space(struct sock *sk)
 	rcu_read_unlock();
 }
 
+static void rstreams_udp_data_ready(struct sock *sk)
+{
+	struct rstreams_udp *u;
+
+	rcu_read_lock();
+	u = rcu_dereference_sk_user_data(sk);
+	if (u)
+		u->ops->readable(u->ctx);
+	rcu_read_unlock();
+}
+
 /*
  * A kernel UDP socket in namespace `net`, bound to addr:port (network order; port 0: an
- * ephemeral one), its hooks calling `ops` with `ctx`. Process context, may sleep; holds no lock of the caller's. Returns 0 and the socket (`*out`) and the bound
- * address, or -errno (the bind's: EADDRINUSE, EADDRNOTAVAIL, EACCES…; ENOMEM).
+ * ephemeral one), its hooks calling `ops` with `ctx`; `queued`: datagrams wait on the socket's
+ * receive queue (of `rcvbuf` bytes, as SO_RCVBUF, when > 0) instead of going to ops->rx.
+ * Process context, may sleep; holds no lock of the caller's. Returns 0 and the socket (`*out`)
+ * and the bound address, or -errno (the bind's: EADDRINUSE, EADDRNOTAVAIL, EACCES…; ENOMEM).
  */
 int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool broadcast,
-		      int sndbuf, const struct rstreams_udp_ops *ops, void *ctx,
-		      struct rstreams_udp **out, __be32 *bound_addr, __be16 *bound_port);
+		      int sndbuf, bool queued, int rcvbuf, const struct rstreams_udp_ops *ops,
+		      void *ctx, struct rstreams_udp **out, __be32 *bound_addr,
+		      __be16 *bound_port);
 int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool broadcast,
-		      int sndbuf, const struct rstreams_udp_ops *ops, void *ctx,
-		      struct rstreams_udp **out, __be32 *bound_addr, __be16 *bound_port)
+		      int sndbuf, bool queued, int rcvbuf, const struct rstreams_udp_ops *ops,
+		      void *ctx, struct rstreams_udp **out, __be32 *bound_addr,
+		      __be16 *bound_port)
 {
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
@@ -153,21 +185,32 @@ int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool bro
 		WRITE_ONCE(sk->sk_sndbuf, max_t(int, sndbuf * 2, SOCK_MIN_SNDBUF));
 	}
 
+	if (queued && rcvbuf > 0) {
+		sk->sk_userlocks |= SOCK_RCVBUF_LOCK;
+		WRITE_ONCE(sk->sk_rcvbuf, max_t(int, rcvbuf * 2, SOCK_MIN_RCVBUF));
+	}
+
 	u->sock = sock;
 	u->net = get_net(net);
 	u->ops = ops;
 	u->ctx = ctx;
+	u->queued = queued;
 	/* The hooks before the bind: no datagram for the port may reach the socket's own
-	 * receive queue, where nobody would read it (setup_udp_tunnel_sock's steps). */
+	 * receive queue unannounced (setup_udp_tunnel_sock's steps for a direct socket). */
 	write_lock_bh(&sk->sk_callback_lock);
 	u->saved_write_space = sk->sk_write_space;
+	u->saved_data_ready = sk->sk_data_ready;
 	sk->sk_write_space = rstreams_udp_write_space;
+	if (queued)
+		sk->sk_data_ready = rstreams_udp_data_ready;
 	rcu_assign_sk_user_data(sk, u);
 	write_unlock_bh(&sk->sk_callback_lock);
-	WRITE_ONCE(udp_sk(sk)->encap_err_rcv, rstreams_udp_encap_err_rcv);
-	WRITE_ONCE(udp_sk(sk)->encap_rcv, rstreams_udp_encap_rcv);
-	WRITE_ONCE(udp_sk(sk)->encap_type, 1);
-	udp_tunnel_encap_enable(sk);
+	if (!queued) {
+		WRITE_ONCE(udp_sk(sk)->encap_err_rcv, rstreams_udp_encap_err_rcv);
+		WRITE_ONCE(udp_sk(sk)->encap_rcv, rstreams_udp_encap_rcv);
+		WRITE_ONCE(udp_sk(sk)->encap_type, 1);
+		udp_tunnel_encap_enable(sk);
+	}
 
 	err = kernel_bind(sock, (struct sockaddr *)&sin, sizeof(sin));
 	if (err)
@@ -184,6 +227,7 @@ release:
 	write_lock_bh(&sk->sk_callback_lock);
 	rcu_assign_sk_user_data(sk, NULL);
 	sk->sk_write_space = u->saved_write_space;
+	sk->sk_data_ready = u->saved_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 	synchronize_rcu();
 	sock_release(sock);
@@ -205,6 +249,7 @@ static void rstreams_udp_quiesce(struct rstreams_udp *u)
 	write_lock_bh(&sk->sk_callback_lock);
 	rcu_assign_sk_user_data(sk, NULL);
 	sk->sk_write_space = u->saved_write_space;
+	sk->sk_data_ready = u->saved_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 	WRITE_ONCE(udp_sk(sk)->encap_rcv, NULL);
 	WRITE_ONCE(udp_sk(sk)->encap_err_rcv, NULL);
@@ -292,6 +337,78 @@ void rstreams_udp_set_sndbuf(struct rstreams_udp *u, int sndbuf)
 	sk->sk_write_space(sk);
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_set_sndbuf);
+
+/* XTI_RCVBUF on a bound queued socket (as SO_RCVBUF: doubled, at least SOCK_MIN_RCVBUF). */
+void rstreams_udp_set_rcvbuf(struct rstreams_udp *u, int rcvbuf);
+void rstreams_udp_set_rcvbuf(struct rstreams_udp *u, int rcvbuf)
+{
+	struct sock *sk = u->sock->sk;
+
+	if (!u->queued)
+		return;
+	sk->sk_userlocks |= SOCK_RCVBUF_LOCK;
+	WRITE_ONCE(sk->sk_rcvbuf, max_t(int, rcvbuf * 2, SOCK_MIN_RCVBUF));
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_set_rcvbuf);
+
+/*
+ * The payload size of the datagram at the head of a queued socket's receive queue, or -EAGAIN
+ * when none waits (FIONREAD: datagrams with a bad checksum are dropped on the way, and counted
+ * in sk_drops). Never sleeps.
+ */
+int rstreams_udp_next_len(struct rstreams_udp *u);
+int rstreams_udp_next_len(struct rstreams_udp *u)
+{
+	struct sock *sk = u->sock->sk;
+	int len = 0;
+
+	/* Empty first: SIOCINQ answers 0 both for no datagram and for an empty one. */
+	if (skb_queue_empty_lockless(&udp_sk(sk)->reader_queue) &&
+	    skb_queue_empty_lockless(&sk->sk_receive_queue))
+		return -EAGAIN;
+	if (udp_ioctl(sk, SIOCINQ, &len))
+		return -EAGAIN;
+	return len;
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_next_len);
+
+/*
+ * Take the datagram at the head of a queued socket's receive queue into buf[0..len]
+ * (kernel_recvmsg, MSG_DONTWAIT | MSG_TRUNC): its source, and its size, which is larger than
+ * `len` when it did not fit (the rest is lost, as for recvmsg). -EAGAIN when none waits, or
+ * the socket's error. Never waits. (udp_recvmsg passes a cond_resched() when it drops a datagram
+ * with a bad checksum; rstreams_udp_next_len has dropped those already, and the caller's Stream
+ * lock is a mutex, so even that voluntary preemption point is allowed.)
+ */
+int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
+		      __be16 *sport);
+int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
+		      __be16 *sport)
+{
+	struct sockaddr_in sin = {};
+	struct kvec v = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_name = &sin,
+		.msg_namelen = sizeof(sin),
+	};
+	int r;
+
+	r = kernel_recvmsg(u->sock, &msg, &v, 1, len, MSG_DONTWAIT | MSG_TRUNC);
+	if (r < 0)
+		return r;
+	*saddr = sin.sin_addr.s_addr;
+	*sport = sin.sin_port;
+	return r;
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_recv);
+
+/* Datagrams the socket dropped (receive buffer full, bad checksum). */
+unsigned int rstreams_udp_drops(struct rstreams_udp *u);
+unsigned int rstreams_udp_drops(struct rstreams_udp *u)
+{
+	return atomic_read(&u->sock->sk->sk_drops);
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_drops);
 
 /* Free a datagram handed to ops->rx. */
 void rstreams_skb_free(struct sk_buff *skb);

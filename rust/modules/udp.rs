@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-//! [`KernelNet`]: the network of `streams.ko`'s TPI UDP driver (`tpi_udp::Net`), on the
-//! clone device `/dev/streams/clone/udp` (and `/dev/udp`).
+//! The networks of `streams.ko`'s TPI UDP drivers (`tpi_udp::Net`): [`KernelNet`] under `udp`
+//! (`/dev/streams/clone/udp`, `/dev/udp`) and [`SocketNet`] under `xtiso-udp`
+//! (`/dev/streams/clone/xtiso-udp`, XTI over sockets). Only the receive path differs.
 //!
-//! Each bound endpoint owns a kernel UDP socket ([`UdpSocket`], `udpsock.rs`): datagrams and
-//! ICMP errors come from its encapsulation hooks in softirq context and go straight into the
-//! endpoint's `Rx` (`QRef::put` into the driver's read queue); T_UNITDATA_REQ sends through
-//! it without sleeping. The driver's jobs (bind, release a port) run after its Stream lock is
+//! Each bound endpoint owns a kernel UDP socket ([`UdpSocket`], `udpsock.rs`). Under `udp`,
+//! datagrams and ICMP errors come from its encapsulation hooks in softirq context and go
+//! straight into the endpoint's `Rx` (`QRef::put` into the driver's read queue). Under
+//! `xtiso-udp` the socket is an ordinary one: datagrams wait on its receive queue, its
+//! data-ready callback back-enables the driver's read queue (`Rx::readable`), and the read
+//! service procedure takes them (`Port::recv`: kernel_recvmsg). Under both, T_UNITDATA_REQ
+//! sends through the socket without sleeping. The driver's jobs (bind, release a port) run after its Stream lock is
 //! dropped; the rare one that cannot ([`KernelNet::defer`]) goes to the STREAMS runner's
 //! workqueue as a work item of its own.
 
@@ -55,6 +59,9 @@ impl UdpEvents for Events {
     fn write_space(&self) {
         self.rx.write_space()
     }
+    fn readable(&self) {
+        self.rx.readable()
+    }
 }
 
 /// A bound port: its socket.
@@ -63,17 +70,21 @@ pub(crate) struct KernelPort(UdpSocket<Events>);
 /// The IP TTL the socket uses unless told otherwise (`net.ipv4.ip_default_ttl`'s default).
 const DEFAULT_TTL: u8 = 64;
 
+/// Send `data` to `dst` through `sock` with `opts` (both networks).
+fn send(sock: &UdpSocket<Events>, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
+    // Control messages only for what differs from the socket's own values.
+    let tos = Some(opts.tos).filter(|t| *t != 0);
+    let ttl = Some(opts.ttl).filter(|t| *t != 0 && *t != DEFAULT_TTL);
+    sock.send((dst.addr, dst.port), data, tos, ttl, !opts.checksum)
+}
+
 impl Port for KernelPort {
     fn local(&self) -> Inet4 {
         inet(self.0.local())
     }
 
     fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
-        // Control messages only for what differs from the socket's own values.
-        let tos = Some(opts.tos).filter(|t| *t != 0);
-        let ttl = Some(opts.ttl).filter(|t| *t != 0 && *t != DEFAULT_TTL);
-        self.0
-            .send((dst.addr, dst.port), data, tos, ttl, !opts.checksum)
+        send(&self.0, dst, data, opts)
     }
 
     fn set_bufs(&self, sndbuf: usize, _rcvbuf: usize) {
@@ -113,32 +124,95 @@ impl Net for KernelNet {
     }
 
     fn bind(o: &Opener, req: &BindReq, rx: Rx) -> Result<KernelPort, BindError> {
-        let args = BindArgs {
-            local: (req.local.addr, req.local.port),
-            reuse: req.reuseaddr,
-            broadcast: req.broadcast,
-            sndbuf: req.sndbuf,
-        };
-        UdpSocket::bind(&o.ns, &args, Events { rx })
-            .map(KernelPort)
-            .map_err(|e| bind_error(e, req))
+        bind(o, req, rx, false).map(KernelPort)
     }
 
     fn defer(job: Job) {
-        match DeferredJob::new(job) {
-            Ok(w) => {
-                // A new item is never queued already; only an unloading module refuses, and
-                // then no Stream (so no job) exists any more.
-                let _ = RunQueue::enqueue(w);
-            }
-            Err(None) => {}
-            Err(Some(job)) => {
-                // No memory for the work item (GFP_ATOMIC): run it here. It binds or
-                // releases a port, which may sleep; this is the one place that can, and only
-                // when the kernel is out of atomic memory.
-                pr_warn!("rstreams: udp: running a deferred job in place\n");
-                job.run()
-            }
+        defer(job)
+    }
+}
+
+/// A socket for `req` in the opener's namespace, `queued` or direct.
+fn bind(o: &Opener, req: &BindReq, rx: Rx, queued: bool) -> Result<UdpSocket<Events>, BindError> {
+    let args = BindArgs {
+        local: (req.local.addr, req.local.port),
+        reuse: req.reuseaddr,
+        broadcast: req.broadcast,
+        sndbuf: req.sndbuf,
+        queued,
+        rcvbuf: req.rcvbuf,
+    };
+    UdpSocket::bind(&o.ns, &args, Events { rx }).map_err(|e| bind_error(e, req))
+}
+
+/// The network of `xtiso-udp` (XTI over sockets): ordinary kernel UDP sockets, read from their
+/// receive queues by the driver's read service procedure.
+pub(crate) struct SocketNet;
+
+/// A bound port of [`SocketNet`]: a queued socket.
+pub(crate) struct SocketPort(UdpSocket<Events>);
+
+impl Port for SocketPort {
+    const QUEUED: bool = true;
+
+    fn local(&self) -> Inet4 {
+        inet(self.0.local())
+    }
+
+    fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
+        send(&self.0, dst, data, opts)
+    }
+
+    fn set_bufs(&self, sndbuf: usize, rcvbuf: usize) {
+        self.0.set_sndbuf(sndbuf);
+        self.0.set_rcvbuf(rcvbuf);
+    }
+
+    fn recv(&self) -> Option<Result<(Inet4, Msg), Errno>> {
+        self.0.recv().map(|r| r.map(|(a, m)| (inet(a), m)))
+    }
+
+    fn dropped(&self) -> u64 {
+        self.0.drops()
+    }
+}
+
+impl Net for SocketNet {
+    type Opener = Opener;
+    type Port = SocketPort;
+
+    fn opener() -> Result<Opener, Errno> {
+        KernelNet::opener()
+    }
+
+    fn privileged(o: &Opener) -> bool {
+        o.privileged
+    }
+
+    fn bind(o: &Opener, req: &BindReq, rx: Rx) -> Result<SocketPort, BindError> {
+        bind(o, req, rx, true).map(SocketPort)
+    }
+
+    fn defer(job: Job) {
+        defer(job)
+    }
+}
+
+/// `Net::defer` of both networks.
+fn defer(job: Job) {
+    match DeferredJob::new(job) {
+        Ok(w) => {
+            // A new item is never queued already; only an unloading module refuses, and
+            // then no Stream (so no job) exists any more.
+            let _ = RunQueue::enqueue(w);
+        }
+        Err(None) => {}
+        Err(Some(job)) => {
+            // No memory for the work item (GFP_ATOMIC): run it here. It binds or
+            // releases a port, which may sleep; this is the one place that can, and only
+            // when the kernel is out of atomic memory.
+            pr_warn!("rstreams: udp: running a deferred job in place\n");
+            job.run()
         }
     }
 }

@@ -9,6 +9,11 @@
 //! copied in the kernel), and its ICMP hook calls [`UdpEvents::err`]; no socket receive queue
 //! sits between IP and the Stream.
 //!
+//! A *queued* socket (`BindArgs::queued`, XTI over sockets) has no encapsulation hooks:
+//! datagrams wait on its receive queue (its receive buffer is XTI_RCVBUF), its data-ready
+//! callback calls [`UdpEvents::readable`], and the owner takes them with [`UdpSocket::recv`]
+//! (one copy, from the skb into a new message block).
+//!
 //! Sending never sleeps ([`UdpSocket::send`]: MSG_DONTWAIT on a GFP_ATOMIC socket; the caller
 //! holds its Stream lock); EAGAIN means the send buffer is full, and
 //! [`UdpEvents::write_space`] follows when it is not.
@@ -22,7 +27,7 @@ use core::ffi::{c_int, c_uint, c_void};
 use kernel::prelude::*;
 
 use crate::errno::Errno;
-use crate::msg::{esballoc, Bpri, ExtBuf, Msg};
+use crate::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA};
 
 /// The callbacks of `strudp.c` (`struct rstreams_udp_ops`).
 #[repr(C)]
@@ -34,6 +39,9 @@ struct UdpOps {
     err: unsafe extern "C" fn(*mut c_void, u32, u16, c_int),
     // SAFETY (contract): as for `rx` (`ctx`); called from the socket's write-space callback.
     write_space: unsafe extern "C" fn(*mut c_void),
+    // SAFETY (contract): as for `rx` (`ctx`); called from a queued socket's data-ready
+    // callback.
+    readable: unsafe extern "C" fn(*mut c_void),
 }
 
 /// `struct kvec`.
@@ -54,6 +62,8 @@ extern "C" {
         reuse: bool,
         broadcast: bool,
         sndbuf: c_int,
+        queued: bool,
+        rcvbuf: c_int,
         ops: *const UdpOps,
         ctx: *mut c_void,
         out: *mut *mut c_void,
@@ -73,6 +83,16 @@ extern "C" {
         nocheck: bool,
     ) -> c_int;
     fn rstreams_udp_set_sndbuf(u: *mut c_void, sndbuf: c_int);
+    fn rstreams_udp_set_rcvbuf(u: *mut c_void, rcvbuf: c_int);
+    fn rstreams_udp_next_len(u: *mut c_void) -> c_int;
+    fn rstreams_udp_recv(
+        u: *mut c_void,
+        buf: *mut u8,
+        len: usize,
+        saddr: *mut u32,
+        sport: *mut u16,
+    ) -> c_int;
+    fn rstreams_udp_drops(u: *mut c_void) -> c_uint;
     fn rstreams_skb_free(skb: *mut c_void);
     fn rstreams_net_get_current() -> *mut c_void;
     fn rstreams_net_put(net: *mut c_void);
@@ -131,6 +151,8 @@ pub(crate) trait UdpEvents: Send + Sync {
     fn err(&self, dst: SockAddr, errno: i32);
     /// Send buffer space after a send gave EAGAIN.
     fn write_space(&self);
+    /// A queued socket has datagrams on its receive queue.
+    fn readable(&self);
 }
 
 /// What a bind asks for.
@@ -139,6 +161,11 @@ pub(crate) struct BindArgs {
     pub(crate) reuse: bool,
     pub(crate) broadcast: bool,
     pub(crate) sndbuf: usize,
+    /// Datagrams wait on the socket's receive queue for [`UdpSocket::recv`] (no
+    /// encapsulation hooks).
+    pub(crate) queued: bool,
+    /// The receive buffer of a queued socket (SO_RCVBUF).
+    pub(crate) rcvbuf: usize,
 }
 
 /// A bound kernel UDP socket calling the [`UdpEvents`] of type `E` it owns.
@@ -167,6 +194,9 @@ impl<E: UdpEvents> Drop for UdpSocket<E> {
     }
 }
 
+/// A datagram larger than the buffer measured for it (`UdpSocket::recv`).
+const EMSGSIZE: Errno = Errno(90);
+
 /// Most message blocks sent without gathering them into one buffer first.
 const NVEC: usize = 8;
 
@@ -179,6 +209,7 @@ impl<E: UdpEvents> UdpSocket<E> {
         let mut sock: *mut c_void = core::ptr::null_mut();
         let (mut addr, mut port) = (0u32, 0u16);
         let sndbuf = c_int::try_from(args.sndbuf).unwrap_or(c_int::MAX);
+        let rcvbuf = c_int::try_from(args.rcvbuf).unwrap_or(c_int::MAX);
         // SAFETY: `net.net` is counted (invariant of `NetNs`); the ops are static and match
         // `E`; `ctx` is pinned and freed only after the socket is released (by `drop`, or
         // here when the bind failed and no callback runs any more); the out pointers are
@@ -191,6 +222,8 @@ impl<E: UdpEvents> UdpSocket<E> {
                 args.reuse,
                 args.broadcast,
                 sndbuf,
+                args.queued,
+                rcvbuf,
                 ops::<E>(),
                 ctx,
                 &mut sock,
@@ -288,6 +321,51 @@ impl<E: UdpEvents> UdpSocket<E> {
         unsafe { rstreams_udp_set_sndbuf(self.sock, c_int::try_from(bytes).unwrap_or(c_int::MAX)) }
     }
 
+    /// SO_RCVBUF of a queued socket (nothing for a direct one). Never sleeps.
+    pub(crate) fn set_rcvbuf(&self, bytes: usize) {
+        // SAFETY: `sock` is live (type invariant).
+        unsafe { rstreams_udp_set_rcvbuf(self.sock, c_int::try_from(bytes).unwrap_or(c_int::MAX)) }
+    }
+
+    /// The next datagram of a queued socket's receive queue: its source and its payload as an
+    /// M_DATA message (allocated without sleeping); `None` when none waits (always, for a
+    /// direct socket). `Some(Err(ENOSR))`: no memory for the message, the datagram is taken
+    /// and dropped. Never sleeps. Callers take turns (the driver's read service procedure,
+    /// under its Stream lock): two at once would still be safe, but one could find the
+    /// datagram after the one it measured, and lose it as truncated (`Err(EMSGSIZE)`).
+    pub(crate) fn recv(&self) -> Option<Result<(SockAddr, Msg), Errno>> {
+        // SAFETY: `sock` is live (type invariant).
+        let len = unsafe { rstreams_udp_next_len(self.sock) };
+        let len = usize::try_from(len).ok()?;
+        let (mut saddr, mut sport) = (0u32, 0u16);
+        let Ok(mut m) = Msg::with_type(M_DATA, len) else {
+            // Take it anyway, into nothing: it is dropped and counted.
+            // SAFETY: `sock` is live; a zero-length buffer; the out pointers are valid locals.
+            let r = unsafe {
+                rstreams_udp_recv(self.sock, core::ptr::null_mut(), 0, &mut saddr, &mut sport)
+            };
+            return (r >= 0).then_some(Err(Errno::ENOSR));
+        };
+        let buf = m.spare_mut()?;
+        let room = buf.len().min(len);
+        // SAFETY: `sock` is live; `buf[..room]` is writable and alive across the call, which
+        // writes at most `room` bytes; the out pointers are valid locals.
+        let r = unsafe {
+            rstreams_udp_recv(self.sock, buf.as_mut_ptr(), room, &mut saddr, &mut sport)
+        };
+        let n = usize::try_from(r).ok()?;
+        if n > room {
+            return Some(Err(EMSGSIZE));
+        }
+        m.adj_wptr(n);
+        Some(Ok(((saddr.to_ne_bytes(), u16::from_be(sport)), m)))
+    }
+
+    /// Datagrams the socket dropped itself (receive buffer full, bad checksum).
+    pub(crate) fn drops(&self) -> u64 {
+        // SAFETY: `sock` is live (type invariant).
+        u64::from(unsafe { rstreams_udp_drops(self.sock) })
+    }
 }
 
 /// The static callback table for `E`.
@@ -298,6 +376,7 @@ fn ops<E: UdpEvents>() -> &'static UdpOps {
             rx: rx_tramp::<E>,
             err: err_tramp::<E>,
             write_space: write_space_tramp::<E>,
+            readable: readable_tramp::<E>,
         };
     }
     &Table::<E>::OPS
@@ -365,4 +444,13 @@ unsafe extern "C" fn err_tramp<E: UdpEvents>(ctx: *mut c_void, daddr: u32, dport
 unsafe extern "C" fn write_space_tramp<E: UdpEvents>(ctx: *mut c_void) {
     // SAFETY: see the function's contract.
     unsafe { &*ctx.cast_const().cast::<E>() }.write_space();
+}
+
+/// `ops->readable`: softirq context.
+///
+/// # Safety
+/// As for [`rx_tramp`] (`ctx`).
+unsafe extern "C" fn readable_tramp<E: UdpEvents>(ctx: *mut c_void) {
+    // SAFETY: see the function's contract.
+    unsafe { &*ctx.cast_const().cast::<E>() }.readable();
 }

@@ -181,9 +181,6 @@ pub(crate) fn build_user() -> Result<Vec<PathBuf>> {
             "--target",
             triple,
         ]);
-    if has_xti(&root) {
-        cargo.args(["--features", "perftest/xti"]);
-    }
     util::run(&mut cargo)?;
     let rel = tdir.join(triple).join("release");
     let mut bins = Vec::new();
@@ -207,16 +204,6 @@ pub(crate) fn build_user() -> Result<Vec<PathBuf>> {
     bins.sort();
     st.done_with(&format!("{} program(s)", bins.len()));
     Ok(bins)
-}
-
-/// Whether libstreams-sys has the XTI library (its C functions t_sndudata, t_rcvudata…), so
-/// that perftest's UDP test can be built with XTI (`--features perftest/xti`, for `--udp tpi`
-/// and `--udp xtiso`). Without it perftest still builds and reports those two as unavailable.
-pub(crate) fn has_xti(root: &Path) -> bool {
-    fs::read_to_string(root.join("user/libstreams-sys/src/xti/ffi.rs"))
-        .is_ok_and(|s| s.contains("fn t_sndudata") && s.contains("fn t_rcvudata"))
-        && fs::read_to_string(root.join("user/libstreams-sys/src/lib.rs"))
-            .is_ok_and(|s| s.contains("mod xti"))
 }
 
 /// The C integration test `strc` (`tests/vm/ctest/*.c`): compiled with the host C compiler
@@ -266,36 +253,4 @@ fn build_strc(root: &Path, tdir: &Path, triple: &str) -> Result<PathBuf> {
         ));
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn xti_is_detected_from_libstreams_sys() {
-        let base = std::env::temp_dir().join(format!("rstreams-xti-{}", std::process::id()));
-        let src = base.join("user/libstreams-sys/src");
-        fs::create_dir_all(src.join("xti")).unwrap();
-        fs::write(src.join("lib.rs"), "pub mod stream;\n").unwrap();
-        assert!(!has_xti(&base), "no XTI module");
-        fs::write(src.join("lib.rs"), "pub mod stream;\npub mod xti;\n").unwrap();
-        assert!(!has_xti(&base), "no C functions");
-        fs::write(
-            src.join("xti/ffi.rs"),
-            "pub unsafe extern \"C\" fn t_sndudata() {}\npub unsafe extern \"C\" fn t_rcvudata() {}\n",
-        )
-        .unwrap();
-        assert!(has_xti(&base));
-        fs::remove_dir_all(&base).unwrap();
-        // This tree: whatever it has, the answer matches its files.
-        let root = util::repo_root();
-        assert_eq!(
-            has_xti(&root),
-            root.join("user/libstreams-sys/src/xti/ffi.rs").exists()
-                && fs::read_to_string(root.join("user/libstreams-sys/src/lib.rs"))
-                    .unwrap()
-                    .contains("mod xti")
-        );
-    }
 }

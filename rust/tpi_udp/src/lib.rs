@@ -8,8 +8,9 @@
 //! [`Net`] (`net.rs`: the boundary with the kernel side, which owns the kernel UDP sockets);
 //! work that may sleep runs outside the Stream lock (`jobs.rs`).
 //!
-//! The kernel glue registers `static UDP: StreamTab = tpi_udp::streamtab::<KernelNet>()` on
-//! `/dev/streams/clone/udp`. This crate has no kernel code: it is compiled by cargo against
+//! The kernel glue registers `static UDP: StreamTab = tpi_udp::streamtab::<KernelNet>(..)` on
+//! `/dev/streams/clone/udp`, and the same driver over queued ports (XTI over sockets) on
+//! `/dev/streams/clone/xtiso-udp`. This crate has no kernel code: it is compiled by cargo against
 //! `streams_core` on the host, and mounted into `streams.ko` next to the core, where
 //! `streams_core` names the module's own crate root (paths inside are relative, never
 //! `crate::`). `docs/tpi.md` lists what is supported and the test of each.
@@ -25,7 +26,8 @@ pub mod state;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
 pub mod tests;
+pub mod tihdr;
 pub mod udp;
 
 pub use net::{BindError, BindReq, Inet4, Job, Net, Port, Rx, Stats, TxOpts, NSTATS};
-pub use udp::{streamtab, TSDU_SIZE, UDP_IOC_STATS, UDP_NAME};
+pub use udp::{streamtab, TSDU_SIZE, UDP_ID, UDP_IOC_STATS, UDP_NAME, XTISO_ID, XTISO_NAME};

@@ -6,9 +6,19 @@
 //!   Stream (under its lock)                         the network (kernel: softirq, process)
 //!   udp wput ── T_UNITDATA_REQ ── Port::send ─────▶ UDP socket
 //!   udp rput ◀── gate ◀── QRef::put ◀── Rx::datagram / Rx::uderror ◀── encap rcv / ICMP
+//!   udp rsrv ── Port::recv ◀──────────── (queued ports: the socket's receive queue)
+//!   udp rsrv ◀── back-enable ◀───────── Rx::readable ◀── socket data ready (queued ports)
 //!   udp wsrv ◀── back-enable ◀───────── Rx::write_space ◀── socket write space
 //!   bind, unbind, close ── Job (after the unlock) ── Net::bind / drop(Port) (may sleep)
 //! ```
+//!
+//! Two kinds of port: a *direct* one (the `udp` driver: the paper's STREAMS path) hands each
+//! datagram to [`Rx::datagram`] from the IP receive path, so no socket receive queue sits
+//! between IP and the Stream; a *queued* one ([`Port::QUEUED`], `xtiso-udp`: XTI over
+//! sockets) leaves datagrams in its socket's receive queue and says [`Rx::readable`]; the
+//! driver's read service procedure then takes them with [`Port::recv`] while the Stream
+//! above has room, so the socket's receive buffer (XTI_RCVBUF) is where a slow reader's
+//! datagrams wait and are dropped.
 //!
 //! Contexts: [`Net::bind`] and the drop of a [`Port`] may sleep, so the driver never calls
 //! them under the Stream lock: it hands them to a [`Job`] that runs after the lock hold
@@ -127,6 +137,21 @@ pub trait Port: Send + Sync {
     fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno>;
     /// XTI_SNDBUF / XTI_RCVBUF on a bound endpoint; never sleeps.
     fn set_bufs(&self, sndbuf: usize, rcvbuf: usize);
+    /// Whether received datagrams wait in the port's own receive queue for [`Port::recv`]
+    /// (after [`Rx::readable`]) instead of arriving through [`Rx::datagram`].
+    const QUEUED: bool = false;
+    /// The next datagram of the port's receive queue: its source and its bytes as an M_DATA
+    /// message; `None` when none waits. Called by the driver's read service procedure under
+    /// the Stream lock: never sleeps, allocates without sleeping. `Some(Err(_))`: that
+    /// datagram was taken and lost (no memory for its message).
+    fn recv(&self) -> Option<Result<(Inet4, Msg), Errno>> {
+        None
+    }
+    /// Datagrams the port itself dropped (a full receive queue); the driver reports them with
+    /// its flow control drops.
+    fn dropped(&self) -> u64 {
+        0
+    }
 }
 // Dropping a Port unbinds it. The drop MAY SLEEP: the driver drops it in process context
 // holding no Stream lock (through a Job), and once the drop returns no Rx call for it runs.
@@ -262,6 +287,14 @@ impl Rx {
     /// side's esballoc over the skb failed): counted with the other memory drops.
     pub fn nomem(&self) {
         self.stats.dropped_nomem.fetch_add(1, Relaxed);
+    }
+
+    /// Datagrams wait in the port's receive queue ([`Port::QUEUED`] ports): back-enable the
+    /// driver's read queue, whose service procedure takes them with [`Port::recv`].
+    pub fn readable(&self) {
+        if self.live() {
+            self.rq.backenable(0);
+        }
     }
 
     /// Send buffer space again after an EAGAIN: back-enable the driver's write queue, whose

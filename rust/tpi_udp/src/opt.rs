@@ -25,21 +25,14 @@ use super::net::TxOpts;
 use super::prim::TBADOPT;
 use streams_core::sys;
 
-// --- Levels and names (LfS `<sys/xti_xti.h>`, `<sys/xti_ip.h>`, `<sys/xti_udp.h>`). ---
-/// XTI generic level.
-pub const XTI_GENERIC: u32 = 0xffff;
-/// Debugging (an array of up to 4 u32).
-pub const XTI_DEBUG: u32 = 0x0001;
-/// Linger on close (not supported by a datagram provider).
-pub const XTI_LINGER: u32 = 0x0080;
-/// Send buffer size.
-pub const XTI_SNDBUF: u32 = 0x1001;
-/// Receive buffer size.
-pub const XTI_RCVBUF: u32 = 0x1002;
-/// Send low-water mark (not supported).
-pub const XTI_SNDLOWAT: u32 = 0x1003;
-/// Receive low-water mark (not supported).
-pub const XTI_RCVLOWAT: u32 = 0x1004;
+// XTI_GENERIC, T_ALLOPT, the MGMT_flags and the option status: shared with the XTI library.
+pub use super::tihdr::{
+    T_ALLOPT, T_CHECK, T_CURRENT, T_DEFAULT, T_FAILURE, T_NEGOTIATE, T_NOTSUPPORT, T_PARTSUCCESS,
+    T_READONLY, T_SUCCESS, XTI_DEBUG, XTI_GENERIC, XTI_LINGER, XTI_RCVBUF, XTI_RCVLOWAT,
+    XTI_SNDBUF, XTI_SNDLOWAT,
+};
+
+// --- IP and UDP levels and names (LfS `<sys/xti_ip.h>`, `<sys/xti_udp.h>`). ---
 /// IP level (LfS `T_INET_IP`).
 pub const INET_IP: u32 = 0;
 /// IP options (not supported).
@@ -60,28 +53,8 @@ pub const IP_ADDR: u32 = 7;
 pub const INET_UDP: u32 = 17;
 /// Compute UDP checksums.
 pub const UDP_CHECKSUM: u32 = 1;
-/// All options of a level (`name`).
-pub const T_ALLOPT: u32 = 0;
 
-// --- MGMT_flags and option status (LfS `<sys/tpi.h>`). ---
-/// Negotiate and set.
-pub const T_NEGOTIATE: i32 = 0x0004;
-/// Check.
-pub const T_CHECK: i32 = 0x0008;
-/// Default values.
-pub const T_DEFAULT: i32 = 0x0010;
-/// Success.
-pub const T_SUCCESS: u32 = 0x0020;
-/// Failure.
-pub const T_FAILURE: u32 = 0x0040;
-/// Current values.
-pub const T_CURRENT: i32 = 0x0080;
-/// Partial success (a value was adjusted).
-pub const T_PARTSUCCESS: u32 = 0x0100;
-/// Read-only option.
-pub const T_READONLY: u32 = 0x0200;
-/// Unsupported option.
-pub const T_NOTSUPPORT: u32 = 0x0400;
+// --- Option values. ---
 /// Yes.
 pub const T_YES: u32 = 1;
 /// No.

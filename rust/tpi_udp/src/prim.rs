@@ -1,6 +1,6 @@
-//! TPI primitives: their numbers, the layouts of their M_PROTO/M_PCPROTO blocks, decoding
-//! (every length and offset checked: a short or lying primitive is an `Err`, never a panic)
-//! and encoding of what the provider sends up.
+//! TPI primitives: the layouts of their M_PROTO/M_PCPROTO blocks, decoding (every length and
+//! offset checked: a short or lying primitive is an `Err`, never a panic) and encoding of what
+//! the provider sends up. Their numbers are in `tihdr.rs`.
 //!
 //! Layouts are LfS's `<sys/tihdr.h>`: every field a `t_scalar_t` (`i32`) or `t_uscalar_t`
 //! (`u32`), native endian, packed (4-byte fields, no padding); an address or options part is
@@ -9,101 +9,8 @@
 
 use streams_core::msg::{Msg, MsgType, M_PCPROTO, M_PROTO};
 
-// --- Primitive numbers (`PRIM_type`), LfS `<sys/tihdr.h>`. ---
-/// T_CONN_REQ (connection oriented: not supported here).
-pub const T_CONN_REQ: i32 = 0;
-/// T_CONN_RES.
-pub const T_CONN_RES: i32 = 1;
-/// T_DISCON_REQ.
-pub const T_DISCON_REQ: i32 = 2;
-/// T_DATA_REQ.
-pub const T_DATA_REQ: i32 = 3;
-/// T_EXDATA_REQ.
-pub const T_EXDATA_REQ: i32 = 4;
-/// T_INFO_REQ: ask for the provider's limits and state.
-pub const T_INFO_REQ: i32 = 5;
-/// T_BIND_REQ: bind a transport address.
-pub const T_BIND_REQ: i32 = 6;
-/// T_UNBIND_REQ: unbind it.
-pub const T_UNBIND_REQ: i32 = 7;
-/// T_UNITDATA_REQ: send a datagram.
-pub const T_UNITDATA_REQ: i32 = 8;
-/// T_OPTMGMT_REQ: manage options.
-pub const T_OPTMGMT_REQ: i32 = 9;
-/// T_ORDREL_REQ.
-pub const T_ORDREL_REQ: i32 = 10;
-/// T_CONN_IND.
-pub const T_CONN_IND: i32 = 11;
-/// T_CONN_CON.
-pub const T_CONN_CON: i32 = 12;
-/// T_DISCON_IND.
-pub const T_DISCON_IND: i32 = 13;
-/// T_DATA_IND.
-pub const T_DATA_IND: i32 = 14;
-/// T_EXDATA_IND.
-pub const T_EXDATA_IND: i32 = 15;
-/// T_INFO_ACK.
-pub const T_INFO_ACK: i32 = 16;
-/// T_BIND_ACK.
-pub const T_BIND_ACK: i32 = 17;
-/// T_ERROR_ACK.
-pub const T_ERROR_ACK: i32 = 18;
-/// T_OK_ACK.
-pub const T_OK_ACK: i32 = 19;
-/// T_UNITDATA_IND: a datagram arrived.
-pub const T_UNITDATA_IND: i32 = 20;
-/// T_UDERROR_IND: a datagram sent could not be delivered.
-pub const T_UDERROR_IND: i32 = 21;
-/// T_OPTMGMT_ACK.
-pub const T_OPTMGMT_ACK: i32 = 22;
-/// T_ORDREL_IND.
-pub const T_ORDREL_IND: i32 = 23;
-/// T_OPTDATA_REQ.
-pub const T_OPTDATA_REQ: i32 = 24;
-/// T_ADDR_REQ: ask for the bound (and peer) address.
-pub const T_ADDR_REQ: i32 = 25;
-/// T_OPTDATA_IND.
-pub const T_OPTDATA_IND: i32 = 26;
-/// T_ADDR_ACK.
-pub const T_ADDR_ACK: i32 = 27;
-/// T_CAPABILITY_REQ.
-pub const T_CAPABILITY_REQ: i32 = 28;
-/// T_CAPABILITY_ACK.
-pub const T_CAPABILITY_ACK: i32 = 29;
-
-// --- TPI error numbers (`TLI_error`), LfS `<sys/tpi.h>`. ---
-/// Bad address format.
-pub const TBADADDR: i32 = 1;
-/// Bad options format.
-pub const TBADOPT: i32 = 2;
-/// Bad permissions.
-pub const TACCES: i32 = 3;
-/// Could not allocate an address.
-pub const TNOADDR: i32 = 5;
-/// Would place the interface out of state.
-pub const TOUTSTATE: i32 = 6;
-/// System error (`UNIX_error` says which).
-pub const TSYSERR: i32 = 8;
-/// Bad amount of data.
-pub const TBADDATA: i32 = 10;
-/// Bad flags.
-pub const TBADFLAG: i32 = 16;
-/// Primitive not supported.
-pub const TNOTSUPPORT: i32 = 18;
-/// Address already in use.
-pub const TADDRBUSY: i32 = 23;
-
-// --- Service types and provider flags. ---
-/// Connectionless transport service.
-pub const T_CLTS: i32 = 3;
-/// The provider accepts zero-length TSDUs.
-pub const T_SNDZERO: i32 = 0x001;
-/// XPG4.1: T_ADDR_REQ/T_ADDR_ACK supported.
-pub const T_XPG4_1: i32 = 0x100;
-/// Unbounded size.
-pub const T_INFINITE: i32 = -1;
-/// Not applicable to this service.
-pub const T_INVALID: i32 = -2;
+// The numbers (primitives, TPI errors, service types): shared with the XTI library.
+pub use super::tihdr::*;
 
 /// Size of one scalar field.
 const W: usize = 4;

@@ -47,8 +47,12 @@ pub const UDP_IOC_STATS: i32 = (b'U' as i32) << 8 | 1;
 pub const TSDU_SIZE: i32 = 65507;
 /// Module id of `udp`.
 pub const UDP_ID: u16 = 0x5111;
-/// The driver's name.
+/// The direct driver's name.
 pub const UDP_NAME: &str = "udp";
+/// Module id of `xtiso-udp`.
+pub const XTISO_ID: u16 = 0x5112;
+/// The name of the driver over queued ports (XTI over sockets, [`Port::QUEUED`]).
+pub const XTISO_NAME: &str = "xtiso-udp";
 /// Low-water mark of both queues (the high one is XTI_RCVBUF's default).
 const LOWAT: usize = 16384;
 /// The M_CTL that says a bind finished (and the block it is reused as: a T_BIND_ACK or
@@ -56,12 +60,13 @@ const LOWAT: usize = 16384;
 const BIND_NOTE: &[u8; 4] = b"tpiB";
 const NOTE_ROOM: usize = 64;
 
-/// The driver's streamtab for network `N` (`static UDP: StreamTab = streamtab::<KernelNet>()`).
-pub const fn streamtab<N: Net>() -> StreamTab {
+/// The driver's streamtab for network `N`, named `name` with module id `id`
+/// (`static UDP: StreamTab = streamtab::<KernelNet>(UDP_NAME, UDP_ID)`).
+pub const fn streamtab<N: Net>(name: &'static str, id: u16) -> StreamTab {
     StreamTab {
         info: ModuleInfo {
-            mi_idnum: UDP_ID,
-            mi_idname: UDP_NAME,
+            mi_idnum: id,
+            mi_idname: name,
             mi_minpsz: 0,
             mi_maxpsz: streams_core::queue::INFPSZ,
             mi_hiwat: opt::BUF_DEFAULT as usize,
@@ -320,6 +325,10 @@ impl<N: Net> Udp<N> {
                 let a = h.port.local().encode();
                 self.port = Some(h);
                 self.state = TpiState::Idle;
+                if <N::Port as Port>::QUEUED {
+                    // What arrived before the acknowledgement waits in the port: take it.
+                    cx.qenable();
+                }
                 let mut b = [0u8; 32];
                 for (d, w) in b.chunks_exact_mut(4).zip([prim::T_BIND_ACK, 16, 16, 0]) {
                     d.copy_from_slice(&w.to_ne_bytes());
@@ -344,6 +353,8 @@ impl<N: Net> Udp<N> {
     fn release(&mut self, cx: &mut QCtx<'_>) {
         self.stats.binding.fetch_add(1, SeqCst);
         if let Some(h) = self.port.take() {
+            // What the port dropped itself stays counted after it is gone.
+            self.stats.dropped_flow.fetch_add(h.port.dropped(), Relaxed);
             let job: Arc<dyn Perimeter> = h;
             cx.run_later(job);
         }
@@ -484,6 +495,38 @@ impl<N: Net> Udp<N> {
         }
     }
 
+    /// Take datagrams from a queued port while the Stream above has room (read service
+    /// procedure, empty read queue). When it has none, its back-enable runs this again; the
+    /// rest waits in the port (its receive buffer: XTI_RCVBUF), which drops and counts what
+    /// overflows it.
+    fn drain(&mut self, cx: &mut QCtx<'_>) {
+        if self.state != TpiState::Idle {
+            return;
+        }
+        let Some(h) = &self.port else {
+            return;
+        };
+        while cx.bcanputnext(0) {
+            match h.port.recv() {
+                None => return,
+                Some(Err(_)) => {
+                    self.stats.dropped_nomem.fetch_add(1, Relaxed);
+                }
+                Some(Ok((src, data))) => match prim::unitdata_ind(&src.encode()) {
+                    Some(mut mp) => {
+                        mp.linkb(data);
+                        self.stats.received.fetch_add(1, Relaxed);
+                        cx.putnext(mp);
+                    }
+                    None => {
+                        drop(data);
+                        self.stats.dropped_nomem.fetch_add(1, Relaxed);
+                    }
+                },
+            }
+        }
+    }
+
     /// M_FLUSH at the bottom of the Stream: flush, and turn FLUSHR around.
     fn flush(&mut self, cx: &mut QCtx<'_>, mut mp: Msg) {
         let f = mp.rd().first().copied().unwrap_or(0);
@@ -511,7 +554,10 @@ impl<N: Net> Udp<N> {
         let Some(mut ioc) = IocBlk::decode(mp.rd()) else {
             return;
         };
-        let words = self.stats.words();
+        let mut words = self.stats.words();
+        if let (Some(h), Some(w)) = (&self.port, words.get_mut(1)) {
+            *w += h.port.dropped();
+        }
         let r = match ioc.cmd {
             UDP_IOC_STATS => match mp.cont_mut() {
                 Some(d) => {
@@ -621,7 +667,7 @@ impl<N: Net> StreamModule for Udp<N> {
         }
     }
 
-    /// The head drained: pass up what it takes.
+    /// The head drained: pass up what it takes; then, for a queued port, what waits there.
     fn rsrv(&mut self, cx: &mut QCtx<'_>) {
         while let Some(mp) = cx.getq() {
             if mp.is_hipri() || cx.bcanputnext(mp.band()) {
@@ -630,8 +676,11 @@ impl<N: Net> StreamModule for Udp<N> {
                 if let Err(mp) = cx.putbq(mp) {
                     drop(mp);
                 }
-                break;
+                return;
             }
+        }
+        if <N::Port as Port>::QUEUED {
+            self.drain(cx);
         }
     }
 

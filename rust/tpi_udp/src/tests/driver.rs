@@ -4,8 +4,8 @@
 use super::super::net::Inet4;
 use super::super::opt::{self, *};
 use super::super::prim::{self, *};
-use super::super::udp::{streamtab, UDP_IOC_STATS};
-use super::fake::{self, FakeNet};
+use super::super::udp::{streamtab, UDP_ID, UDP_IOC_STATS, UDP_NAME, XTISO_ID, XTISO_NAME};
+use super::fake::{self, FakeNet, FakeQueuedNet};
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
 use streams_core::perim::test::{settle, TestPerim};
@@ -16,12 +16,18 @@ use streams_core::stream::{Registry, StreamTab};
 use streams_core::sys::Arc;
 use streams_core::{check, check_eq, check_ok, check_some, ktest_suite};
 
-static UDP: StreamTab = streamtab::<FakeNet>();
+static UDP: StreamTab = streamtab::<FakeNet>(UDP_NAME, UDP_ID);
+/// The same driver over queued ports (as `xtiso-udp`).
+static QUEUED: StreamTab = streamtab::<FakeQueuedNet>(XTISO_NAME, XTISO_ID);
 
 type Ep = Arc<TestPerim<StrHead>>;
 
 fn open() -> Result<Ep, Failure> {
-    let s = check_ok!(Stream::sth_new(&UDP));
+    open_tab(&UDP)
+}
+
+fn open_tab(tab: &'static StreamTab) -> Result<Ep, Failure> {
+    let s = check_ok!(Stream::sth_new(tab));
     Ok(check_ok!(TestPerim::new_owned(s)))
 }
 
@@ -578,6 +584,60 @@ fn allocation_failure_at_each_step() -> TestResult {
     Ok(())
 }
 
+/// Over queued ports: datagrams wait in the port until the read service procedure takes
+/// them, which it does only while the Stream above has room; the port drops (and the stats
+/// count) what overflows it, and everything it held arrives as the reader reads.
+fn queued_port_drains_as_the_reader_reads() -> TestResult {
+    let (a, b) = (open_tab(&QUEUED)?, open_tab(&QUEUED)?);
+    let aa = bind(&a, addr([10, 9, 0, 1], 0))?;
+    let ba = bind(&b, addr([10, 9, 0, 2], 8200))?;
+    let unitdata = |e: &Ep, to: &Inet4, d: &[u8]| {
+        send(
+            e,
+            &Req::Unitdata {
+                dest: &to.encode(),
+                opt: &[],
+            },
+            Some(d),
+        )
+    };
+    // One datagram, with its source.
+    check_ok!(unitdata(&a, &ba, b"queued"));
+    settle_all(&[&a, &b]);
+    let (c, cn, d, dn) = check_ok!(recv(&b));
+    check_eq!(&d[..dn], b"queued");
+    match Ind::decode(&c[..cn]) {
+        Some(Ind::UnitdataInd(src, _)) => check_eq!(Inet4::decode(src), Some(aa)),
+        _ => check!(false),
+    }
+    // A reader that does not read: the Stream fills to its marks, the port to its queue.
+    let chunk = [0x66u8; 200];
+    let total = 600u64;
+    for _ in 0..total {
+        check_ok!(unitdata(&a, &ba, &chunk));
+        settle_all(&[&a, &b]);
+    }
+    let s = stats(&b)?;
+    let inside = s[0] - 1; // the first datagram was read
+    check!(s[1] > 0);
+    check!(inside * 200 <= 2 * (opt::BUF_DEFAULT as u64) + 4096);
+    check_eq!(inside + s[1] + fake::QUEUE_CAP as u64, total);
+    // Reading takes everything the Stream and the port held.
+    let mut got = 0u64;
+    for _ in 0..4 {
+        while let Ok((_, _, d, dn)) = recv(&b) {
+            check_eq!(&d[..dn], &chunk[..]);
+            got += 1;
+        }
+        settle_all(&[&a, &b]);
+    }
+    check_eq!(got, total - s[1]);
+    check_eq!(stats(&b)?[0], total - s[1] + 1);
+    close(&a);
+    close(&b);
+    Ok(())
+}
+
 ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     info_bind_addr_unbind_rebind,
     two_endpoints_exchange_datagrams,
@@ -588,4 +648,5 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     options_through_the_driver,
     close_with_datagrams_in_flight,
     allocation_failure_at_each_step,
+    queued_port_drains_as_the_reader_reads,
 );

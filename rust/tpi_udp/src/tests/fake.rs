@@ -3,6 +3,9 @@
 //! delivering synchronously to the bound port's `Rx`, a "send buffer full" switch per source
 //! address (EAGAIN, then `Rx::write_space` when switched off), an ICMP switch per source
 //! address (`Rx::uderror` ECONNREFUSED for a datagram to no port), and a list of deferred jobs.
+//! `FakeQueuedNet` is the same network with queued ports (`Port::QUEUED`, as XTI over
+//! sockets): a datagram waits in its port's receive queue (at most [`QUEUE_CAP`], the rest
+//! dropped and counted) and the port says `Rx::readable`.
 //!
 //! Its world is a `static` behind `std`'s `Mutex`: `Net::opener` takes no argument, so the
 //! world must be reachable from a static, and the 6.12 kernel crate has no const-constructible
@@ -11,6 +14,7 @@
 
 extern crate std;
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::vec::Vec;
 
@@ -24,6 +28,17 @@ struct Entry {
     local: Inet4,
     reuse: bool,
     rx: Arc<Rx>,
+    queue: Option<Arc<Mutex<RecvQueue>>>,
+}
+
+/// Datagrams a queued port holds; more are dropped.
+pub const QUEUE_CAP: usize = 16;
+
+/// A queued port's receive queue.
+#[derive(Default)]
+struct RecvQueue {
+    dgrams: VecDeque<(Inet4, Msg)>,
+    dropped: u64,
 }
 
 struct World {
@@ -60,6 +75,7 @@ pub struct FakePort {
     id: u64,
     local: Inet4,
     rx: Arc<Rx>,
+    queue: Option<Arc<Mutex<RecvQueue>>>,
 }
 
 fn local_addr(a: [u8; 4]) -> bool {
@@ -76,51 +92,116 @@ impl Net for FakeNet {
         false
     }
     fn bind(_: &(), req: &BindReq, rx: Rx) -> Result<FakePort, BindError> {
-        if !local_addr(req.local.addr) {
-            return Err(BindError::BadAddr);
-        }
-        let rx = streams_core::sys::new_arc(rx).map_err(|_| BindError::Sys(Errno::ENOSR))?;
-        let mut w = world();
-        let clash = |w: &World, l: Inet4| {
-            w.ports.iter().any(|e| {
-                e.local.port == l.port
-                    && (e.local.addr == l.addr || e.local.is_any() || l.is_any())
-                    && !(e.reuse && req.reuseaddr)
-            })
-        };
-        let mut local = req.local;
-        if local.port == 0 {
-            let mut found = false;
-            for _ in 0..1000 {
-                local.port = w.next_eph;
-                w.next_eph = if w.next_eph >= 60999 {
-                    40000
-                } else {
-                    w.next_eph + 1
-                };
-                if !clash(&w, local) {
-                    found = true;
-                    break;
-                }
-            }
-            if !found {
-                return Err(BindError::NoAddr);
-            }
-        } else if clash(&w, local) {
-            return Err(BindError::AddrBusy);
-        }
-        let id = w.next_id;
-        w.next_id += 1;
-        w.ports.push(Entry {
-            id,
-            local,
-            reuse: req.reuseaddr,
-            rx: rx.clone(),
-        });
-        Ok(FakePort { id, local, rx })
+        bind(req, rx, false)
     }
     fn defer(job: Job) {
         world().deferred.push(job);
+    }
+}
+
+/// Bind a port for `req` delivering to `rx`, `queued` or direct.
+fn bind(req: &BindReq, rx: Rx, queued: bool) -> Result<FakePort, BindError> {
+    if !local_addr(req.local.addr) {
+        return Err(BindError::BadAddr);
+    }
+    let rx = streams_core::sys::new_arc(rx).map_err(|_| BindError::Sys(Errno::ENOSR))?;
+    let mut w = world();
+    let clash = |w: &World, l: Inet4| {
+        w.ports.iter().any(|e| {
+            e.local.port == l.port
+                && (e.local.addr == l.addr || e.local.is_any() || l.is_any())
+                && !(e.reuse && req.reuseaddr)
+        })
+    };
+    let mut local = req.local;
+    if local.port == 0 {
+        let mut found = false;
+        for _ in 0..1000 {
+            local.port = w.next_eph;
+            w.next_eph = if w.next_eph >= 60999 {
+                40000
+            } else {
+                w.next_eph + 1
+            };
+            if !clash(&w, local) {
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            return Err(BindError::NoAddr);
+        }
+    } else if clash(&w, local) {
+        return Err(BindError::AddrBusy);
+    }
+    let id = w.next_id;
+    w.next_id += 1;
+    let queue = if queued {
+        Some(Arc::new(Mutex::new(RecvQueue::default())))
+    } else {
+        None
+    };
+    w.ports.push(Entry {
+        id,
+        local,
+        reuse: req.reuseaddr,
+        rx: rx.clone(),
+        queue: queue.clone(),
+    });
+    Ok(FakePort {
+        id,
+        local,
+        rx,
+        queue,
+    })
+}
+
+/// The in-memory network with queued ports.
+pub struct FakeQueuedNet;
+
+/// A queued port of the in-memory network.
+pub struct FakeQueuedPort(FakePort);
+
+impl Net for FakeQueuedNet {
+    type Opener = ();
+    type Port = FakeQueuedPort;
+    fn opener() -> Result<(), Errno> {
+        Ok(())
+    }
+    fn privileged(_: &()) -> bool {
+        false
+    }
+    fn bind(_: &(), req: &BindReq, rx: Rx) -> Result<FakeQueuedPort, BindError> {
+        bind(req, rx, true).map(FakeQueuedPort)
+    }
+    fn defer(job: Job) {
+        world().deferred.push(job);
+    }
+}
+
+impl Port for FakeQueuedPort {
+    const QUEUED: bool = true;
+    fn local(&self) -> Inet4 {
+        self.0.local
+    }
+    fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
+        self.0.send(dst, data, opts)
+    }
+    fn set_bufs(&self, _sndbuf: usize, _rcvbuf: usize) {}
+    fn recv(&self) -> Option<Result<(Inet4, Msg), Errno>> {
+        let q = self.0.queue.as_ref()?;
+        let d = q
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .dgrams
+            .pop_front()?;
+        Some(Ok(d))
+    }
+    fn dropped(&self) -> u64 {
+        self.0
+            .queue
+            .as_ref()
+            .map_or(0, |q| q.lock().unwrap_or_else(|e| e.into_inner()).dropped)
     }
 }
 
@@ -142,17 +223,30 @@ impl Port for FakePort {
                 .find(|e| {
                     e.local.port == dst.port && (e.local.addr == dst.addr || e.local.is_any())
                 })
-                .map(|e| e.rx.clone());
+                .map(|e| (e.rx.clone(), e.queue.clone()));
             (to, w.icmp.contains(&self.local.addr))
         };
         match to {
-            Some(rx) => {
+            Some((rx, queue)) => {
                 let copy = data.copymsg().map_err(|_| Errno::ENOSR)?;
                 let mut src = self.local;
                 if src.is_any() {
                     src.addr = dst.addr;
                 }
-                rx.datagram(src, copy);
+                match queue {
+                    Some(q) => {
+                        {
+                            let mut q = q.lock().unwrap_or_else(|e| e.into_inner());
+                            if q.dgrams.len() < QUEUE_CAP {
+                                q.dgrams.push_back((src, copy));
+                            } else {
+                                q.dropped += 1;
+                            }
+                        }
+                        rx.readable();
+                    }
+                    None => rx.datagram(src, copy),
+                }
             }
             None if icmp => self.rx.uderror(dst, 111),
             None => {}

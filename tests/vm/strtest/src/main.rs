@@ -53,6 +53,7 @@ mod loopdrv;
 mod mux;
 mod pipes;
 mod security;
+mod udpnet;
 mod uffd;
 mod xput;
 mod xti;
@@ -917,6 +918,32 @@ fn main() {
         (
             "limits: MemAvailable drop bounded for what nobody pins on a pipe",
             limits::t_limits_memory_bounded,
+            "udpnet: udp: XTI<->XTI, XTI<->socket between two netns over veth, as uid 65534",
+            udpnet::t_veth_udp,
+        ),
+        (
+            "udpnet: udp: a reader that never reads: drops counted, held data bounded by the marks",
+            udpnet::t_never_reads_udp,
+        ),
+        (
+            "udpnet: rmmod streams refused while UDP Streams are open; they work on",
+            udpnet::t_rmmod_refused_with_udp_open,
+        ),
+        (
+            "udpnet: xtiso: XTI<->XTI, XTI<->socket between two netns over veth, as uid 65534",
+            udpnet::t_veth_xtiso,
+        ),
+        (
+            "udpnet: xtiso: a reader that never reads: drops counted, held data bounded by the marks",
+            udpnet::t_never_reads_xtiso,
+        ),
+        (
+            "xti: xtiso: XTI<->XTI over 127.0.0.1, addresses, T_MORE, t_optmgmt XTI_SNDBUF",
+            xti::t_xtiso_exchange,
+        ),
+        (
+            "xti: xtiso: XTI<->Linux UDP socket both ways, addresses checked",
+            xti::t_xtiso_and_sockets,
         ),
     ];
     println!("1..{}", cases.len());

@@ -2,7 +2,8 @@
 //! against the kernel TPI driver. XTI↔XTI and XTI↔Linux UDP sockets over 127.0.0.1 (both
 //! ways, addresses checked), TADDRBUSY, TACCES for a privileged port as an unprivileged user,
 //! ICMP port unreachable as T_UDERR/ECONNREFUSED, TBADDATA, TOUTSTATE and TNOTSUPPORT.
-//! When the driver is absent every case passes with a "# skip" note.
+//! The exchange and sockets cases run again over XTI over sockets (`xtiso-udp`). When a driver
+//! is absent its cases pass with a "# skip" note.
 
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::time::Duration;
@@ -14,10 +15,14 @@ use crate::R;
 const DEV: &str = xti::UDP_DEVICE;
 
 fn present() -> bool {
-    if std::path::Path::new(DEV).exists() {
+    present_dev(DEV)
+}
+
+fn present_dev(dev: &str) -> bool {
+    if std::path::Path::new(dev).exists() {
         return true;
     }
-    println!("# skip: {DEV} absent (no TPI UDP driver)");
+    println!("# skip: {dev} absent (no such TPI UDP driver)");
     false
 }
 
@@ -75,7 +80,12 @@ fn expect_err<T: std::fmt::Debug>(
 
 /// An endpoint bound to 127.0.0.1 on a port the provider chooses; (endpoint, port).
 fn bound() -> Result<(Endpoint, u16), String> {
-    let ep = x(Endpoint::open(DEV), "t_open")?;
+    bound_on(DEV)
+}
+
+/// [`bound`] on provider `dev`.
+fn bound_on(dev: &str) -> Result<(Endpoint, u16), String> {
+    let ep = x(Endpoint::open(dev), "t_open")?;
     let a = x(ep.bind(Some(&sin(0))), "t_bind")?;
     let (ip, port) = parse(&a)?;
     ensure!(
@@ -139,11 +149,20 @@ pub(crate) fn t_xti_info_and_states() -> R {
 }
 
 pub(crate) fn t_xti_exchange() -> R {
-    if !present() {
+    exchange(DEV)
+}
+
+/// [`t_xti_exchange`] over XTI over sockets.
+pub(crate) fn t_xtiso_exchange() -> R {
+    exchange(xti::XTISO_UDP_DEVICE)
+}
+
+fn exchange(dev: &str) -> R {
+    if !present_dev(dev) {
         return Ok(());
     }
-    let (a, pa) = bound()?;
-    let (b, pb) = bound()?;
+    let (a, pa) = bound_on(dev)?;
+    let (b, pb) = bound_on(dev)?;
     x(a.send_unitdata(&sin(pb), b"hello from a"), "t_sndudata a→b")?;
     std::thread::sleep(Duration::from_millis(50));
     ensure!(
@@ -199,10 +218,19 @@ pub(crate) fn t_xti_exchange() -> R {
 }
 
 pub(crate) fn t_xti_and_sockets() -> R {
-    if !present() {
+    and_sockets(DEV)
+}
+
+/// [`t_xti_and_sockets`] over XTI over sockets.
+pub(crate) fn t_xtiso_and_sockets() -> R {
+    and_sockets(xti::XTISO_UDP_DEVICE)
+}
+
+fn and_sockets(dev: &str) -> R {
+    if !present_dev(dev) {
         return Ok(());
     }
-    let (ep, port) = bound()?;
+    let (ep, port) = bound_on(dev)?;
     let sock = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| e.to_string())?;
     sock.set_read_timeout(Some(Duration::from_secs(2)))
         .map_err(|e| e.to_string())?;

@@ -5,70 +5,33 @@
 
 use libc::c_int;
 
-// Transport errors (t_errno, T_error_ack.TLI_error).
-pub const TBADADDR: c_int = 1;
-pub const TBADOPT: c_int = 2;
-pub const TACCES: c_int = 3;
-pub const TBADF: c_int = 4;
-pub const TNOADDR: c_int = 5;
-pub const TOUTSTATE: c_int = 6;
-pub const TBADSEQ: c_int = 7;
-pub const TSYSERR: c_int = 8;
-pub const TLOOK: c_int = 9;
-pub const TBADDATA: c_int = 10;
-pub const TBUFOVFLW: c_int = 11;
-pub const TFLOW: c_int = 12;
-pub const TNODATA: c_int = 13;
-pub const TNODIS: c_int = 14;
-pub const TNOUDERR: c_int = 15;
-pub const TBADFLAG: c_int = 16;
-pub const TNOREL: c_int = 17;
-pub const TNOTSUPPORT: c_int = 18;
-pub const TSTATECHNG: c_int = 19;
-pub const TNOSTRUCTYPE: c_int = 20;
-pub const TBADNAME: c_int = 21;
-pub const TBADQLEN: c_int = 22;
-pub const TADDRBUSY: c_int = 23;
-pub const TINDOUT: c_int = 24;
-pub const TPROVMISMATCH: c_int = 25;
-pub const TRESQLEN: c_int = 26;
-pub const TRESADDR: c_int = 27;
-pub const TQFULL: c_int = 28;
-pub const TPROTO: c_int = 29;
+// The numbers XTI shares with TPI (t_errno = TLI_error, service types, option management,
+// XTI_GENERIC): one file with the driver, `rust/tpi_udp/src/tihdr.rs`.
+pub use super::tihdr::{
+    TACCES, TADDRBUSY, TBADADDR, TBADDATA, TBADF, TBADFLAG, TBADNAME, TBADOPT, TBADQLEN, TBADSEQ,
+    TBUFOVFLW, TFLOW, TINDOUT, TLOOK, TNOADDR, TNODATA, TNODIS, TNOREL, TNOSTRUCTYPE, TNOTSUPPORT,
+    TNOUDERR, TOUTSTATE, TPROTO, TPROVMISMATCH, TQFULL, TRESADDR, TRESQLEN, TSTATECHNG, TSYSERR,
+    T_ALLOPT, T_CHECK, T_CLTS, T_COTS, T_COTS_ORD, T_CURRENT, T_DEFAULT, T_FAILURE, T_INFINITE,
+    T_INVALID, T_NEGOTIATE, T_NOTSUPPORT, T_PARTSUCCESS, T_READONLY, T_SNDZERO, T_SUCCESS,
+    T_XPG4_1, XTI_DEBUG, XTI_GENERIC, XTI_LINGER, XTI_RCVBUF, XTI_RCVLOWAT, XTI_SNDBUF,
+    XTI_SNDLOWAT,
+};
+
 /// The largest t_errno value.
 pub const T_ERRNO_MAX: c_int = TPROTO;
 
-// Service types.
-pub const T_COTS: i32 = 1;
-pub const T_COTS_ORD: i32 = 2;
-pub const T_CLTS: i32 = 3;
-
-// Provider flags.
-pub const T_SNDZERO: i32 = 0x001;
+// Provider flags (XTI's names).
 pub const T_SENDZERO: i32 = 0x001;
 pub const T_ORDRELDATA: i32 = 0x002;
 pub const XPG4_1: i32 = 0x100;
-pub const T_XPG4_1: i32 = 0x100;
 
-// Data and option management flags.
+// Data flags.
 pub const T_MORE: c_int = 0x001;
 pub const T_EXPEDITED: c_int = 0x002;
 pub const T_PUSH: c_int = 0x004;
-pub const T_NEGOTIATE: i32 = 0x004;
-pub const T_CHECK: i32 = 0x008;
-pub const T_DEFAULT: i32 = 0x010;
-pub const T_SUCCESS: u32 = 0x020;
-pub const T_FAILURE: u32 = 0x040;
-pub const T_CURRENT: i32 = 0x080;
-pub const T_PARTSUCCESS: u32 = 0x100;
-pub const T_READONLY: u32 = 0x200;
-pub const T_NOTSUPPORT: u32 = 0x400;
-pub const T_ALLOPT: u32 = 0;
 
 // General values.
 pub const T_UNSPEC: i32 = !0 - 2;
-pub const T_INVALID: i32 = -2;
-pub const T_INFINITE: i32 = -1;
 pub const T_NO: i32 = 0;
 pub const T_YES: i32 = 1;
 pub const T_GARBAGE: i32 = 2;
@@ -122,13 +85,6 @@ pub const T_LEAF_DISCONNECTED: c_int = 2;
 pub const T_IOV_MAX: c_int = 16;
 
 // XTI_GENERIC options.
-pub const XTI_GENERIC: u32 = 0xffff;
-pub const XTI_DEBUG: u32 = 0x0001;
-pub const XTI_LINGER: u32 = 0x0080;
-pub const XTI_SNDBUF: u32 = 0x1001;
-pub const XTI_RCVBUF: u32 = 0x1002;
-pub const XTI_SNDLOWAT: u32 = 0x1003;
-pub const XTI_RCVLOWAT: u32 = 0x1004;
 pub const XTI_REUSEADDR: u32 = 0x2001;
 pub const XTI_DONTROUTE: u32 = 0x2002;
 pub const XTI_BROADCAST: u32 = 0x2003;

@@ -21,6 +21,9 @@ pub mod error;
 pub mod ffi;
 pub mod opt;
 pub mod state;
+/// The TPI numbers, one file with the driver (`rust/tpi_udp/src/tihdr.rs`).
+#[path = "../../../../rust/tpi_udp/src/tihdr.rs"]
+pub mod tihdr;
 pub mod tpi;
 pub mod types;
 
@@ -32,3 +35,5 @@ pub use types::*;
 
 /// The T_CLTS UDP provider's clone device.
 pub const UDP_DEVICE: &str = "/dev/streams/clone/udp";
+/// The same provider over an in-kernel socket (XTI over sockets, `xtiso-udp`).
+pub const XTISO_UDP_DEVICE: &str = "/dev/streams/clone/xtiso-udp";

@@ -6,58 +6,17 @@
 
 #![allow(missing_docs)]
 
-// Primitives from the user.
-pub const T_CONN_REQ: i32 = 0;
-pub const T_CONN_RES: i32 = 1;
-pub const T_DISCON_REQ: i32 = 2;
-pub const T_DATA_REQ: i32 = 3;
-pub const T_EXDATA_REQ: i32 = 4;
-pub const T_INFO_REQ: i32 = 5;
-pub const T_BIND_REQ: i32 = 6;
-pub const T_UNBIND_REQ: i32 = 7;
-pub const T_UNITDATA_REQ: i32 = 8;
-pub const T_OPTMGMT_REQ: i32 = 9;
-pub const T_ORDREL_REQ: i32 = 10;
-pub const T_OPTDATA_REQ: i32 = 24;
-pub const T_ADDR_REQ: i32 = 25;
-pub const T_CAPABILITY_REQ: i32 = 28;
-// Primitives from the provider.
-pub const T_CONN_IND: i32 = 11;
-pub const T_CONN_CON: i32 = 12;
-pub const T_DISCON_IND: i32 = 13;
-pub const T_DATA_IND: i32 = 14;
-pub const T_EXDATA_IND: i32 = 15;
-pub const T_INFO_ACK: i32 = 16;
-pub const T_BIND_ACK: i32 = 17;
-pub const T_ERROR_ACK: i32 = 18;
-pub const T_OK_ACK: i32 = 19;
-pub const T_UNITDATA_IND: i32 = 20;
-pub const T_UDERROR_IND: i32 = 21;
-pub const T_OPTMGMT_ACK: i32 = 22;
-pub const T_ORDREL_IND: i32 = 23;
-pub const T_OPTDATA_IND: i32 = 26;
-pub const T_ADDR_ACK: i32 = 27;
-pub const T_CAPABILITY_ACK: i32 = 29;
-
-// Provider states (T_info_ack.CURRENT_state).
-pub const TS_UNBND: i32 = 0;
-pub const TS_WACK_BREQ: i32 = 1;
-pub const TS_WACK_UREQ: i32 = 2;
-pub const TS_IDLE: i32 = 3;
-pub const TS_WACK_OPTREQ: i32 = 4;
-pub const TS_WACK_CREQ: i32 = 5;
-pub const TS_WCON_CREQ: i32 = 6;
-pub const TS_WRES_CIND: i32 = 7;
-pub const TS_WACK_CRES: i32 = 8;
-pub const TS_DATA_XFER: i32 = 9;
-pub const TS_WIND_ORDREL: i32 = 10;
-pub const TS_WREQ_ORDREL: i32 = 11;
-pub const TS_WACK_DREQ6: i32 = 12;
-pub const TS_WACK_DREQ7: i32 = 13;
-pub const TS_WACK_DREQ9: i32 = 14;
-pub const TS_WACK_DREQ10: i32 = 15;
-pub const TS_WACK_DREQ11: i32 = 16;
-pub const TS_NOSTATES: i32 = 17;
+// Primitive numbers and provider states: shared with the driver.
+pub use super::tihdr::{
+    TS_DATA_XFER, TS_IDLE, TS_NOSTATES, TS_UNBND, TS_WACK_BREQ, TS_WACK_CREQ, TS_WACK_CRES,
+    TS_WACK_DREQ10, TS_WACK_DREQ11, TS_WACK_DREQ6, TS_WACK_DREQ7, TS_WACK_DREQ9, TS_WACK_OPTREQ,
+    TS_WACK_UREQ, TS_WCON_CREQ, TS_WIND_ORDREL, TS_WREQ_ORDREL, TS_WRES_CIND, T_ADDR_ACK,
+    T_ADDR_REQ, T_BIND_ACK, T_BIND_REQ, T_CAPABILITY_ACK, T_CAPABILITY_REQ, T_CONN_CON, T_CONN_IND,
+    T_CONN_REQ, T_CONN_RES, T_DATA_IND, T_DATA_REQ, T_DISCON_IND, T_DISCON_REQ, T_ERROR_ACK,
+    T_EXDATA_IND, T_EXDATA_REQ, T_INFO_ACK, T_INFO_REQ, T_OK_ACK, T_OPTDATA_IND, T_OPTDATA_REQ,
+    T_OPTMGMT_ACK, T_OPTMGMT_REQ, T_ORDREL_IND, T_ORDREL_REQ, T_UDERROR_IND, T_UNBIND_REQ,
+    T_UNITDATA_IND, T_UNITDATA_REQ,
+};
 
 /// Fixed header sizes in bytes (`sizeof(struct T_...)`), checked against the C header.
 pub mod size {

@@ -32,8 +32,6 @@
 //! minus received. A datagram of the wrong size, or more received than sent, fails the run.
 
 pub mod socket;
-#[cfg(feature = "xti")]
-mod xnet;
 pub mod xti;
 
 use crate::opts::Opts;
@@ -126,7 +124,7 @@ impl fmt::Display for UdpKind {
 
 /// How the error of an implementation that cannot exist here begins (sweeps and the bench
 /// record such runs as `unavailable`, not as failures).
-pub const UNAVAILABLE: [&str; 2] = [xti::NO_DEVICE, xti::NOT_BUILT];
+pub const UNAVAILABLE: [&str; 1] = [xti::NO_DEVICE];
 
 /// Label prefix of the UDP test's implementations.
 pub const LABEL_PREFIX: &str = "udp-";
