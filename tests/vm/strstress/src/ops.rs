@@ -291,7 +291,9 @@ fn op_write(ctx: &Ctx, th: &mut Th) {
     let fill = th.rng.u8(..);
     th.buf[..n].fill(fill);
     let buf = std::mem::take(&mut th.buf);
-    let _ = ctx.call(th, "write", WRITE, || e.s.write(&buf[..n]));
+    let _ = ctx.call(th, "write", &e.one_way(WRITE, true), || {
+        e.s.write(&buf[..n])
+    });
     th.buf = buf;
 }
 
@@ -301,7 +303,9 @@ fn op_read(ctx: &Ctx, th: &mut Th) {
     };
     let n = size(&mut th.rng, ctx.max_size);
     let mut buf = std::mem::take(&mut th.buf);
-    let _ = ctx.call(th, "read", READ, || e.s.read(&mut buf[..n]));
+    let _ = ctx.call(th, "read", &e.one_way(READ, false), || {
+        e.s.read(&mut buf[..n])
+    });
     th.buf = buf;
 }
 
@@ -331,25 +335,24 @@ fn op_putmsg(ctx: &Ctx, th: &mut Th) {
     let (buf, ctlb) = (std::mem::take(&mut th.buf), std::mem::take(&mut th.ctl));
     let ctl = (th.rng.u32(..3) != 0).then_some(&ctlb[..clen]);
     let data = (th.rng.u32(..4) != 0).then_some(&buf[..dlen]);
+    let w = e.one_way(WRITE, true);
     let _ = match th.rng.u32(..6) {
-        0 => ctx.call(th, "putmsg", WRITE, || e.s.putmsg(ctl, data, 0)),
-        1 => ctx.call(th, "putmsg hipri", WRITE, || {
-            e.s.putmsg(ctl, data, RS_HIPRI)
-        }),
+        0 => ctx.call(th, "putmsg", &w, || e.s.putmsg(ctl, data, 0)),
+        1 => ctx.call(th, "putmsg hipri", &w, || e.s.putmsg(ctl, data, RS_HIPRI)),
         2 | 3 => {
             let band = th.rng.i32(0..=255);
-            ctx.call(th, "putpmsg band", WRITE, || {
+            ctx.call(th, "putpmsg band", &w, || {
                 e.s.putpmsg(ctl, data, band, MSG_BAND)
             })
         }
-        4 => ctx.call(th, "putpmsg hipri", WRITE, || {
+        4 => ctx.call(th, "putpmsg hipri", &w, || {
             e.s.putpmsg(ctl, data, 0, MSG_HIPRI)
         }),
         _ => {
             // Invalid combinations: a band out of range, a band with MSG_HIPRI, bad flags.
             let band = [256, -2, 1][th.rng.usize(..3)];
             let flags = [MSG_BAND, MSG_HIPRI, 0x40][th.rng.usize(..3)];
-            ctx.call(th, "putpmsg invalid", WRITE, || {
+            ctx.call(th, "putpmsg invalid", &w, || {
                 e.s.putpmsg(ctl, data, band, flags)
             })
         }
@@ -369,19 +372,18 @@ fn op_getmsg(ctx: &Ctx, th: &mut Th) {
     let want_data = th.rng.u32(..4) != 0;
     let ctl = want_ctl.then_some(&mut ctlb[..clen]);
     let data = want_data.then_some(&mut buf[..dlen]);
+    let r = e.one_way(READ, false);
     let _ = match th.rng.u32(..5) {
-        0 => ctx.call(th, "getmsg", READ, || e.s.getmsg(ctl, data, 0)),
-        1 => ctx.call(th, "getmsg hipri", READ, || e.s.getmsg(ctl, data, RS_HIPRI)),
-        2 => ctx.call(th, "getpmsg any", READ, || {
-            e.s.getpmsg(ctl, data, 0, MSG_ANY)
-        }),
+        0 => ctx.call(th, "getmsg", &r, || e.s.getmsg(ctl, data, 0)),
+        1 => ctx.call(th, "getmsg hipri", &r, || e.s.getmsg(ctl, data, RS_HIPRI)),
+        2 => ctx.call(th, "getpmsg any", &r, || e.s.getpmsg(ctl, data, 0, MSG_ANY)),
         3 => {
             let band = th.rng.i32(0..=255);
-            ctx.call(th, "getpmsg band", READ, || {
+            ctx.call(th, "getpmsg band", &r, || {
                 e.s.getpmsg(ctl, data, band, MSG_BAND)
             })
         }
-        _ => ctx.call(th, "getpmsg hipri", READ, || {
+        _ => ctx.call(th, "getpmsg hipri", &r, || {
             e.s.getpmsg(ctl, data, 0, MSG_HIPRI)
         }),
     };

@@ -17,15 +17,40 @@ pub(crate) struct Entry {
     pub(crate) kind: Option<DevKind>,
     /// Mux ids of I_LINKs made on it (for I_UNLINK and MUX_ROUTE).
     pub(crate) muxids: Mutex<Vec<i32>>,
+    /// O_RDONLY, O_WRONLY or O_RDWR (a FIFO end may be open one way only: the other way
+    /// gives EBADF).
+    pub(crate) acc: i32,
 }
 
 impl Entry {
     pub(crate) fn new(s: Stream, kind: Option<DevKind>) -> Arc<Entry> {
+        // SAFETY: fcntl(F_GETFL) on a descriptor `s` owns.
+        let fl = unsafe { libc::fcntl(s.raw(), libc::F_GETFL) };
         Arc::new(Entry {
             s,
             kind,
             muxids: Mutex::new(Vec::new()),
+            acc: if fl < 0 {
+                libc::O_RDWR
+            } else {
+                fl & libc::O_ACCMODE
+            },
         })
+    }
+
+    /// The errno set `base` plus EBADF if the descriptor is not open for reading (`write`
+    /// false) or writing (`write` true).
+    pub(crate) fn one_way(&self, base: &[i32], write: bool) -> Vec<i32> {
+        let wrong = if write {
+            libc::O_RDONLY
+        } else {
+            libc::O_WRONLY
+        };
+        let mut v = base.to_vec();
+        if self.acc == wrong {
+            v.push(libc::EBADF);
+        }
+        v
     }
     pub(crate) fn fd(&self) -> i32 {
         self.s.raw()
