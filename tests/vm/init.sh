@@ -5,6 +5,8 @@
 #   RSTREAMS-END rc=<n>           the test run finished (missing = failure)
 #   RSTREAMS-VM-START / RSTREAMS-EXIT rc=<n>   around the user command of `cargo xtask vm`
 #   RSTREAMS-BENCH-* / RSTREAMS-SCLS          the sweep of `cargo xtask bench` (xtask/src/bench.rs)
+# Mode `stress` (`cargo xtask stress`) is test mode's end without the tests: strstress with the
+# arguments of /etc/rstreams/stress.args, then kmemleak and unload.
 export PATH=/usr/bin:/bin:/sbin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -77,8 +79,25 @@ test)
 		[ -e "$s" ] || continue
 		step "suite-$(basename "$s" .sh)" sh "$s"
 	done
+	# Random system calls from 4 processes x 3 threads, 10^6 of them (docs/stress.md), then
+	# the fault-injection pass (allocations under our modules failing at random: strtest and
+	# a shorter strstress), before the leak scans and the unload below judge what they left.
+	[ -x /usr/bin/strstress ] && step strstress strstress -n 1000000 -p 4 -t 3 -s 1 --max-secs 600
+	[ -x /usr/bin/strstress ] && step faults sh /tests/vm/fault.sh 5 200000
 	# Scan while the module is loaded (backtraces name its functions), then after unloading
 	# (memory the module did not give back at exit).
+	[ -e $KMEMLEAK ] && step kmemleak-loaded leaks
+	step rmmod unload
+	[ -e $KMEMLEAK ] && step kmemleak-unloaded leaks
+	echo "RSTREAMS-END rc=$fail"
+	;;
+stress)
+	echo "RSTREAMS-BEGIN $(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+	[ -e $KMEMLEAK ] && echo clear > $KMEMLEAK
+	step depmod depmod
+	step modprobe modprobe streams
+	# shellcheck disable=SC2046 # the argument list is words on purpose
+	step strstress strstress $(cat /etc/rstreams/stress.args)
 	[ -e $KMEMLEAK ] && step kmemleak-loaded leaks
 	step rmmod unload
 	[ -e $KMEMLEAK ] && step kmemleak-unloaded leaks

@@ -172,6 +172,12 @@ pub(crate) fn build(c: &Contents<'_>, out: &Path) -> Result<()> {
         0o755,
         util::read(&root.join("tests/vm/init.sh"))?.as_bytes(),
     );
+    // The fault-injection pass of test mode (init.sh runs it with sh).
+    a.file(
+        "tests/vm/fault.sh",
+        0o755,
+        util::read(&root.join("tests/vm/fault.sh"))?.as_bytes(),
+    );
     let suites = root.join("tests/vm/suites");
     if suites.is_dir() {
         a.tree(&suites, "tests/vm/suites")?;

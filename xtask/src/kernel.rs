@@ -1,7 +1,9 @@
 //! The guest kernel: Linux 6.12 with Rust and KUnit, configured from fragments, built and cached.
 //!
 //! Config = `make tinyconfig` + `xtask/kconfig/base.config` + the variant's delta
-//! (`test.config`: KASAN, lockdep, atomic-sleep checks, kmemleak; `lean.config`: none), merged
+//! (`test.config`: KASAN, lockdep, atomic-sleep checks, kmemleak, hung-task and soft-lockup
+//! detectors, fault injection; `kcsan.config`: the same checks with KCSAN instead of KASAN,
+//! which cannot be combined; `lean.config`: none), merged
 //! with `scripts/kconfig/merge_config.sh`, then `olddefconfig`. Kconfig silently drops options
 //! whose dependencies are not met, so every option of the fragments is checked afterwards.
 //!
@@ -31,6 +33,8 @@ pub(crate) enum Variant {
     Test,
     /// Benchmarks: no debugging options.
     Lean,
+    /// `cargo xtask stress`: the data-race detector KCSAN (instead of KASAN) and lock checking.
+    Kcsan,
 }
 
 impl Variant {
@@ -38,13 +42,17 @@ impl Variant {
         match s {
             "test" => Ok(Variant::Test),
             "lean" => Ok(Variant::Lean),
-            _ => Err(format!("unknown kernel variant {s:?} (test or lean)")),
+            "kcsan" => Ok(Variant::Kcsan),
+            _ => Err(format!(
+                "unknown kernel variant {s:?} (test, lean or kcsan)"
+            )),
         }
     }
     pub(crate) fn name(self) -> &'static str {
         match self {
             Variant::Test => "test",
             Variant::Lean => "lean",
+            Variant::Kcsan => "kcsan",
         }
     }
 }
@@ -310,7 +318,7 @@ mod tests {
 
     #[test]
     fn shipped_fragments_parse() {
-        for v in [Variant::Test, Variant::Lean] {
+        for v in [Variant::Test, Variant::Lean, Variant::Kcsan] {
             for f in fragments(v) {
                 assert!(
                     !requested(&util::read(&f).unwrap()).is_empty(),

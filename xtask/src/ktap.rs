@@ -3,7 +3,8 @@
 //!
 //! A run passes only if every expected suite reported a plan and exactly that many `ok` cases,
 //! the guest script reached `RSTREAMS-END rc=0`, and the log has no oops, BUG, WARNING, KASAN,
-//! lockdep, kmemleak or UBSAN report. Everything else is a failure with a reason.
+//! KCSAN, lockdep, kmemleak, UBSAN, hung-task, soft-lockup, RCU-stall or OOM report.
+//! Everything else is a failure with a reason.
 
 use std::collections::BTreeMap;
 
@@ -103,6 +104,8 @@ pub(crate) fn parse(lines: &[String]) -> Vec<SuiteResult> {
 
 /// Kernel reports that fail a run wherever they appear.
 pub(crate) const BAD: &[&str] = &[
+    // `BUG: KCSAN: data-race in f / g`: before "BUG:", so the reason names KCSAN
+    "BUG: KCSAN:",
     "BUG:",
     "WARNING:",
     "Oops",
@@ -111,6 +114,13 @@ pub(crate) const BAD: &[&str] = &[
     "general protection fault",
     "KASAN:",
     "UBSAN:",
+    // hung task: `INFO: task strstress:123 blocked for more than 120 seconds.`
+    "blocked for more than",
+    // `watchdog: BUG: soft lockup - CPU#0 stuck for 22s!` (also "BUG:")
+    "soft lockup",
+    // RCU: `rcu: INFO: rcu_sched detected stalls on CPUs/tasks` / `self-detected stall`
+    "detected stall",
+    "invoked oom-killer",
     "unreferenced object 0x",
     "suspected memory leak",
     "possible circular locking dependency",
@@ -330,6 +340,38 @@ mod tests {
         assert!(has("suite streams_glue did not finish"), "{}", v.summary());
         assert!(has("missing result: suite streams_msg"), "{}", v.summary());
         assert!(has("timeout"), "{}", v.summary());
+    }
+
+    #[test]
+    fn stress_reports_fail() {
+        for (line, want) in [
+            (
+                "[  301.123456] BUG: KCSAN: data-race in sth_read / sth_write",
+                "kernel report (BUG: KCSAN:)",
+            ),
+            (
+                "[  999.000001] INFO: task strstress:123 blocked for more than 120 seconds.",
+                "kernel report (blocked for more than)",
+            ),
+            (
+                "[   50.1] watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [strstress:77]",
+                "kernel report (BUG:)",
+            ),
+            (
+                "[   60.2] rcu: INFO: rcu_sched self-detected stall on CPU",
+                "kernel report (detected stall)",
+            ),
+        ] {
+            let log = format!("{line}\nRSTREAMS-END rc=0\n");
+            let v = judge(&lines(&log), &BTreeMap::new(), false);
+            assert!(
+                v.problems.iter().any(|p| p.starts_with(want)),
+                "{line}: {}",
+                v.summary()
+            );
+        }
+        let v = judge(&lines("RSTREAMS-END rc=0\n"), &BTreeMap::new(), false);
+        assert!(v.ok(), "{}", v.summary());
     }
 
     #[test]

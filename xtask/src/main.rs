@@ -76,6 +76,17 @@ enum Cmd {
     /// disabled), DIR copied to /host (the working directory), run CMD with sh, print its
     /// output, exit with its exit status.
     Vm(VmArgs),
+    /// The long random-syscall stress (strstress) on the test and KCSAN kernels
+    ///
+    /// Boot a guest with the test build of streams.ko and run strstress (tests/vm/strstress,
+    /// docs/stress.md): -n random STREAMS system calls from -p processes of -t threads, with
+    /// sequence-checked pipes, workers killed and restarted; then kmemleak, the module unload
+    /// and kmemleak again. Once on the test kernel (KASAN, lockdep, hung-task and soft-lockup
+    /// detectors), then on the kcsan kernel (KCSAN instead of KASAN; built on first use, ~15
+    /// min cold), unless --variant names one. Passes only if strstress passed and the console
+    /// has no kernel report (KASAN, KCSAN data race, lockdep, WARN, hung task, soft lockup,
+    /// leak).
+    Stress(StressArgs),
     /// Build (or find cached) the kernel in ~/.cache/rstreams/kernel/<variant>-<key>/
     Kernel(KernelArgs),
     /// Build the modules through the top-level Kbuild (warnings are errors)
@@ -101,12 +112,35 @@ enum Cmd {
     Package,
 }
 
-/// `--variant test|lean`.
+/// `--variant test|lean|kcsan`.
 #[derive(Debug, clap::Args)]
 struct KernelArgs {
-    /// Kernel variant: test (KASAN, lockdep, kmemleak) or lean [default: test]
-    #[arg(long, value_name = "test|lean", value_parser = Variant::parse)]
+    /// Kernel variant: test (KASAN, lockdep, kmemleak, fault injection), lean, or kcsan
+    /// (KCSAN instead of KASAN) [default: test]
+    #[arg(long, value_name = "test|lean|kcsan", value_parser = Variant::parse)]
     variant: Option<Variant>,
+}
+
+#[derive(Debug, clap::Args)]
+struct StressArgs {
+    /// Only this kernel variant (test or kcsan) [default: test, then kcsan]
+    #[arg(long, value_name = "test|kcsan", value_parser = Variant::parse)]
+    variant: Option<Variant>,
+    /// System calls per run
+    #[arg(short = 'n', long, default_value_t = 10_000_000)]
+    ops: u64,
+    /// Worker processes
+    #[arg(short = 'p', long, default_value_t = 4)]
+    procs: u64,
+    /// Random-operation threads per worker
+    #[arg(short = 't', long, default_value_t = 3)]
+    threads: u64,
+    /// Seed
+    #[arg(short = 's', long, default_value_t = 1)]
+    seed: u64,
+    /// Guest time limit in seconds, per run [default: $RSTREAMS_TIMEOUT or 10800]
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
 }
 
 /// Options of the commands that boot a test guest.
@@ -255,6 +289,10 @@ enum Mode<'a> {
     Bench {
         plan: &'a str,
     },
+    /// `cargo xtask stress`: strstress's arguments.
+    Stress {
+        args: &'a str,
+    },
 }
 
 /// What a guest boot used, besides its console.
@@ -278,6 +316,9 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
         },
         Mode::Vm { build, .. } => *build,
         Mode::Bench { .. } => Build::Prod,
+        Mode::Stress { .. } => Build::Test {
+            negative_control: false,
+        },
     };
     let mods = modules::build(&k, v, build)?;
     let progs = modules::build_user()?;
@@ -304,6 +345,12 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
             None,
             None,
             vec![("etc/rstreams/bench.plan", plan.as_bytes())],
+        ),
+        Mode::Stress { args } => (
+            "stress",
+            None,
+            None,
+            vec![("etc/rstreams/stress.args", args.as_bytes())],
         ),
     };
     let initrd = root.join(format!("target/vm/{tag}-{kind}.cpio"));
@@ -339,6 +386,11 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
         Mode::Bench { .. } => (
             "rstreams.mode=bench loglevel=4 kunit.enable=0",
             vm::Echo::AfterStart,
+        ),
+        // The KUnit suites are `cargo xtask test`'s: not run again here.
+        Mode::Stress { .. } => (
+            "rstreams.mode=stress oops=panic kunit.enable=0",
+            vm::Echo::All,
         ),
     };
     let st = util::step(format!("boot guest ({accel}, {}s limit)", limit.as_secs()));
@@ -474,6 +526,71 @@ fn cmd_test(o: &TestArgs) -> Result<()> {
     Ok(())
 }
 
+/// `cargo xtask stress`: strstress on each kernel variant asked for, judged from the console.
+fn cmd_stress(o: &StressArgs) -> Result<()> {
+    let variants = match o.variant {
+        Some(Variant::Lean) => return Err("--variant: test or kcsan (lean has no checks)".into()),
+        Some(v) => vec![v],
+        None => vec![Variant::Test, Variant::Kcsan],
+    };
+    let limit = timeout(o.timeout, 10_800)?;
+    // strstress's own limit leaves time for the leak scans and the unload.
+    let max_secs = limit.as_secs().saturating_sub(300).max(60);
+    let args = format!(
+        "-n {} -p {} -t {} -s {} --max-secs {max_secs}",
+        o.ops, o.procs, o.threads, o.seed
+    );
+    let mut failed = Vec::new();
+    for v in variants {
+        let st = util::step(format!(
+            "stress on the {} kernel: strstress {args}",
+            v.name()
+        ));
+        let (run, _) = guest(v, &Mode::Stress { args: &args }, limit)?;
+        let mut verdict = ktap::judge(
+            &run.lines,
+            &std::collections::BTreeMap::new(),
+            run.timed_out,
+        );
+        let summary = run
+            .lines
+            .iter()
+            .map(|l| ktap::strip_ts(l).trim())
+            .rfind(|l| l.starts_with("strstress: ") && l.contains(" calls in "))
+            .map(str::to_string);
+        if !run.lines.iter().any(|l| l.trim() == "strstress: PASS") {
+            verdict
+                .problems
+                .push("strstress did not report PASS".to_string());
+        }
+        println!(
+            "---- stress on the {} kernel (log {}) ----",
+            v.name(),
+            run.log.display()
+        );
+        if let Some(s) = &summary {
+            println!("{s}");
+        }
+        for p in &verdict.problems {
+            println!("problem: {p}");
+        }
+        if verdict.ok() {
+            st.done_with("no kernel report, no leak, module unloaded, strstress passed");
+        } else {
+            failed.push(format!(
+                "{}: {} problem(s)",
+                v.name(),
+                verdict.problems.len()
+            ));
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("stress failed: {}", failed.join(", ")))
+    }
+}
+
 fn cmd_vm(o: &VmArgs) -> Result<u8> {
     if let Some(d) = &o.copy {
         if !d.is_dir() {
@@ -521,6 +638,7 @@ fn main() -> ExitCode {
         Cmd::Test(_) => "test",
         Cmd::Selftest(_) => "selftest",
         Cmd::Vm(_) => "vm",
+        Cmd::Stress(_) => "stress",
         Cmd::Kernel(_) => "kernel",
         Cmd::Modules(_) => "modules",
         Cmd::Man => "man",
@@ -535,6 +653,7 @@ fn main() -> ExitCode {
             .and_then(|t| negative_control_expected(o.kernel.variant.unwrap_or(Variant::Test), t))
             .map(|_| 0),
         Cmd::Vm(o) => cmd_vm(&o),
+        Cmd::Stress(o) => cmd_stress(&o).map(|_| 0),
         Cmd::Kernel(o) => deps::ensure()
             .and_then(|_| kernel::ensure(o.variant.unwrap_or(Variant::Test)))
             .map(|_| 0),

@@ -1,0 +1,127 @@
+//! A worker process's open Streams, shared by its threads: slots of `Arc<Entry>`. An operation
+//! clones an entry's `Arc` under the table lock and works on it unlocked, so several threads
+//! use one Stream at once, and a descriptor is closed only when the last user drops it (never
+//! while another thread uses its number: no operation can reach a reused descriptor).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use streams::Stream;
+
+use crate::devices::DevKind;
+
+/// One open Stream.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub(crate) s: Stream,
+    /// How it was opened (`None`: a pipe end from s_pipe, a received or attached descriptor).
+    pub(crate) kind: Option<DevKind>,
+    /// Mux ids of I_LINKs made on it (for I_UNLINK and MUX_ROUTE).
+    pub(crate) muxids: Mutex<Vec<i32>>,
+    /// O_RDONLY, O_WRONLY or O_RDWR (a FIFO end may be open one way only: the other way
+    /// gives EBADF).
+    pub(crate) acc: i32,
+}
+
+impl Entry {
+    pub(crate) fn new(s: Stream, kind: Option<DevKind>) -> Arc<Entry> {
+        // SAFETY: fcntl(F_GETFL) on a descriptor `s` owns.
+        let fl = unsafe { libc::fcntl(s.raw(), libc::F_GETFL) };
+        Arc::new(Entry {
+            s,
+            kind,
+            muxids: Mutex::new(Vec::new()),
+            acc: if fl < 0 {
+                libc::O_RDWR
+            } else {
+                fl & libc::O_ACCMODE
+            },
+        })
+    }
+
+    /// The errno set `base` plus EBADF if the descriptor is not open for reading (`write`
+    /// false) or writing (`write` true).
+    pub(crate) fn one_way(&self, base: &[i32], write: bool) -> Vec<i32> {
+        let wrong = if write {
+            libc::O_RDONLY
+        } else {
+            libc::O_WRONLY
+        };
+        let mut v = base.to_vec();
+        if self.acc == wrong {
+            v.push(libc::EBADF);
+        }
+        v
+    }
+    pub(crate) fn fd(&self) -> i32 {
+        self.s.raw()
+    }
+}
+
+/// The slots.
+pub(crate) struct Table {
+    slots: Mutex<Vec<Option<Arc<Entry>>>>,
+}
+
+/// A lock that survives a panicking holder (a worker thread that panicked has already
+/// reported it; the others go on).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Table {
+    pub(crate) fn new(n: usize) -> Table {
+        Table {
+            slots: Mutex::new(vec![None; n]),
+        }
+    }
+
+    /// A random open entry, if any.
+    pub(crate) fn pick(&self, rng: &mut fastrand::Rng) -> Option<Arc<Entry>> {
+        let t = lock(&self.slots);
+        let n = t.len();
+        let start = rng.usize(..n);
+        (0..n).find_map(|i| t[(start + i) % n].clone())
+    }
+
+    /// A random entry whose kind is `k`, if any.
+    pub(crate) fn pick_kind(&self, rng: &mut fastrand::Rng, k: DevKind) -> Option<Arc<Entry>> {
+        let t = lock(&self.slots);
+        let n = t.len();
+        let start = rng.usize(..n);
+        (0..n).find_map(|i| {
+            t[(start + i) % n]
+                .as_ref()
+                .filter(|e| e.kind == Some(k))
+                .cloned()
+        })
+    }
+
+    /// Put `e` in a random slot; the entry it replaces is dropped (closed unless in use).
+    pub(crate) fn insert(&self, rng: &mut fastrand::Rng, e: Arc<Entry>) {
+        let old = {
+            let mut t = lock(&self.slots);
+            let i = rng.usize(..t.len());
+            t[i].replace(e)
+        };
+        // Closed here, outside the table lock (close may sleep).
+        drop(old);
+    }
+
+    /// Take a random entry out (its descriptor closes when the last user drops it).
+    pub(crate) fn remove(&self, rng: &mut fastrand::Rng) -> Option<Arc<Entry>> {
+        let mut t = lock(&self.slots);
+        let i = rng.usize(..t.len());
+        t[i].take()
+    }
+
+    /// The descriptor numbers open now (for a forked child).
+    pub(crate) fn fds(&self) -> Vec<i32> {
+        lock(&self.slots).iter().flatten().map(|e| e.fd()).collect()
+    }
+
+    /// Close everything.
+    pub(crate) fn clear(&self) {
+        let all: Vec<_> = lock(&self.slots).iter_mut().map(Option::take).collect();
+        drop(all);
+    }
+}
