@@ -896,6 +896,8 @@ fn main() {
         (
             "security: another user's persistent mux link: MUX_ROUTE and I_PUNLINK EPERM",
             security::t_mux_other_users_links,
+        ),
+        (
             "limits: module parameters readable by nobody, not writable",
             limits::t_limits_params_readable,
         ),
@@ -918,6 +920,8 @@ fn main() {
         (
             "limits: MemAvailable drop bounded for what nobody pins on a pipe",
             limits::t_limits_memory_bounded,
+        ),
+        (
             "udpnet: udp: XTI<->XTI, XTI<->socket between two netns over veth, as uid 65534",
             udpnet::t_veth_udp,
         ),
