@@ -32,9 +32,14 @@ const READ: &[i32] = &[
 const WRITE: &[i32] = &[
     EAGAIN, EINTR, ENOSR, ENOMEM, EINVAL, ENXIO, EIO, EPIPE, EPROTO, ERANGE,
 ];
-/// I_STR: plus ETIME (the answer did not come in time) and ERANGE (a driver's own limit).
+/// I_STR: plus ETIME (the answer did not come in time), ERANGE (a driver's own limit) and
+/// EPERM (MUX_ROUTE to another user's link).
 const ISTR: &[i32] = &[
-    EAGAIN, EINTR, ENOSR, ENOMEM, EINVAL, ENXIO, EIO, EPIPE, EPROTO, ETIME, ERANGE,
+    EAGAIN, EINTR, ENOSR, ENOMEM, EINVAL, ENXIO, EIO, EPIPE, EPROTO, ETIME, ERANGE, EPERM,
+];
+/// I_SET_HIWAT/I_SET_LOWAT: plus EPERM (a high-water mark above the unprivileged limit).
+const WATER: &[i32] = &[
+    EAGAIN, EINTR, ENOSR, ENOMEM, EINVAL, ENXIO, EIO, EPIPE, EPROTO, EPERM,
 ];
 /// I_SENDFD/I_RECVFD: plus EBADMSG (data first), EMFILE, EPERM/ELOOP/ETOOMANYREFS (a
 /// refused descriptor: a cycle, an in-flight limit).
@@ -466,13 +471,13 @@ fn op_ioctl(ctx: &Ctx, th: &mut Th) {
                 1 | 2 => rng.i32(0..=65536),
                 _ => rng.i32(0..=262_144),
             };
-            let _ = ctx.call(th, "I_SET_HIWAT", STREAM, || {
+            let _ = ctx.call(th, "I_SET_HIWAT", WATER, || {
                 sys::ioctl_int(fd, I_SET_HIWAT, v)
             });
         }
         14 => {
             let v = rng.i32(0..=65536);
-            let _ = ctx.call(th, "I_SET_LOWAT", STREAM, || {
+            let _ = ctx.call(th, "I_SET_LOWAT", WATER, || {
                 sys::ioctl_int(fd, I_SET_LOWAT, v)
             });
         }

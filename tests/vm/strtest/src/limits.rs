@@ -201,6 +201,7 @@ pub(crate) fn t_limits_zero_length_putmsg_eagain() -> R {
             }
         }
         ensure!(got == sent, "read {got} of {sent}");
+        println!("# zero-length putmsg: EAGAIN after {sent} (strmblkmax {max})");
         crate::e(a.putmsg(None, Some(&[]), 0), "putmsg after the drain")?;
         Ok(())
     })
@@ -256,6 +257,11 @@ pub(crate) fn t_limits_memory_bounded() -> R {
         }
         let after = mem_available()?;
         let used = before.saturating_sub(after);
+        println!(
+            "# MemAvailable fell by {} KiB for {n} zero-length + {k} one-byte messages (bound {} KiB)",
+            used / 1024,
+            bound / 1024
+        );
         ensure!(
             used <= bound,
             "MemAvailable fell by {used} bytes ({n} + {k} messages), bound {bound}"
