@@ -72,6 +72,14 @@ struct Args {
     /// A hang: no system call completed for this many seconds
     #[arg(long, default_value_t = 60)]
     stall_secs: u64,
+    /// Operations not to make (comma-separated names: open, pipe, loop_pair, close, dup,
+    /// write, read, putmsg, getmsg, ioctl, push, pop, istr, sendfd, recvfd, link, unlink,
+    /// fattach, fdetach, poll, fork, signal, nonblock, fdinsert, peek)
+    #[arg(long, value_delimiter = ',', value_name = "OPS")]
+    skip: Vec<String>,
+    /// Modules not to push (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "MODULES")]
+    skip_modules: Vec<String>,
     /// Directory of the files Streams are attached to
     #[arg(long, default_value = "/tmp/strstress")]
     dir: String,
@@ -113,6 +121,9 @@ impl Run {
             max_size: self.args.max_size.max(64),
             unprivileged: root && !self.args.no_unprivileged && slot % 2 == 1,
             seq: !self.args.no_seq,
+            ops: (0..ops::OPS.len())
+                .filter(|&i| !self.args.skip.iter().any(|n| n == ops::OPS[i].1))
+                .collect(),
         };
         let _ = std::io::stderr().flush();
         let _ = std::io::stdout().flush();
@@ -241,7 +252,15 @@ fn orchestrate(args: Args) -> Result<(), String> {
     if devices.is_empty() {
         return Err("no STREAMS device under /dev/streams (is streams.ko loaded?)".into());
     }
-    let modules = devices::modules();
+    for n in &args.skip {
+        if !ops::OPS.iter().any(|o| o.1 == n) {
+            return Err(format!("--skip: no operation {n:?}"));
+        }
+    }
+    let modules: Vec<String> = devices::modules()
+        .into_iter()
+        .filter(|m| !args.skip_modules.contains(m))
+        .collect();
     let _ = fs::create_dir_all(&args.dir);
     let attach = devices::attach_paths(&args.dir, 8);
     {
