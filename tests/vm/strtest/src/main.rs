@@ -51,6 +51,7 @@ mod headops;
 mod loopdrv;
 mod mux;
 mod pipes;
+mod stressfound;
 mod uffd;
 mod xput;
 mod xti;
@@ -861,6 +862,10 @@ fn main() {
         (
             "xti: TADDRBUSY, TBADDATA, ICMP unreachable -> TLOOK/T_UDERR/ECONNREFUSED, TACCES",
             xti::t_xti_errors,
+        ),
+        (
+            "echo + pipemod, I_FLUSH FLUSHW returns (no flush ping-pong), as uid 65534",
+            stressfound::t_pipemod_flush_on_driver_returns,
         ),
     ];
     println!("1..{}", cases.len());
