@@ -103,6 +103,8 @@ struct Run {
     pids: Vec<i32>,
     gens: Vec<u64>,
     killed: Vec<i32>,
+    /// Every worker's process group (its pid), live or killed.
+    groups: Vec<i32>,
     problems: Vec<String>,
     kills: u64,
     respawns: u64,
@@ -130,6 +132,9 @@ impl Run {
         // SAFETY: the orchestrator is single-threaded, so the child may run any code.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            // A process group per worker: killing it kills the children it forked too.
+            // SAFETY: setpgid on ourselves.
+            unsafe { libc::setpgid(0, 0) };
             let code = worker::run(
                 self.sh,
                 &p,
@@ -146,7 +151,10 @@ impl Run {
                 .push(format!("fork: {}", std::io::Error::last_os_error()));
             return;
         }
+        // SAFETY: setpgid on our child (also done by the child: whichever runs first).
+        unsafe { libc::setpgid(pid, pid) };
         self.pids[slot] = pid;
+        self.groups.push(pid);
     }
 
     /// Reap every ended child; restart killed workers unless stopping.
@@ -290,6 +298,7 @@ fn orchestrate(args: Args) -> Result<(), String> {
         pids: vec![0; procs],
         gens: vec![0; procs],
         killed: Vec::new(),
+        groups: Vec::new(),
         problems: Vec::new(),
         kills: 0,
         respawns: 0,
@@ -330,7 +339,7 @@ fn orchestrate(args: Args) -> Result<(), String> {
             last_kill = Instant::now();
             let slot = rng.usize(..procs);
             let pid = run.pids[slot];
-            if pid != 0 && sys::kill(pid, libc::SIGKILL).is_ok() {
+            if pid != 0 && sys::kill(-pid, libc::SIGKILL).is_ok() {
                 run.killed.push(pid);
                 run.kills += 1;
             }
@@ -375,9 +384,19 @@ fn orchestrate(args: Args) -> Result<(), String> {
                 .push("hang: worker(s) not gone 30 s after SIGKILL".to_string());
         }
     }
-    // Orphans (forked children of killed workers) end within their parent's 100 ms grace.
-    std::thread::sleep(Duration::from_millis(200));
-    while let Ok(Some(_)) = sys::wait(-1, true) {}
+    // Forked children left by killed workers (asleep in a blocking call, with no parent to
+    // kill them) die with their worker's process group.
+    for g in &run.groups {
+        let _ = sys::kill(-*g, libc::SIGKILL);
+    }
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(5) {
+        match sys::wait(-1, true) {
+            Ok(Some(_)) => {}
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break, // ECHILD: none left
+        }
+    }
     cleanup(&run);
     let ops = total(sh, |s| &s.ops);
     let unexpected = total(sh, |s| &s.unexpected);
