@@ -4,11 +4,11 @@
 //!
 //! [`FileRef`] owns one reference to a `struct file` and [`UnusedFd`] one reserved descriptor
 //! number; they are the only safe handles this file gives out, and each releases what it owns
-//! when dropped. I_SENDFD turns a `FileRef` into an [`InFlight`] item (the file, the sender's
-//! credentials as kernel ids, a charge against the sender's per-user limit and a count in the
-//! pipe it was sent into) owned by an esballoc'd M_PASSFP block whose free routine is
-//! [`passfp_free`], so whatever happens to the message (received, flushed, freed at close)
-//! the item is dropped exactly once.
+//! when dropped. I_SENDFD turns a `FileRef` into an [`InFlight`] item (the file, a charge
+//! against the sender's per-user limit and a count in the pipe it was sent into) owned by an
+//! esballoc'd M_PASSFP block whose free routine is [`passfp_free`], so whatever happens to the
+//! message (received, flushed, freed at close) the item is dropped exactly once. The sender's
+//! credentials, as kernel ids, follow in an 8-byte continuation block.
 //!
 //! **No cycles** (`docs/security.md`). A passed file is held by the Stream whose queue the
 //! message is in, and a Stream's queues are freed only when its last file goes; so a Stream
@@ -45,7 +45,7 @@ use kernel::sync::Arc;
 
 use crate::chardev::CallFile;
 use crate::errno::Errno;
-use crate::msg::{esballoc, Bpri, ExtBuf, Msg, M_PASSFP};
+use crate::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA, M_PASSFP};
 use crate::strfile::StrFile;
 use crate::strperim::{Caller, StrPerim};
 use crate::sys::copy_bytes;
@@ -180,6 +180,9 @@ impl Drop for UnusedFd {
 }
 
 /// The effective uid and gid of a sender as kernel ids (the same in every user namespace).
+/// They travel in the M_PASSFP message's continuation block (8 bytes), which is also what
+/// the message counts in the receiving queue, as in SVR4 where M_PASSFP carries a
+/// `struct strrecvfd`.
 #[derive(Clone, Copy)]
 struct KernelIds {
     kuid: u32,
@@ -187,6 +190,29 @@ struct KernelIds {
 }
 
 impl KernelIds {
+    /// As the 8 bytes of the continuation block.
+    fn to_bytes(self) -> [u8; 8] {
+        let (u, g) = (self.kuid.to_ne_bytes(), self.kgid.to_ne_bytes());
+        [u[0], u[1], u[2], u[3], g[0], g[1], g[2], g[3]]
+    }
+
+    /// From the continuation block (zeros if it is short: never, `passfp_msg` wrote it).
+    fn from_bytes(b: &[u8]) -> KernelIds {
+        let mut ids = [0u8; 8];
+        copy_bytes(&mut ids, b);
+        let word = |i: usize| {
+            let mut w = [0u8; 4];
+            if let Some(s) = ids.get(i..i + 4) {
+                copy_bytes(&mut w, s);
+            }
+            u32::from_ne_bytes(w)
+        };
+        KernelIds {
+            kuid: word(0),
+            kgid: word(4),
+        }
+    }
+
     /// The calling process's.
     fn current() -> KernelIds {
         let (mut kuid, mut kgid) = (0, 0);
@@ -271,11 +297,9 @@ impl Drop for Counted {
     }
 }
 
-/// What an M_PASSFP block owns: the file and what travels with it.
+/// What an M_PASSFP block owns: the file and what keeps count of it.
 struct InFlight {
     file: FileRef,
-    /// The sender's effective ids, mapped for the receiver at I_RECVFD.
-    ids: KernelIds,
     _charge: Charge,
     _count: Counted,
 }
@@ -336,7 +360,6 @@ pub(crate) fn passfp_msg(file: FileRef, into: &StrPerim) -> Result<Msg, Errno> {
     may_pass(&file, &pipe)?;
     let item = InFlight {
         file,
-        ids: KernelIds::current(),
         _charge: charge,
         _count: count,
     };
@@ -355,6 +378,13 @@ pub(crate) fn passfp_msg(file: FileRef, into: &StrPerim) -> Result<Msg, Errno> {
         }
     };
     mp.set_type(M_PASSFP);
+    // The sender's ids travel with the file (mapped for the receiver at I_RECVFD).
+    let mut ids = Msg::with_type(M_DATA, 8).map_err(|_| Errno::ENOSR)?;
+    let n = ids
+        .spare_mut()
+        .map_or(0, |b| copy_bytes(b, &KernelIds::current().to_bytes()));
+    ids.adj_wptr(n);
+    mp.linkb(ids);
     Ok(mp)
 }
 
@@ -376,7 +406,7 @@ pub(crate) fn recvfd(f: &StrFile, arg: usize, nonblock: bool) -> Result<i32, Err
     // with an external buffer; user space cannot make one), so `addr` is its `InFlight`,
     // alive while `mp` is.
     let item = unsafe { &*(addr as *const InFlight) };
-    let (uid, gid) = item.ids.mapped();
+    let (uid, gid) = KernelIds::from_bytes(mp.cont().map_or(&[][..], |b| b.rd())).mapped();
     let (u, g) = (uid.to_ne_bytes(), gid.to_ne_bytes());
     let ids = [u[0], u[1], u[2], u[3], g[0], g[1], g[2], g[3]];
     // The probe above succeeded; if the buffer went away since, the file is closed (dropping

@@ -60,10 +60,52 @@ impl Outcome {
 /// PIPE_BUF: the full-read size (`-F`) and the initial "min" of the LfS report line.
 const PIPE_BUF: u64 = 4096;
 
-pub(crate) static TICKS: AtomicU32 = AtomicU32::new(0);
+static TICKS: AtomicU32 = AtomicU32::new(0);
 
 extern "C" fn on_alarm(_: libc::c_int) {
     TICKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The interval clock as one child sees it: the last tick of [`TICKS`] it has taken up. Every
+/// child's loop takes up each tick once, printing its interval line (`-v`).
+pub(crate) struct Clock {
+    seen: u32,
+}
+
+impl Clock {
+    /// No tick taken up yet.
+    pub(crate) fn new() -> Clock {
+        Clock { seen: 0 }
+    }
+
+    /// If the interval timer ticked since the last call: take the tick up, print the
+    /// interval's line (`what`: "sent", "read", "recv") when verbose, and return true.
+    pub(crate) fn tick(&mut self, o: &Opts, iv: &mut Tally, fd: RawFd, what: &str) -> bool {
+        let t = TICKS.load(Ordering::Relaxed);
+        if t == self.seen {
+            return false;
+        }
+        self.seen = t;
+        if o.verbose > 0 {
+            write_fd(1, &iv.line(fd, what, o.time));
+        }
+        true
+    }
+
+    /// A timed run (no `-c` count) has had all its intervals.
+    pub(crate) fn all_intervals(&self, o: &Opts) -> bool {
+        o.count.is_none() && self.seen >= o.iterations
+    }
+
+    /// Still in the interval of the last tick taken up.
+    pub(crate) fn same_interval(&self) -> bool {
+        TICKS.load(Ordering::Relaxed) == self.seen
+    }
+
+    /// No tick was taken up (so no interval line was printed either).
+    pub(crate) fn never_ticked(&self) -> bool {
+        self.seen == 0
+    }
 }
 
 pub(crate) fn os_err(what: &str) -> String {
@@ -335,20 +377,13 @@ fn writer(o: &Opts, s: &Stream) -> Result<String, String> {
     nice(o.nicesend);
     let buf = vec![0x5a_u8; o.size];
     let fd = s.raw();
-    let (mut iv, mut writes, mut bytes, mut seen) = (Tally::new(), 0u64, 0u64, 0u32);
+    let (mut iv, mut writes, mut bytes, mut clock) = (Tally::new(), 0u64, 0u64, Clock::new());
     start_timer(o.time)?;
     let start = Instant::now();
     let done = |w: u64| o.count.is_some_and(|c| w >= c);
     'run: loop {
-        let t = TICKS.load(Ordering::Relaxed);
-        if t != seen {
-            seen = t;
-            if o.verbose > 0 {
-                write_fd(1, &iv.line(fd, "sent", o.time));
-            }
-            if o.count.is_none() && seen >= o.iterations {
-                break;
-            }
+        if clock.tick(o, &mut iv, fd, "sent") && clock.all_intervals(o) {
+            break;
         }
         if done(writes) {
             break;
@@ -364,7 +399,7 @@ fn writer(o: &Opts, s: &Stream) -> Result<String, String> {
                 Ok(_) => {}
             }
         }
-        while TICKS.load(Ordering::Relaxed) == seen && !done(writes) {
+        while clock.same_interval() && !done(writes) {
             let r = if o.putmsg {
                 s.putmsg(None, Some(&buf), 0).map(|()| buf.len())
             } else {
@@ -403,17 +438,11 @@ fn reader(o: &Opts, s: &Stream) -> Result<String, String> {
     let rsize = if o.full { PIPE_BUF as usize } else { o.size };
     let mut buf = vec![0u8; rsize.max(o.size)];
     let fd = s.raw();
-    let (mut iv, mut reads, mut bytes, mut seen) = (Tally::new(), 0u64, 0u64, 0u32);
+    let (mut iv, mut reads, mut bytes, mut clock) = (Tally::new(), 0u64, 0u64, Clock::new());
     start_timer(o.time)?;
     let start = Instant::now();
     'run: loop {
-        let t = TICKS.load(Ordering::Relaxed);
-        if t != seen {
-            seen = t;
-            if o.verbose > 0 {
-                write_fd(1, &iv.line(fd, "read", o.time));
-            }
-        }
+        clock.tick(o, &mut iv, fd, "read");
         if !o.blocking {
             match poll1(fd, libc::POLLIN) {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
@@ -425,7 +454,7 @@ fn reader(o: &Opts, s: &Stream) -> Result<String, String> {
                 Ok(_) => {}
             }
         }
-        while TICKS.load(Ordering::Relaxed) == seen {
+        while clock.same_interval() {
             let r = if o.putmsg {
                 s.getmsg(None, Some(&mut buf[..rsize]), 0)
                     .map(|g| g.data_len.unwrap_or(0) + g.ctl_len.unwrap_or(0))
@@ -459,7 +488,7 @@ fn reader(o: &Opts, s: &Stream) -> Result<String, String> {
     // The reader's intervals start when it does, after the writer's: if the writer finished
     // before the reader's first interval ended, report that partial interval, so a run always
     // has a reader line.
-    if seen == 0 && reads > 0 && o.verbose > 0 {
+    if clock.never_ticked() && reads > 0 && o.verbose > 0 {
         write_fd(1, &iv.line(fd, "read", o.time));
     }
     Ok(format!("R {reads} {bytes} {secs}\n"))

@@ -290,14 +290,16 @@ impl Stream {
             return;
         }
         self.sth_flush_local(FLUSHW, band);
-        // On a pipe (or FIFO) the write side leads to a head, which would turn the flush
-        // around again: a reflected flush is marked MSGNOLOOP and not reflected twice.
+        // A reflected flush is marked MSGNOLOOP and not reflected twice (SVR4 `strrput`), on
+        // every Stream: on a pipe (or FIFO) the write side leads to the other head, which would
+        // turn it around again; below any head a module that swaps FLUSHR and FLUSHW
+        // (`pipemod`) over a driver that reflects FLUSHR sends it back as FLUSHW. Marking
+        // only pipes and FIFOs let `I_PUSH pipemod` + `I_FLUSH FLUSHW` on a driver Stream
+        // ping-pong the flush for ever inside the ioctl (a soft lockup, found by strstress).
         if mp.flag().contains(MsgFlags::MSGNOLOOP) {
             return;
         }
-        if self.is_pipe() || self.is_fifo() {
-            mp.set_flag(mp.flag() | MsgFlags::MSGNOLOOP);
-        }
+        mp.set_flag(mp.flag() | MsgFlags::MSGNOLOOP);
         // Turn the write half around: downstream sees the flush, not the read half again.
         if mp.make_writable().is_ok() {
             if let Some(b) = mp.rd_mut().and_then(|b| b.first_mut()) {

@@ -72,6 +72,14 @@ struct Args {
     /// A hang: no system call completed for this many seconds
     #[arg(long, default_value_t = 60)]
     stall_secs: u64,
+    /// Operations not to make (comma-separated names: open, pipe, loop_pair, close, dup,
+    /// write, read, putmsg, getmsg, ioctl, push, pop, istr, sendfd, recvfd, link, unlink,
+    /// fattach, fdetach, poll, fork, signal, nonblock, fdinsert, peek)
+    #[arg(long, value_delimiter = ',', value_name = "OPS")]
+    skip: Vec<String>,
+    /// Modules not to push (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "MODULES")]
+    skip_modules: Vec<String>,
     /// Directory of the files Streams are attached to
     #[arg(long, default_value = "/tmp/strstress")]
     dir: String,
@@ -95,6 +103,8 @@ struct Run {
     pids: Vec<i32>,
     gens: Vec<u64>,
     killed: Vec<i32>,
+    /// Every worker's process group (its pid), live or killed.
+    groups: Vec<i32>,
     problems: Vec<String>,
     kills: u64,
     respawns: u64,
@@ -113,12 +123,18 @@ impl Run {
             max_size: self.args.max_size.max(64),
             unprivileged: root && !self.args.no_unprivileged && slot % 2 == 1,
             seq: !self.args.no_seq,
+            ops: (0..ops::OPS.len())
+                .filter(|&i| !self.args.skip.iter().any(|n| n == ops::OPS[i].1))
+                .collect(),
         };
         let _ = std::io::stderr().flush();
         let _ = std::io::stdout().flush();
         // SAFETY: the orchestrator is single-threaded, so the child may run any code.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
+            // A process group per worker: killing it kills the children it forked too.
+            // SAFETY: setpgid on ourselves.
+            unsafe { libc::setpgid(0, 0) };
             let code = worker::run(
                 self.sh,
                 &p,
@@ -135,7 +151,10 @@ impl Run {
                 .push(format!("fork: {}", std::io::Error::last_os_error()));
             return;
         }
+        // SAFETY: setpgid on our child (also done by the child: whichever runs first).
+        unsafe { libc::setpgid(pid, pid) };
         self.pids[slot] = pid;
+        self.groups.push(pid);
     }
 
     /// Reap every ended child; restart killed workers unless stopping.
@@ -241,7 +260,15 @@ fn orchestrate(args: Args) -> Result<(), String> {
     if devices.is_empty() {
         return Err("no STREAMS device under /dev/streams (is streams.ko loaded?)".into());
     }
-    let modules = devices::modules();
+    for n in &args.skip {
+        if !ops::OPS.iter().any(|o| o.1 == n) {
+            return Err(format!("--skip: no operation {n:?}"));
+        }
+    }
+    let modules: Vec<String> = devices::modules()
+        .into_iter()
+        .filter(|m| !args.skip_modules.contains(m))
+        .collect();
     let _ = fs::create_dir_all(&args.dir);
     let attach = devices::attach_paths(&args.dir, 8);
     {
@@ -271,6 +298,7 @@ fn orchestrate(args: Args) -> Result<(), String> {
         pids: vec![0; procs],
         gens: vec![0; procs],
         killed: Vec::new(),
+        groups: Vec::new(),
         problems: Vec::new(),
         kills: 0,
         respawns: 0,
@@ -311,7 +339,7 @@ fn orchestrate(args: Args) -> Result<(), String> {
             last_kill = Instant::now();
             let slot = rng.usize(..procs);
             let pid = run.pids[slot];
-            if pid != 0 && sys::kill(pid, libc::SIGKILL).is_ok() {
+            if pid != 0 && sys::kill(-pid, libc::SIGKILL).is_ok() {
                 run.killed.push(pid);
                 run.kills += 1;
             }
@@ -356,9 +384,19 @@ fn orchestrate(args: Args) -> Result<(), String> {
                 .push("hang: worker(s) not gone 30 s after SIGKILL".to_string());
         }
     }
-    // Orphans (forked children of killed workers) end within their parent's 100 ms grace.
-    std::thread::sleep(Duration::from_millis(200));
-    while let Ok(Some(_)) = sys::wait(-1, true) {}
+    // Forked children left by killed workers (asleep in a blocking call, with no parent to
+    // kill them) die with their worker's process group.
+    for g in &run.groups {
+        let _ = sys::kill(-*g, libc::SIGKILL);
+    }
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(5) {
+        match sys::wait(-1, true) {
+            Ok(Some(_)) => {}
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(_) => break, // ECHILD: none left
+        }
+    }
     cleanup(&run);
     let ops = total(sh, |s| &s.ops);
     let unexpected = total(sh, |s| &s.unexpected);

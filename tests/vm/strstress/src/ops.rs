@@ -105,40 +105,45 @@ const XPUT_IOC_STATS: i32 = (b'x' as i32) << 8 | 2;
 type Op = fn(&Ctx, &mut Th);
 
 /// The operations and their weights.
-const OPS: &[(u32, Op)] = &[
-    (10, op_open),
-    (4, op_pipe),
-    (2, op_loop_pair),
-    (8, op_close),
-    (3, op_dup),
-    (10, op_write),
-    (10, op_read),
-    (10, op_putmsg),
-    (10, op_getmsg),
-    (14, op_ioctl),
-    (5, op_push),
-    (4, op_pop),
-    (4, op_istr),
-    (4, op_sendfd),
-    (4, op_recvfd),
-    (3, op_link),
-    (3, op_unlink),
-    (2, op_fattach),
-    (2, op_fdetach),
-    (5, op_poll),
-    (1, op_fork),
-    (2, op_signal),
-    (3, op_nonblock),
-    (1, op_fdinsert),
-    (2, op_peek),
+pub(crate) const OPS: &[(u32, &str, Op)] = &[
+    (10, "open", op_open),
+    (4, "pipe", op_pipe),
+    (2, "loop_pair", op_loop_pair),
+    (8, "close", op_close),
+    (3, "dup", op_dup),
+    (10, "write", op_write),
+    (10, "read", op_read),
+    (10, "putmsg", op_putmsg),
+    (10, "getmsg", op_getmsg),
+    (14, "ioctl", op_ioctl),
+    (5, "push", op_push),
+    (4, "pop", op_pop),
+    (4, "istr", op_istr),
+    (4, "sendfd", op_sendfd),
+    (4, "recvfd", op_recvfd),
+    (3, "link", op_link),
+    (3, "unlink", op_unlink),
+    (2, "fattach", op_fattach),
+    (2, "fdetach", op_fdetach),
+    (5, "poll", op_poll),
+    (1, "fork", op_fork),
+    (2, "signal", op_signal),
+    (3, "nonblock", op_nonblock),
+    (1, "fdinsert", op_fdinsert),
+    (2, "peek", op_peek),
 ];
 
-/// Run one random operation.
+/// Run one random operation (of those not skipped: `ctx.ops`, indices into OPS).
 pub(crate) fn one(ctx: &Ctx, th: &mut Th) {
-    let total: u32 = OPS.iter().map(|(w, _)| w).sum();
+    let total: u32 = ctx.ops.iter().map(|&i| OPS[i].0).sum();
+    if total == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        return;
+    }
     let mut r = th.rng.u32(..total);
-    for (w, f) in OPS {
-        if r < *w {
+    for &i in &ctx.ops {
+        let (w, _, f) = OPS[i];
+        if r < w {
             return f(ctx, th);
         }
         r -= w;

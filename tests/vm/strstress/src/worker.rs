@@ -40,6 +40,8 @@ pub(crate) struct Ctx {
     /// Persistent links (I_PLINK) this worker made, for I_PUNLINK.
     pub(crate) plinks: Mutex<Vec<i32>>,
     pub(crate) threads: Vec<ThreadState>,
+    /// The operations this run makes (indices into `ops::OPS`: all but `--skip`).
+    pub(crate) ops: Vec<usize>,
     reports: AtomicU32,
     start: Instant,
 }
@@ -164,6 +166,7 @@ pub(crate) struct Params {
     pub(crate) max_size: usize,
     pub(crate) unprivileged: bool,
     pub(crate) seq: bool,
+    pub(crate) ops: Vec<usize>,
 }
 
 /// The body of a worker process; returns its exit status.
@@ -198,6 +201,7 @@ pub(crate) fn run(
         privileged: !p.unprivileged,
         plinks: Mutex::new(Vec::new()),
         threads: (0..nthreads).map(|_| ThreadState::default()).collect(),
+        ops: p.ops.clone(),
         reports: AtomicU32::new(0),
         start: Instant::now(),
     });

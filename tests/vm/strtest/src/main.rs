@@ -53,6 +53,7 @@ mod loopdrv;
 mod mux;
 mod pipes;
 mod security;
+mod stressfound;
 mod udpnet;
 mod uffd;
 mod xput;
@@ -948,6 +949,10 @@ fn main() {
         (
             "xti: xtiso: XTI<->Linux UDP socket both ways, addresses checked",
             xti::t_xtiso_and_sockets,
+        ),
+        (
+            "echo + pipemod, I_FLUSH FLUSHW returns (no flush ping-pong), as uid 65534",
+            stressfound::t_pipemod_flush_on_driver_returns,
         ),
     ];
     println!("1..{}", cases.len());

@@ -37,12 +37,11 @@ pub mod xti;
 use crate::opts::Opts;
 use crate::run::{
     cloexec_pipe, finish_pair, nice, os_err, poll1, spawn, start_timer, stop_timer, strip_os,
-    write_fd, Outcome, Tally, TICKS,
+    write_fd, Clock, Outcome, Tally,
 };
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// The TPI UDP driver's clone device.
@@ -202,21 +201,14 @@ fn sender(o: &Opts, ep: &mut dyn Endpoint, to: &libc::sockaddr_in) -> Result<Str
     }
     let mut buf = vec![0x5a_u8; o.size];
     let fd = ep.fd();
-    let (mut iv, mut sent, mut bytes, mut errors, mut seq, mut seen) =
-        (Tally::new(), 0u64, 0u64, 0u64, 0u32, 0u32);
+    let (mut iv, mut sent, mut bytes, mut errors, mut seq, mut clock) =
+        (Tally::new(), 0u64, 0u64, 0u64, 0u32, Clock::new());
     start_timer(o.time)?;
     let start = Instant::now();
     let done = |n: u64| o.count.is_some_and(|c| n >= c);
     loop {
-        let t = TICKS.load(Ordering::Relaxed);
-        if t != seen {
-            seen = t;
-            if o.verbose > 0 {
-                write_fd(1, &iv.line(fd, "sent", o.time));
-            }
-            if o.count.is_none() && seen >= o.iterations {
-                break;
-            }
+        if clock.tick(o, &mut iv, fd, "sent") && clock.all_intervals(o) {
+            break;
         }
         if done(sent) {
             break;
@@ -234,7 +226,7 @@ fn sender(o: &Opts, ep: &mut dyn Endpoint, to: &libc::sockaddr_in) -> Result<Str
                 Ok(_) => {}
             }
         }
-        while TICKS.load(Ordering::Relaxed) == seen && !done(sent) {
+        while clock.same_interval() && !done(sent) {
             if o.size >= 4 {
                 buf[..4].copy_from_slice(&seq.to_ne_bytes());
             }
@@ -315,19 +307,13 @@ fn receiver(o: &Opts, ep: &mut dyn Endpoint, done: RawFd) -> Result<String, Stri
     let mut buf = vec![0u8; o.size.max(65_536)];
     let mut iv = Tally::new();
     let mut got = Received::default();
-    let mut seen = 0u32;
+    let mut clock = Clock::new();
     let test = Duration::from_secs_f64(o.time * f64::from(o.iterations));
     start_timer(o.time)?;
     let start = Instant::now();
     let mut sender_gone: Option<Instant> = None;
     loop {
-        let t = TICKS.load(Ordering::Relaxed);
-        if t != seen {
-            seen = t;
-            if o.verbose > 0 {
-                write_fd(1, &iv.line(fd, "recv", o.time));
-            }
-        }
+        clock.tick(o, &mut iv, fd, "recv");
         loop {
             match ep.recv(&mut buf) {
                 Ok(n) => {
@@ -401,7 +387,7 @@ fn receiver(o: &Opts, ep: &mut dyn Endpoint, done: RawFd) -> Result<String, Stri
     }
     let secs = start.elapsed().as_secs_f64();
     stop_timer();
-    if seen == 0 && got.msgs > 0 && o.verbose > 0 {
+    if clock.never_ticked() && got.msgs > 0 && o.verbose > 0 {
         write_fd(1, &iv.line(fd, "recv", o.time));
     }
     Ok(format!(
