@@ -87,7 +87,7 @@ rc=0
 t0=$(date +%s)
 # strtest under faults: its cases fail with ENOSR and the like; only a hang (timeout) or a
 # crash (killed by a signal) counts.
-timeout 600 strtest >/tmp/fault-strtest.out 2>&1
+timeout 300 strtest >/tmp/fault-strtest.out 2>&1
 st=$?
 echo "fault.sh: strtest under faults: exit $st, $(grep -c '^ok' /tmp/fault-strtest.out) cases passed, $(grep -c '^not ok' /tmp/fault-strtest.out) failed ($(($(date +%s) - t0)) s)"
 if [ "$st" = 124 ] || [ "$st" -gt 128 ]; then
@@ -96,7 +96,7 @@ if [ "$st" = 124 ] || [ "$st" -gt 128 ]; then
 	rc=1
 fi
 t1=$(date +%s)
-strstress -n "$calls" -p 4 -t 2 -s 7 --max-secs 600 || rc=1
+strstress -n "$calls" -p 4 -t 2 -s 7 --max-secs 150 || rc=1
 echo "fault.sh: strstress under faults: $(($(date +%s) - t1)) s"
 off
 for f in failslab fail_page_alloc; do

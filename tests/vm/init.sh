@@ -83,7 +83,7 @@ test)
 	# the KASAN guest under TCG) (docs/stress.md), then
 	# the fault-injection pass (allocations under our modules failing at random: strtest and
 	# a shorter strstress), before the leak scans and the unload below judge what they left.
-	[ -x /usr/bin/strstress ] && step strstress strstress -n 400000 -p 4 -t 3 -s 1 --max-secs 600
+	[ -x /usr/bin/strstress ] && step strstress strstress -n 400000 -p 4 -t 3 -s 1 --max-secs 300
 	[ -x /usr/bin/strstress ] && step faults sh /tests/vm/fault.sh 5 100000
 	# Scan while the module is loaded (backtraces name its functions), then after unloading
 	# (memory the module did not give back at exit).

@@ -49,7 +49,7 @@ Environment:
   KDIR=/path               use this prebuilt Rust-enabled kernel tree instead of the cache
   RSTREAMS_ACCEL=kvm|tcg   force the QEMU accelerator (default: probe KVM, else TCG)
   RSTREAMS_CACHE=/path     cache root (default ~/.cache/rstreams)
-  RSTREAMS_TIMEOUT=SECS    guest timeout (default 900 for tests, 600 for vm)";
+  RSTREAMS_TIMEOUT=SECS    guest timeout (default 1200 for tests, 600 for vm)";
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
@@ -148,7 +148,7 @@ struct StressArgs {
 struct GuestArgs {
     #[command(flatten)]
     kernel: KernelArgs,
-    /// Guest time limit in seconds [default: $RSTREAMS_TIMEOUT or 900]
+    /// Guest time limit in seconds [default: $RSTREAMS_TIMEOUT or 1200]
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
 }
@@ -494,7 +494,7 @@ fn builds_apart(v: Variant) -> Result<()> {
 
 fn cmd_test(o: &TestArgs) -> Result<()> {
     let v = o.guest.kernel.variant.unwrap_or(Variant::Test);
-    let limit = timeout(o.guest.timeout, 900)?;
+    let limit = timeout(o.guest.timeout, 1200)?;
     checks::check_sources(&util::repo_root())?;
     if o.negative_control {
         let verdict = vm_tests(v, true, limit)?;
