@@ -25,3 +25,4 @@ pub mod run;
 pub mod scls;
 pub mod sweep;
 pub mod udp;
+pub mod workload;

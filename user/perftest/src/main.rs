@@ -5,6 +5,7 @@ use clap::FromArgMatches;
 use perftest::cli::{self, Perftest, Sub};
 use perftest::csv::{read_file_with_status, Row, Status, HEADER};
 use perftest::opts::Opts;
+use perftest::workload::Workload;
 use perftest::{report, run, sweep};
 use std::process::exit;
 
@@ -67,6 +68,9 @@ fn main() {
 
 /// One measurement: banner, the run, summary and CSV line.
 fn run_one(o: &Opts) {
+    if let Some(w) = o.workload {
+        return run_workload(o, w);
+    }
     if let Some(kind) = o.udp {
         return run_udp(o, kind);
     }
@@ -97,6 +101,72 @@ fn run_one(o: &Opts) {
             "{} size {}: {} writes in {:.3} s: {:.0} writes/s, {:.0} bytes/s, delay {:.3e} s/write; {} reads, {} bytes read",
             row.imp, row.size, row.writes, row.seconds, row.writes_per_sec, row.bytes_per_sec, row.delay_sec, row.reads, row.read_bytes
         );
+    }
+    if o.csv {
+        if o.verbose > 1 {
+            println!("{HEADER}");
+        }
+        println!("{}", row.to_line());
+    }
+}
+
+/// One run of another workload (`--workload NAME`): banner, the run, summary and CSV line.
+fn run_workload(o: &Opts, w: Workload) {
+    if w != Workload::Syscall {
+        if let Err(e) = run::open_channel(o.kind) {
+            fail(&e, 1);
+        }
+    }
+    if o.verbose > 0 {
+        println!("\nSTREAMS Benchmark Performance Tests: workload {w}\n");
+        println!(
+            "{}: {}",
+            o.impl_label(),
+            match w {
+                Workload::Syscall =>
+                    format!("getppid(2) for {} s", o.time * f64::from(o.iterations)),
+                Workload::Bw => format!("{} bytes in {}-byte chunks", o.total, o.size),
+                Workload::Grep => format!(
+                    "cat {} ({} MiB) | grep -F {:?}",
+                    o.file.display(),
+                    o.file_mb,
+                    o.pattern
+                ),
+                Workload::Flex => format!(
+                    "{} children over {} pipes, {}-byte chunks, {} us compute per read, {} s",
+                    o.children,
+                    o.children / 2,
+                    o.size,
+                    o.compute_us,
+                    o.time * f64::from(o.iterations)
+                ),
+            }
+        );
+    }
+    let row = w
+        .run(o, &mut |m| eprintln!("perftest: {m}"))
+        .unwrap_or_else(|e| fail(&e, 1));
+    if o.verbose > 0 {
+        match w {
+            Workload::Syscall => println!(
+                "{}: {} calls in {:.3} s: {:.0} calls/s, {:.1} ns/call",
+                row.imp,
+                row.writes,
+                row.seconds,
+                row.writes_per_sec,
+                row.delay_sec * 1e9
+            ),
+            _ => println!(
+                "{} size {}: {:.3} s: {:.2} MB/s (10^6 bytes); {} writes, {} reads, {} bytes read",
+                row.imp,
+                row.size,
+                row.seconds,
+                row.bytes_per_sec / 1e6,
+                row.writes,
+                row.reads,
+                row.read_bytes
+            ),
+        }
     }
     if o.csv {
         if o.verbose > 1 {

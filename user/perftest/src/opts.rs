@@ -1,6 +1,8 @@
 //! The options of one measurement: LfS `perftest` options (`-s -t -i -r -w -F -H -M -b -a -p -m
 //! -q -v --hiwat --lowat -R -S`) plus ours (`--pipe KIND`, `--putmsg`, `-c COUNT`, `--csv`,
-//! `--label`, and for the UDP test `--udp KIND`, `--bufsize N`), declared for clap
+//! `--label`, for the UDP test `--udp KIND`, `--bufsize N`, and for the other workloads
+//! `--workload syscall|bw|grep|flex`, `--pipe-size N`, `--total N`, `--file PATH`, `--file-mb N`,
+//! `--pattern P`, `--children N`, `--compute-us R`), declared for clap
 //! ([`RunArgs`]) and resolved into [`Opts`].
 //!
 //! Two LfS habits clap does not have are kept by reading the options in command-line order
@@ -10,8 +12,10 @@
 //! position of the last `-v` only, so in `-v -q -v` both count: verbosity 2, not getopt's 1).
 
 use crate::udp::UdpKind;
+use crate::workload::Workload;
 use clap::{ArgAction, ArgMatches};
 use std::fmt;
+use std::path::PathBuf;
 
 /// The channel under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +65,18 @@ pub const MAXMSGSIZE: usize = 32768;
 /// Send and receive buffer of the UDP test: the LfS netperf script's `--bufsizes=131071`.
 pub const UDP_BUFSIZE: u32 = 131_071;
 
+/// What the bandwidth workload moves by default: lmbench bw_pipe's 10 MB (10 MiB).
+pub const BW_TOTAL: u64 = 10 << 20;
+
+/// The grep workload's file by default.
+pub const GREP_FILE: &str = "/tmp/perftest-grep.txt";
+
+/// The grep workload's file size by default, in MiB (the seed's 50 MB file).
+pub const GREP_FILE_MB: u64 = 50;
+
+/// The grep workload's pattern by default: found nowhere in the file perftest writes.
+pub const GREP_PATTERN: &str = "rstreams-no-such-pattern";
+
 /// Options of one measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Opts {
@@ -109,6 +125,23 @@ pub struct Opts {
     /// UDP send and receive buffer size (`--bufsize`): SO_SNDBUF/SO_RCVBUF or
     /// XTI_SNDBUF/XTI_RCVBUF.
     pub bufsize: u32,
+    /// Another workload than the writer/reader pair (`--workload`).
+    pub workload: Option<Workload>,
+    /// Pipe size (`--pipe-size`): F_SETPIPE_SZ on a Linux pipe; on a STREAMS pipe the high
+    /// water mark of both Stream heads, and the low mark an eighth of it unless `--lowat`.
+    pub pipe_size: Option<u64>,
+    /// Bytes the bandwidth workload moves (`--total`).
+    pub total: u64,
+    /// The grep workload's file (`--file`; written if it does not have `file_mb` MiB).
+    pub file: PathBuf,
+    /// The grep workload's file size in MiB (`--file-mb`).
+    pub file_mb: u64,
+    /// The grep workload's pattern (`--pattern`).
+    pub pattern: String,
+    /// pipeflex: children, two per pipe (`--children`, the seed's `-c`).
+    pub children: u32,
+    /// pipeflex: mean compute time after each read in µs (`--compute-us`, the seed's `-r`).
+    pub compute_us: u64,
 }
 
 impl Default for Opts {
@@ -136,6 +169,14 @@ impl Default for Opts {
             label: None,
             udp: None,
             bufsize: UDP_BUFSIZE,
+            workload: None,
+            pipe_size: None,
+            total: BW_TOTAL,
+            file: PathBuf::from(GREP_FILE),
+            file_mb: GREP_FILE_MB,
+            pattern: GREP_PATTERN.into(),
+            children: 2,
+            compute_us: 500,
         }
     }
 }
@@ -153,6 +194,9 @@ impl Opts {
                 s.push_str("+b");
             }
             return s;
+        }
+        if let Some(w) = self.workload {
+            return w.label(self);
         }
         let mut s = self.kind.name().to_string();
         if self.putmsg {
@@ -337,6 +381,44 @@ pub struct RunArgs {
     /// [default: 131071, the LfS netperf script's]
     #[arg(long, value_name = "BYTES", value_parser = positive::<u32>)]
     bufsize: Option<u32>,
+    /// Another workload over the channel (--pipe linux|streams) instead of the writer/reader
+    /// pair: syscall (getppid(2) in a loop for -t x -i seconds: the system call floor), bw
+    /// (lmbench bw_pipe: --total bytes in -s byte chunks), grep (cat FILE | grep PATTERN over
+    /// the channel), flex (pipeflex: --children over half as many pipes for -t x -i seconds,
+    /// each reader computing 0.5-1.5 x --compute-us after every read)
+    #[arg(long, value_name = "NAME", value_parser = Workload::parse_arg)]
+    workload: Option<Workload>,
+    /// Pipe size: F_SETPIPE_SZ on a Linux pipe; on a STREAMS pipe I_SET_HIWAT on both ends and
+    /// I_SET_LOWAT an eighth of it (unless --hiwat/--lowat)
+    #[arg(long, value_name = "BYTES", value_parser = positive::<u64>)]
+    pipe_size: Option<u64>,
+    /// bw: bytes to move [default: 10485760]
+    #[arg(long, value_name = "BYTES", value_parser = positive::<u64>)]
+    total: Option<u64>,
+    /// grep: the file cat reads, written first if it does not have --file-mb MiB
+    /// [default: /tmp/perftest-grep.txt]
+    #[arg(long, value_name = "PATH")]
+    file: Option<PathBuf>,
+    /// grep: the file's size in MiB [default: 50]
+    #[arg(long, value_name = "MIB", value_parser = positive::<u64>)]
+    file_mb: Option<u64>,
+    /// grep: the pattern, found nowhere in the file [default: rstreams-no-such-pattern]
+    #[arg(long, value_name = "PATTERN")]
+    pattern: Option<String>,
+    /// flex: children, an even number, two per pipe (pipeflex -c) [default: 2]
+    #[arg(long, value_name = "N", value_parser = even_children)]
+    children: Option<u32>,
+    /// flex: mean compute time after each read in microseconds (pipeflex -r) [default: 500]
+    #[arg(long, value_name = "US", value_parser = num::<u64>)]
+    compute_us: Option<u64>,
+}
+
+fn even_children(v: &str) -> Result<u32, String> {
+    let n: u32 = positive(v)?;
+    if n % 2 != 0 {
+        return Err(format!("{n} children: must be even (two per pipe)"));
+    }
+    Ok(n)
 }
 
 /// The command-line positions of an option's occurrences (empty when absent or defaulted).
@@ -411,6 +493,18 @@ impl RunArgs {
         o.csv |= self.csv;
         o.udp = self.udp.or(o.udp);
         o.bufsize = self.bufsize.unwrap_or(o.bufsize);
+        o.workload = self.workload.or(o.workload);
+        o.pipe_size = self.pipe_size.or(o.pipe_size);
+        o.total = self.total.unwrap_or(o.total);
+        if let Some(f) = &self.file {
+            o.file.clone_from(f);
+        }
+        o.file_mb = self.file_mb.unwrap_or(o.file_mb);
+        if let Some(p) = &self.pattern {
+            o.pattern.clone_from(p);
+        }
+        o.children = self.children.unwrap_or(o.children);
+        o.compute_us = self.compute_us.unwrap_or(o.compute_us);
         if self.label.is_some() {
             o.label.clone_from(&self.label);
         }

@@ -156,8 +156,14 @@ pub fn open_channel(kind: Kind) -> Result<(Stream, Stream), String> {
     Ok((Stream::from_fd(a), Stream::from_fd(b)))
 }
 
-/// Apply the STREAMS options; on other kinds they are reported as ignored.
-fn setup(o: &Opts, rd: &Stream, wr: &Stream, warn: &mut dyn FnMut(String)) -> Result<(), String> {
+/// Apply the STREAMS options and `--pipe-size`; on other kinds the STREAMS options are
+/// reported as ignored.
+pub(crate) fn setup(
+    o: &Opts,
+    rd: &Stream,
+    wr: &Stream,
+    warn: &mut dyn FnMut(String),
+) -> Result<(), String> {
     let streams_opts =
         o.hold || o.readfill || o.mread || o.push > 0 || o.hiwat.is_some() || o.lowat.is_some();
     if o.kind != Kind::Streams {
@@ -172,6 +178,12 @@ fn setup(o: &Opts, rd: &Stream, wr: &Stream, warn: &mut dyn FnMut(String)) -> Re
                 "STREAMS options (-H -w -M -p N --hiwat --lowat) ignored for {}",
                 o.kind
             ));
+        }
+        if let Some(n) = o.pipe_size {
+            if o.kind != Kind::Linux {
+                return Err(format!("--pipe-size needs a pipe (kind is {})", o.kind));
+            }
+            set_pipe_size(wr, n)?;
         }
     } else {
         for _ in 0..o.push {
@@ -189,7 +201,16 @@ fn setup(o: &Opts, rd: &Stream, wr: &Stream, warn: &mut dyn FnMut(String)) -> Re
         if o.mread {
             warn("-M (M_READ) is not supported by the rstreams Stream head yet; ignored".into());
         }
-        set_water_marks(o, [rd, wr], warn);
+        let marks = WaterMarks::of(o);
+        if let Err(e) = marks.set([rd, wr]) {
+            // The pipe-size sweep must not measure the default marks under another name.
+            if o.pipe_size.is_some() {
+                return Err(format!("--pipe-size: {e}"));
+            }
+            warn(format!(
+                "{e}; --hiwat/--lowat ignored (default water marks)"
+            ));
+        }
     }
     if !o.blocking {
         for s in [rd, wr] {
@@ -202,47 +223,83 @@ fn setup(o: &Opts, rd: &Stream, wr: &Stream, warn: &mut dyn FnMut(String)) -> Re
     Ok(())
 }
 
+/// F_SETPIPE_SZ on a Linux pipe, checked with F_GETPIPE_SZ (the kernel rounds up to a power
+/// of two pages: 4096..65536 stay as asked).
+fn set_pipe_size(s: &Stream, n: u64) -> Result<(), String> {
+    let arg = libc::c_int::try_from(n).map_err(|_| format!("--pipe-size {n}: too large"))?;
+    // SAFETY: fcntl on a descriptor we own, an int argument.
+    if unsafe { libc::fcntl(s.raw(), libc::F_SETPIPE_SZ, arg) } < 0 {
+        return Err(os_err(&format!("fcntl(F_SETPIPE_SZ, {n})")));
+    }
+    // SAFETY: as above.
+    let got = unsafe { libc::fcntl(s.raw(), libc::F_GETPIPE_SZ) };
+    if i64::from(got) != n as i64 {
+        return Err(format!(
+            "fcntl(F_SETPIPE_SZ, {n}): the pipe holds {got} bytes"
+        ));
+    }
+    Ok(())
+}
+
 /// LfS's (HP-UX's) Stream head water-mark ioctls: `I_SET_HIWAT (__SID|91)`,
 /// `I_SET_LOWAT (__SID|92)`, int argument, applied to the Stream head read queue.
 pub const I_SET_HIWAT: i32 = ((b'S' as i32) << 8) | 91;
 /// See [`I_SET_HIWAT`].
 pub const I_SET_LOWAT: i32 = ((b'S' as i32) << 8) | 92;
 
-/// `--hiwat`/`--lowat` on both ends (the reader's head queue is the one that fills; the
-/// writer's matters for the reverse direction). The order is tried both ways, since the
-/// kernel refuses a high mark under the current low mark and a low mark over the current
-/// high one. A kernel without the ioctls (EINVAL/ENOTTY) gets a warning, not a failure: the
-/// run then measures the default marks, and says so.
-fn set_water_marks(o: &Opts, ends: [&Stream; 2], warn: &mut dyn FnMut(String)) {
-    let mut todo: Vec<(&str, i32, u64)> = Vec::new();
-    if let Some(h) = o.hiwat {
-        todo.push(("I_SET_HIWAT", I_SET_HIWAT, h));
+/// The Stream head water marks a run asks for: `--hiwat`/`--lowat`, else from `--pipe-size`
+/// (the high mark the pipe size, the low mark an eighth of it: the 8:1 of the LfS
+/// perftest_script's 65536/8192; the STREAMS analogue of the seed's PIPE_SIZE/PIPE_SEG).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaterMarks {
+    /// I_SET_HIWAT.
+    pub hiwat: Option<u64>,
+    /// I_SET_LOWAT.
+    pub lowat: Option<u64>,
+}
+
+impl WaterMarks {
+    /// The marks of `o`.
+    pub fn of(o: &Opts) -> WaterMarks {
+        WaterMarks {
+            hiwat: o.hiwat.or(o.pipe_size),
+            lowat: o.lowat.or(o.pipe_size.map(|n| n / 8)),
+        }
     }
-    if let Some(l) = o.lowat {
-        todo.push(("I_SET_LOWAT", I_SET_LOWAT, l));
-    }
-    for s in ends {
-        let mut failed: Vec<(&str, i32, u64, io::Error)> = Vec::new();
-        for &(name, cmd, v) in &todo {
-            let arg = i32::try_from(v).unwrap_or(i32::MAX);
-            if let Err(e) = s.ioctl_int(cmd, arg) {
-                failed.push((name, cmd, v, e));
+
+    /// Set them on both ends (the reader's head queue is the one that fills; the writer's
+    /// matters for the reverse direction). The order is tried both ways, since the kernel
+    /// refuses a high mark under the current low mark and a low mark over the current high
+    /// one. A kernel without the ioctls (EINVAL/ENOTTY) gives an error the caller turns into
+    /// a warning (the run then measures the default marks, and says so) or a failure.
+    fn set(&self, ends: [&Stream; 2]) -> Result<(), String> {
+        let mut todo: Vec<(&str, i32, u64)> = Vec::new();
+        if let Some(h) = self.hiwat {
+            todo.push(("I_SET_HIWAT", I_SET_HIWAT, h));
+        }
+        if let Some(l) = self.lowat {
+            todo.push(("I_SET_LOWAT", I_SET_LOWAT, l));
+        }
+        for s in ends {
+            let mut failed: Vec<(&str, i32, u64, io::Error)> = Vec::new();
+            for &(name, cmd, v) in &todo {
+                let arg = i32::try_from(v).unwrap_or(i32::MAX);
+                if let Err(e) = s.ioctl_int(cmd, arg) {
+                    failed.push((name, cmd, v, e));
+                }
+            }
+            if failed.len() < todo.len() {
+                // Something went in: the refused one may need the other mark first.
+                failed.retain(|(_, cmd, v, _)| {
+                    s.ioctl_int(*cmd, i32::try_from(*v).unwrap_or(i32::MAX))
+                        .is_err()
+                });
+            }
+            if let Some((name, _, v, e)) = failed.first() {
+                return Err(format!("ioctl({name}, {v}): {}", strip_os(e)));
             }
         }
-        if failed.len() < todo.len() {
-            // Something went in: the refused one may need the other mark first.
-            failed.retain(|(_, cmd, v, _)| {
-                s.ioctl_int(*cmd, i32::try_from(*v).unwrap_or(i32::MAX))
-                    .is_err()
-            });
-        }
-        if let Some((name, _, v, e)) = failed.first() {
-            warn(format!(
-                "ioctl({name}, {v}): {}; --hiwat/--lowat ignored (default water marks)",
-                strip_os(e)
-            ));
-            return;
-        }
+        Ok(())
     }
 }
 
@@ -288,6 +345,11 @@ pub(crate) fn start_timer(secs: f64) -> Result<(), String> {
         return Err(os_err("setitimer"));
     }
     Ok(())
+}
+
+/// The interval timer of [`start_timer`] has fired since it was started.
+pub(crate) fn timer_fired() -> bool {
+    TICKS.load(Ordering::Relaxed) > 0
 }
 
 pub(crate) fn stop_timer() {
