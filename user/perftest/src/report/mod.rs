@@ -8,6 +8,13 @@
 //! the same tables and charts (`udp-*.png`) in the LfS UDP paper's terms: messages received
 //! per second (the receiver's count over the test time), messages sent per second, the
 //! baseline `udp-socket`, and the ratios tpi/socket and tpi/xtiso.
+//!
+//! Then [`goals`]: the project's goals against the measured ratios (with the system call
+//! floor, the `syscall` row), and [`workload`]: the seed-001 workloads (`bw-…`, `grep-…`,
+//! `flex-…` rows), a table and a chart each.
+
+pub mod goals;
+pub mod workload;
 
 use crate::csv::{Row, State, Status};
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,6 +49,14 @@ pub enum Test {
     Pipe,
     /// The UDP test (`udp-…` labels): figure of merit the received rate.
     Udp,
+    /// The system call floor (`syscall`): calls/s.
+    Syscall,
+    /// bw_pipe (`bw-…`): bytes/s.
+    Bw,
+    /// cat | grep (`grep-…`): bytes/s.
+    Grep,
+    /// pipeflex (`flex-…`): bytes/s.
+    Flex,
 }
 
 impl Test {
@@ -49,6 +64,14 @@ impl Test {
     pub fn of(imp: &str) -> Test {
         if imp.starts_with(crate::udp::LABEL_PREFIX) {
             Test::Udp
+        } else if imp == "syscall" || imp.starts_with("syscall-") {
+            Test::Syscall
+        } else if imp.starts_with("bw-") {
+            Test::Bw
+        } else if imp.starts_with("grep-") {
+            Test::Grep
+        } else if imp.starts_with("flex-") {
+            Test::Flex
         } else {
             Test::Pipe
         }
@@ -57,8 +80,9 @@ impl Test {
     /// The figure of merit of a row.
     pub fn metric(self, r: &Row) -> f64 {
         match self {
-            Test::Pipe => r.writes_per_sec,
+            Test::Pipe | Test::Syscall => r.writes_per_sec,
             Test::Udp => r.reads_per_sec,
+            Test::Bw | Test::Grep | Test::Flex => r.bytes_per_sec,
         }
     }
 
@@ -287,8 +311,8 @@ impl Summary {
     /// UDP test's are under its own "UDP" section.
     fn h(&self) -> &'static str {
         match self.test {
-            Test::Pipe => "##",
             Test::Udp => "###",
+            _ => "##",
         }
     }
 
@@ -300,7 +324,6 @@ impl Summary {
             return Vec::new();
         };
         match self.test {
-            Test::Pipe => self.others().map(|i| (i.clone(), b.clone())).collect(),
             Test::Udp => {
                 let mut p: Vec<(String, String)> = columns
                     .iter()
@@ -313,6 +336,7 @@ impl Summary {
                 }
                 p
             }
+            _ => self.others().map(|i| (i.clone(), b.clone())).collect(),
         }
     }
 
@@ -320,26 +344,23 @@ impl Summary {
     fn body(&self) -> String {
         let h = self.h();
         let mut m = String::new();
-        match self.test {
-            Test::Pipe => {
-                let _ = writeln!(
-                    m,
-                    "Writer rate of a writer/reader pair over one channel (LfS perftest method); \
-                     mean of the repetitions, min–max in brackets. Implementations: {}.\n",
-                    self.imps.join(", ")
-                );
-            }
-            Test::Udp => {
-                let _ = writeln!(
-                    m,
-                    "## UDP\n\nMessages received per second by a receiver from a sender on \
-                     127.0.0.1 (LfS UDP paper, netperf UDP_STREAM method: the receiver's count \
-                     over the test time; perftest's default buffers are the paper's 131071 \
-                     bytes); mean of the repetitions, min–max in brackets. Ratios compare \
-                     means. Implementations: {}.\n",
-                    self.imps.join(", ")
-                );
-            }
+        if self.test == Test::Udp {
+            let _ = writeln!(
+                m,
+                "## UDP\n\nMessages received per second by a receiver from a sender on \
+                 127.0.0.1 (LfS UDP paper, netperf UDP_STREAM method: the receiver's count \
+                 over the test time; perftest's default buffers are the paper's 131071 \
+                 bytes); mean of the repetitions, min–max in brackets. Ratios compare \
+                 means. Implementations: {}.\n",
+                self.imps.join(", ")
+            );
+        } else {
+            let _ = writeln!(
+                m,
+                "Writer rate of a writer/reader pair over one channel (LfS perftest method); \
+                 mean of the repetitions, min–max in brackets. Implementations: {}.\n",
+                self.imps.join(", ")
+            );
         }
         if !self.unmeasured.is_empty() {
             let _ = writeln!(
@@ -353,8 +374,8 @@ impl Summary {
         }
         let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("–".to_string(), f);
         let (per, unit) = match self.test {
-            Test::Pipe => ("write", "writes/s"),
             Test::Udp => ("message received", "messages received/s"),
+            _ => ("write", "writes/s"),
         };
         // Performance.
         let _ = write!(m, "{h} Performance ({unit})\n\n| size |");
@@ -465,6 +486,10 @@ impl Summary {
         match self.test {
             Test::Pipe => "",
             Test::Udp => "udp-",
+            Test::Syscall => "syscall-",
+            Test::Bw => "bw-",
+            Test::Grep => "grep-",
+            Test::Flex => "flex-",
         }
     }
 
@@ -653,6 +678,12 @@ pub fn write_report_with(
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let pipe = Summary::of(Test::Pipe, rows, status, baseline);
     let udp = Summary::of(Test::Udp, rows, status, Test::UDP_BASELINE);
+    let syscall = Summary::of(Test::Syscall, rows, status, "syscall");
+    let seed: Vec<workload::Section> = [Test::Bw, Test::Grep, Test::Flex]
+        .into_iter()
+        .map(|t| workload::Section::of(t, rows, status))
+        .filter(|s| !s.is_empty())
+        .collect();
     let w = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text)
             .map_err(|e| format!("{}: {e}", dir.join(name).display()))
@@ -661,11 +692,35 @@ pub fn write_report_with(
         .into_iter()
         .filter(|s| !s.is_empty())
         .collect();
-    w("report.md", &markdown(&parts, preamble))?;
+    let mut md = markdown(&parts, preamble);
+    for extra in std::iter::once(goals::section(&pipe, &syscall))
+        .chain(seed.iter().map(workload::Section::markdown))
+        .filter(|t| !t.is_empty())
+    {
+        md.push('\n');
+        md.push_str(&extra);
+    }
+    w("report.md", &md)?;
     w("results.json", &crate::csv::to_json(rows, status))?;
     if rows.is_empty() {
         return Err("no measurement in the CSV input: report.md written, no charts".into());
     }
+    let gnuplot = |gp: &str| -> Result<(), String> {
+        let out = Command::new("gnuplot")
+            .arg(gp)
+            .current_dir(dir)
+            .output()
+            .map_err(|e| {
+                format!("gnuplot: {e} (install gnuplot-nox); report.md written, charts not drawn")
+            })?;
+        if !out.status.success() {
+            return Err(format!(
+                "gnuplot {gp} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(())
+    };
     let mut pngs = Vec::new();
     for s in parts.into_iter().filter(|s| !s.imps.is_empty()) {
         let p = s.chart_prefix();
@@ -674,23 +729,21 @@ pub fn write_report_with(
         for (name, script) in s.scripts(Path::new(&dat)) {
             let gp = format!("{p}{name}.gp");
             w(&gp, &script)?;
-            let out = Command::new("gnuplot")
-                .arg(&gp)
-                .current_dir(dir)
-                .output()
-                .map_err(|e| {
-                    format!(
-                        "gnuplot: {e} (install gnuplot-nox); report.md written, charts not drawn"
-                    )
-                })?;
-            if !out.status.success() {
-                return Err(format!(
-                    "gnuplot {gp} failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                ));
-            }
+            gnuplot(&gp)?;
             pngs.push(dir.join(format!("{p}{name}.png")));
         }
+    }
+    for s in &seed {
+        let (titles, data) = s.data();
+        if titles.is_empty() {
+            continue;
+        }
+        let name = s.name();
+        w(&format!("{name}.dat"), &data)?;
+        let gp = format!("{name}.gp");
+        w(&gp, &s.script(&titles))?;
+        gnuplot(&gp)?;
+        pngs.push(dir.join(format!("{name}.png")));
     }
     Ok(pngs)
 }
