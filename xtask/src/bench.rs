@@ -1,6 +1,7 @@
 //! `cargo xtask bench`: the main job — STREAMS pipes against Linux pipes, then TPI UDP against
-//! socket UDP (the LfS UDP paper's test, `perftest --udp`), in ONE guest boot, and a report on
-//! the host.
+//! socket UDP (the LfS UDP paper's test, `perftest --udp`), the system call floor, and the
+//! seed-001 workloads (bw_pipe, cat | grep, pipeflex over pipe sizes 4–64 KiB, `perftest
+//! --workload`), in ONE guest boot, and a report on the host.
 //!
 //! The host writes a plan (one perftest command line per run: every size, the repetitions, the
 //! implementations alternating within each size, as LfS `perftest_script` did) into the
@@ -46,8 +47,37 @@ pub(crate) struct Impl {
     pub(crate) args: &'static str,
     /// What it is, for the report.
     pub(crate) what: &'static str,
-    /// The UDP test (its own sizes and base options), not the pipe test.
-    pub(crate) udp: bool,
+    /// Which sweep it belongs to (its sizes and base options).
+    pub(crate) sweep: Sweep,
+}
+
+/// The sweeps of one bench boot, in plan order: each has its own sizes and base options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sweep {
+    /// The LfS perftest writer/reader pair over the pipe sizes (`Config::sizes`).
+    Pipe,
+    /// The LfS UDP test over `Config::udp_sizes`.
+    Udp,
+    /// The system call floor (`perftest --workload=syscall`), once per repetition.
+    Syscall,
+    /// bw_pipe (seed 001): chunk sizes `Config::bw_sizes` x pipe sizes.
+    Bw,
+    /// cat | grep (seed 001): pipe sizes.
+    Grep,
+    /// pipeflex (seed 001): chunk sizes `Config::flex_sizes` x pipe sizes.
+    Flex,
+}
+
+impl Sweep {
+    /// Every sweep, in plan order (the pipe and UDP sweeps first, as before the workloads).
+    pub(crate) const ALL: [Sweep; 6] = [
+        Sweep::Pipe,
+        Sweep::Udp,
+        Sweep::Syscall,
+        Sweep::Bw,
+        Sweep::Grep,
+        Sweep::Flex,
+    ];
 }
 
 /// The implementations, in the order they alternate within each size.
@@ -56,57 +86,125 @@ pub(crate) const IMPLS: &[Impl] = &[
         label: "linux",
         args: "--pipe=linux",
         what: "Linux pipe(2), write/read (the baseline)",
-        udp: false,
+        sweep: Sweep::Pipe,
     },
     Impl {
         label: "streams",
         args: "--pipe=streams",
         what: "STREAMS pipe (/dev/streams/clone/pipe), write/read",
-        udp: false,
+        sweep: Sweep::Pipe,
     },
     Impl {
         label: "streams+H+w+F+M",
         args: "--pipe=streams -H -M -F -w",
         what: "STREAMS pipe with the LfS 2008 options: write hold (-H), M_READ (-M), full 4096-byte reads (-F), read fill (-w)",
-        udp: false,
+        sweep: Sweep::Pipe,
     },
     Impl {
         label: "streams-putmsg",
         args: "--pipe=streams --putmsg",
         what: "STREAMS pipe, putmsg/getmsg",
-        udp: false,
+        sweep: Sweep::Pipe,
     },
     Impl {
         label: "seqpacket",
         args: "--pipe=seqpacket",
         what: "AF_UNIX SOCK_SEQPACKET socketpair (context)",
-        udp: false,
+        sweep: Sweep::Pipe,
     },
     Impl {
         label: "socketpair",
         args: "--pipe=socketpair",
         what: "AF_UNIX SOCK_STREAM socketpair (context)",
-        udp: false,
+        sweep: Sweep::Pipe,
     },
     Impl {
         label: "udp-socket",
         args: "--udp=socket",
         what: "UDP test: Linux sockets, sendto/recvfrom on AF_INET SOCK_DGRAM (the UDP baseline)",
-        udp: true,
+        sweep: Sweep::Udp,
     },
     Impl {
         label: "udp-tpi",
         args: "--udp=tpi",
         what: "UDP test: XTI (t_sndudata/t_rcvudata) on the TPI UDP driver, /dev/streams/clone/udp",
-        udp: true,
+        sweep: Sweep::Udp,
     },
     Impl {
         label: "udp-xtiso",
         args: "--udp=xtiso",
         what: "UDP test: the same XTI calls on XTI over an in-kernel socket, /dev/streams/clone/xtiso-udp",
-        udp: true,
+        sweep: Sweep::Udp,
+    },
+    Impl {
+        label: "syscall",
+        args: "--workload=syscall",
+        what: "the system call floor: getppid(2) in a loop in one process for -t x -i seconds; calls/s",
+        sweep: Sweep::Syscall,
+    },
+    Impl {
+        label: "bw-linux",
+        args: "--workload=bw --pipe=linux",
+        what: "bw_pipe (lmbench, seed 001): 10 MB in SIZE-byte chunks through a Linux pipe sized by F_SETPIPE_SZ; MB/s",
+        sweep: Sweep::Bw,
+    },
+    Impl {
+        label: "bw-streams",
+        args: "--workload=bw --pipe=streams",
+        what: "bw_pipe through a STREAMS pipe, I_SET_HIWAT the pipe size and I_SET_LOWAT an eighth of it on both ends; MB/s",
+        sweep: Sweep::Bw,
+    },
+    Impl {
+        label: "grep-linux",
+        args: "--workload=grep --pipe=linux",
+        what: "cat FILE | grep -F PATTERN (seed 001; busybox cat and grep exec'd by perftest) over a Linux pipe sized by F_SETPIPE_SZ; wall time, MB/s",
+        sweep: Sweep::Grep,
+    },
+    Impl {
+        label: "grep-streams",
+        args: "--workload=grep --pipe=streams",
+        what: "the same over a STREAMS pipe (the pipe libstreams_pipe.so gives an interposed pipe(2)), water marks as for bw-streams",
+        sweep: Sweep::Grep,
+    },
+    Impl {
+        label: "flex-linux",
+        args: "--workload=flex --pipe=linux --children=2 --compute-us=500",
+        what: "pipeflex (seed 001): 2 children over 1 Linux pipe, SIZE-byte writes, the reader computing 250-750 us after each read; MB/s read",
+        sweep: Sweep::Flex,
+    },
+    Impl {
+        label: "flex-streams",
+        args: "--workload=flex --pipe=streams --children=2 --compute-us=500",
+        what: "pipeflex over a STREAMS pipe, water marks as for bw-streams",
+        sweep: Sweep::Flex,
     },
 ];
+
+/// The pipe sizes of the seed-001 workloads: Linux F_SETPIPE_SZ, STREAMS I_SET_HIWAT (and
+/// I_SET_LOWAT an eighth), 4 to 64 KiB (the seed's PIPE_SIZE of 1, 2, 4, 8 pages and 16).
+pub(crate) fn default_pipe_sizes() -> Vec<usize> {
+    (12..=16).map(|i| 1usize << i).collect()
+}
+
+/// bw_pipe's chunk sizes: the seed's 2..32 KiB by powers of two.
+pub(crate) fn default_bw_sizes() -> Vec<usize> {
+    (11..=15).map(|i| 1usize << i).collect()
+}
+
+/// pipeflex's chunk sizes: 8 and 32 KiB (at 2–6 KiB the seed saw no effect of the pipe size).
+pub(crate) fn default_flex_sizes() -> Vec<usize> {
+    vec![8192, 32768]
+}
+
+/// The grep workload's file: the seed's 50 MB.
+pub(crate) const GREP_MB: u64 = 50;
+
+/// bw's and grep's time limit in perftest (`-t N -i 1`; the guest watchdog allows 3x + 30 s).
+const BW_LIMIT: u64 = 30;
+const GREP_LIMIT: u64 = 120;
+
+/// pipeflex's intervals: it runs for `-t` x this many seconds.
+const FLEX_ITERATIONS: u32 = 2;
 
 /// The paper's sizes (1..4096 by powers of two) and 8192 (the CentOS 5.2 table).
 pub(crate) fn default_sizes() -> Vec<usize> {
@@ -134,6 +232,14 @@ pub(crate) struct Config {
     pub(crate) sizes: Vec<usize>,
     /// Message sizes of the UDP test.
     pub(crate) udp_sizes: Vec<usize>,
+    /// Pipe sizes of the seed-001 workloads.
+    pub(crate) pipe_sizes: Vec<usize>,
+    /// bw_pipe chunk sizes.
+    pub(crate) bw_sizes: Vec<usize>,
+    /// pipeflex chunk sizes.
+    pub(crate) flex_sizes: Vec<usize>,
+    /// The grep workload's file size in MiB.
+    pub(crate) grep_mb: u64,
     /// Implementation labels to run (default: all of [`IMPLS`]).
     pub(crate) impls: Vec<&'static Impl>,
     /// Kernel variant (default lean: no debugging options).
@@ -154,10 +260,15 @@ perftest_script options: -q -r -t SECS -i N -m nullmod -p 0 -s SIZE -a -S10 --hi
 --lowat=8192; sizes 1..8192; the implementations linux, streams, streams+H+w+F+M (the 2008 \
 -H -M -F -w run), streams-putmsg, seqpacket, socketpair alternating within each size), then in \
 the same boot the LfS UDP paper's test (perftest --udp: a sender and a receiver on 127.0.0.1, \
-buffers 131071, sizes 1..16384; udp-socket, udp-tpi, udp-xtiso alternating within each size); \
-default -t 1 -i 3, 2 repeats, about 15 minutes under TCG; then write the report (report.md, \
-4 pipe charts and 4 UDP charts, bench.csv, console.log) to target/bench/<UTC time>/ and \
-target/bench/latest.
+buffers 131071, sizes 1..16384; udp-socket, udp-tpi, udp-xtiso alternating within each size), \
+the system call floor (perftest --workload=syscall: getppid(2) in a loop), and the workloads of \
+the LKML \"larger pipes\" thread, Linux pipes against STREAMS pipes over pipe sizes \
+4096..65536 (F_SETPIPE_SZ; I_SET_HIWAT and I_SET_LOWAT an eighth): bw_pipe (10 MB in chunks of \
+2048..32768 bytes), cat | grep -F of a 50 MiB file (busybox cat and grep), pipeflex (2 children \
+over 1 pipe, chunks of 8192 and 32768 bytes, the reader computing 250..750 us per read, 2 s); \
+default -t 1 -i 3, 3 repeats, 630 runs, about 28 minutes under TCG; then write the report \
+(report.md with the goals table, 4 pipe charts, 4 UDP charts, one chart per workload, \
+bench.csv, console.log) to target/bench/<UTC time>/ and target/bench/latest.
 
 Exits non-zero if any run gave no number (e.g. no STREAMS pipe driver, no TPI UDP driver), the \
 guest crashed or timed out; the report says which runs and why. XTI over sockets missing from \
@@ -182,6 +293,13 @@ fn udp_size(v: &str) -> std::result::Result<usize, String> {
     size(v)
 }
 
+fn pipe_size(v: &str) -> std::result::Result<usize, String> {
+    match v.trim().parse::<usize>() {
+        Ok(s) if (4096..=1 << 20).contains(&s) => Ok(s),
+        _ => Err(format!("{v:?}: pipe sizes are 4096..1048576")),
+    }
+}
+
 fn impl_label(l: &str) -> std::result::Result<&'static Impl, String> {
     IMPLS.iter().find(|i| i.label == l.trim()).ok_or_else(|| {
         let all: Vec<&str> = IMPLS.iter().map(|i| i.label).collect();
@@ -193,7 +311,8 @@ fn impl_label(l: &str) -> std::result::Result<&'static Impl, String> {
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "bench")]
 pub(crate) struct Args {
-    /// -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096, UDP sizes 1,64,1024 (about a minute of
+    /// -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096, UDP sizes 1,64,1024, workload pipe sizes
+    /// 4096,65536, bw sizes 4096,32768, flex size 32768, grep file 10 MiB (about a minute of
     /// runs); the other options win over it
     #[arg(long)]
     quick: bool,
@@ -203,7 +322,7 @@ pub(crate) struct Args {
     /// perftest -i: intervals per run [default: 3]
     #[arg(short = 'i', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     iterations: Option<u32>,
-    /// Repetitions of every (size, implementation) [default: 2]
+    /// Repetitions of every (size, implementation) [default: 3]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     repeats: Option<u32>,
     /// Write sizes [default: 1,2,4,...,8192]
@@ -212,13 +331,27 @@ pub(crate) struct Args {
     /// UDP test message sizes [default: 1,2,4,...,16384]
     #[arg(long, value_name = "1,2,...", value_delimiter = ',', value_parser = udp_size)]
     udp_sizes: Vec<usize>,
-    /// Implementations to run, pipe and UDP (udp-socket, udp-tpi, udp-xtiso) [default: all]
+    /// Pipe sizes of the bw, grep and flex workloads [default: 4096,8192,...,65536]
+    #[arg(long, value_name = "4096,...", value_delimiter = ',', value_parser = pipe_size)]
+    pipe_sizes: Vec<usize>,
+    /// bw_pipe chunk sizes [default: 2048,4096,...,32768]
+    #[arg(long, value_name = "2048,...", value_delimiter = ',', value_parser = size)]
+    bw_sizes: Vec<usize>,
+    /// pipeflex chunk sizes [default: 8192,32768]
+    #[arg(long, value_name = "8192,...", value_delimiter = ',', value_parser = size)]
+    flex_sizes: Vec<usize>,
+    /// The grep workload's file size in MiB [default: 50]
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=512))]
+    grep_mb: Option<u64>,
+    /// Implementations to run: pipe, UDP (udp-socket, udp-tpi, udp-xtiso), syscall, and the
+    /// workloads bw-linux, bw-streams, grep-linux, grep-streams, flex-linux, flex-streams
+    /// [default: all]
     #[arg(long, value_name = "linux,streams,...", value_delimiter = ',', value_parser = impl_label)]
     impls: Vec<&'static Impl>,
     /// Kernel variant: lean or test [default: lean]
     #[arg(long, value_name = "lean|test", value_parser = Variant::parse)]
     variant: Option<Variant>,
-    /// Guest time limit in seconds [default: the plan's measuring time + 4 s per run + 5 min]
+    /// Guest time limit in seconds [default: the plan's expected time + 0.5 s per run + 5 min]
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
 }
@@ -230,7 +363,24 @@ impl Config {
         let (interval, iterations, repeats, sizes, udp_sizes) = if a.quick {
             (0.5, 2, 1, vec![1, 64, 1024, 4096], vec![1, 64, 1024])
         } else {
-            (1.0, 3, 2, default_sizes(), default_udp_sizes())
+            (1.0, 3, 3, default_sizes(), default_udp_sizes())
+        };
+        let (pipe_sizes, bw_sizes, flex_sizes, grep_mb) = if a.quick {
+            (vec![4096, 65536], vec![4096, 32768], vec![32768], 10)
+        } else {
+            (
+                default_pipe_sizes(),
+                default_bw_sizes(),
+                default_flex_sizes(),
+                GREP_MB,
+            )
+        };
+        let or = |given: Vec<usize>, default: Vec<usize>| {
+            if given.is_empty() {
+                default
+            } else {
+                given
+            }
         };
         Config {
             interval: a.interval.unwrap_or(interval),
@@ -242,6 +392,10 @@ impl Config {
             } else {
                 a.udp_sizes
             },
+            pipe_sizes: or(a.pipe_sizes, pipe_sizes),
+            bw_sizes: or(a.bw_sizes, bw_sizes),
+            flex_sizes: or(a.flex_sizes, flex_sizes),
+            grep_mb: a.grep_mb.unwrap_or(grep_mb),
             impls: if a.impls.is_empty() {
                 IMPLS.iter().collect()
             } else {
@@ -274,6 +428,10 @@ pub(crate) struct Run {
     pub(crate) rep: u32,
     /// perftest arguments (without `--csv --label`, which the guest adds).
     pub(crate) args: String,
+    /// Seconds it is expected to take in the guest (its measuring time, or an estimate).
+    pub(crate) secs: f64,
+    /// The pipe size of a seed-001 workload run (`--pipe-size`).
+    pub(crate) pipe_size: Option<usize>,
 }
 
 impl Config {
@@ -294,30 +452,96 @@ impl Config {
         )
     }
 
+    /// The options of a seed-001 workload run at chunk `size` (bw, flex) over a pipe of
+    /// `ps` bytes: `-t`/`-i` first (words 4 and 6, for the guest's watchdog), then the
+    /// workload's, and the expected seconds.
+    pub(crate) fn workload_args(&self, sweep: Sweep, size: usize, ps: usize) -> (String, f64) {
+        match sweep {
+            Sweep::Bw => (
+                format!("-q -r -t {BW_LIMIT} -i 1 -s {size} --pipe-size={ps}"),
+                // 10 MB: well under a second under TCG at the sizes swept.
+                1.0,
+            ),
+            Sweep::Grep => (
+                format!(
+                    "-q -r -t {GREP_LIMIT} -i 1 --file-mb={} --pipe-size={ps}",
+                    self.grep_mb
+                ),
+                // An estimate for busybox cat | grep -F under TCG: 10 MB/s.
+                self.grep_mb as f64 / 10.0,
+            ),
+            _ => (
+                format!(
+                    "-q -r -t {} -i {FLEX_ITERATIONS} -s {size} --pipe-size={ps}",
+                    self.interval
+                ),
+                self.interval * f64::from(FLEX_ITERATIONS),
+            ),
+        }
+    }
+
     /// Every run, in order: the pipe sweep by size, then repetition, then implementation
-    /// (alternating); then the UDP sweep the same way over its sizes.
+    /// (alternating); then the UDP sweep the same way over its sizes; then the system call
+    /// floor once per repetition; then bw (by chunk size, pipe size, repetition,
+    /// implementation), grep (by pipe size, repetition, implementation) and flex (as bw).
     pub(crate) fn plan(&self) -> Vec<Run> {
         let mut runs = Vec::new();
-        for udp in [false, true] {
-            let sizes = if udp { &self.udp_sizes } else { &self.sizes };
-            let impls: Vec<&&Impl> = self.impls.iter().filter(|i| i.udp == udp).collect();
+        for sweep in Sweep::ALL {
+            let impls: Vec<&&Impl> = self.impls.iter().filter(|i| i.sweep == sweep).collect();
             if impls.is_empty() {
                 continue;
             }
-            for &size in sizes {
+            // (pipe size, CSV size, args, expected seconds) of each point of the sweep.
+            let mut points: Vec<(Option<usize>, usize, String, f64)> = Vec::new();
+            match sweep {
+                Sweep::Pipe => {
+                    for &size in &self.sizes {
+                        points.push((None, size, self.base_args(size), self.run_secs()));
+                    }
+                }
+                Sweep::Udp => {
+                    for &size in &self.udp_sizes {
+                        let a = self.udp_base_args(size);
+                        points.push((None, size, a, self.run_secs()));
+                    }
+                }
+                Sweep::Syscall => {
+                    let a = format!("-q -r -t {} -i {}", self.interval, self.iterations);
+                    points.push((None, 0, a, self.run_secs()));
+                }
+                Sweep::Bw | Sweep::Flex => {
+                    let sizes = if sweep == Sweep::Bw {
+                        &self.bw_sizes
+                    } else {
+                        &self.flex_sizes
+                    };
+                    for &size in sizes {
+                        for &ps in &self.pipe_sizes {
+                            let (a, secs) = self.workload_args(sweep, size, ps);
+                            points.push((Some(ps), size, a, secs));
+                        }
+                    }
+                }
+                Sweep::Grep => {
+                    for &ps in &self.pipe_sizes {
+                        let (a, secs) = self.workload_args(sweep, 0, ps);
+                        // grep's CSV size is the pipe size.
+                        points.push((Some(ps), ps, a, secs));
+                    }
+                }
+            }
+            for &(ps, size, ref base, secs) in &points {
+                let suffix = ps.map(ps_suffix).unwrap_or_default();
                 for rep in 1..=self.repeats {
                     for i in &impls {
-                        let base = if udp {
-                            self.udp_base_args(size)
-                        } else {
-                            self.base_args(size)
-                        };
                         runs.push(Run {
                             n: runs.len() + 1,
-                            label: i.label.to_string(),
+                            label: format!("{}{suffix}", i.label),
                             size,
                             rep,
                             args: format!("{base} {}", i.args),
+                            secs,
+                            pipe_size: ps,
                         });
                     }
                 }
@@ -326,17 +550,29 @@ impl Config {
         runs
     }
 
-    /// Seconds one run measures.
+    /// Seconds one run of the pipe, UDP or syscall sweep measures.
     pub(crate) fn run_secs(&self) -> f64 {
         self.interval * f64::from(self.iterations)
     }
 
-    /// Default guest time limit: the measuring time, 4 s of overhead per run under TCG
-    /// (fork/exec, startup, drain), and 5 minutes for boot and slack.
-    pub(crate) fn default_timeout(&self) -> u64 {
-        let runs = self.plan().len() as f64;
-        (runs * (self.run_secs() + 4.0) + 300.0).ceil() as u64
+    /// The plan's expected guest time: every run's seconds plus the 0.16 s per run the
+    /// 2026-11-22 run measured for fork/exec, start-up and drain under TCG (531 s for 168
+    /// runs of 3 s), without boot.
+    pub(crate) fn expected_secs(&self) -> f64 {
+        self.plan().iter().map(|r| r.secs + 0.16).sum()
     }
+
+    /// Default guest time limit: every run's expected seconds plus 0.5 s (three times the
+    /// measured overhead), and 5 minutes for boot and slack.
+    pub(crate) fn default_timeout(&self) -> u64 {
+        let plan = self.plan();
+        (plan.iter().map(|r| r.secs + 0.5).sum::<f64>() + 300.0).ceil() as u64
+    }
+}
+
+/// A workload label's pipe-size suffix: `-ps4k` (perftest's own naming).
+pub(crate) fn ps_suffix(ps: usize) -> String {
+    format!("-ps{}", perftest::workload::size_tag(ps as u64))
 }
 
 /// The plan file the guest reads: `n label size rep perftest-args...` per line.
@@ -677,15 +913,53 @@ fn preamble(
         c.udp_base_args(0).replace("-s 0", "-s SIZE"),
         c.run_secs()
     );
-    let sizes: Vec<String> = c.sizes.iter().map(usize::to_string).collect();
-    let udp_sizes: Vec<String> = c.udp_sizes.iter().map(usize::to_string).collect();
+    let has = |w: Sweep| c.impls.iter().any(|i| i.sweep == w);
+    if has(Sweep::Syscall) {
+        let _ = writeln!(
+            m,
+            "| per syscall run | `perftest -q -r -t {} -i {} --workload=syscall --csv` ({} s of getppid(2)) |",
+            c.interval,
+            c.iterations,
+            c.run_secs()
+        );
+    }
+    for (w, name) in [
+        (Sweep::Bw, "bw"),
+        (Sweep::Grep, "grep"),
+        (Sweep::Flex, "flex"),
+    ] {
+        if has(w) {
+            let (a, _) = c.workload_args(w, 0, 0);
+            let a = a.replace("-s 0", "-s SIZE").replace("=0", "=PS");
+            let _ = writeln!(
+                m,
+                "| per {name} run | `perftest {a} <impl options> --csv` (PS the pipe size) |"
+            );
+        }
+    }
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let _ = writeln!(
         m,
         "| sweep | pipe sizes {}; UDP sizes {}; {} repetition(s); implementations alternating within each size |",
-        sizes.join(", "),
-        udp_sizes.join(", "),
+        list(&c.sizes),
+        list(&c.udp_sizes),
         c.repeats
     );
+    if has(Sweep::Bw) || has(Sweep::Grep) || has(Sweep::Flex) {
+        let _ = writeln!(
+            m,
+            "| seed-001 workloads | pipe sizes {}; bw chunks {}; flex chunks {}; grep file {} MiB |",
+            list(&c.pipe_sizes),
+            list(&c.bw_sizes),
+            list(&c.flex_sizes),
+            c.grep_mb
+        );
+    }
     let _ = writeln!(
         m,
         "| runs | {} planned, {} measured; sweep {} s in the guest, {:.1} min wall time with builds and boot |",
@@ -765,15 +1039,15 @@ pub(crate) fn cmd(args: Args) -> Result<()> {
     let out = root.join("target/bench").join(&stamp);
     fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!(
-        "bench: {} runs ({} pipe and {} UDP sizes x {} repeat(s) x {} implementations), {} s \
-         each: about {:.0} min in the guest; limit {} s; results in {}",
+        "bench: {} runs ({} pipe and {} UDP sizes, the syscall floor, the bw/grep/flex \
+         workloads over {} pipe sizes; {} repeat(s)): about {:.0} min in the guest plus boot; \
+         limit {} s; results in {}",
         plan.len(),
         c.sizes.len(),
         c.udp_sizes.len(),
+        c.pipe_sizes.len(),
         c.repeats,
-        c.impls.len(),
-        c.run_secs(),
-        plan.len() as f64 * (c.run_secs() + 1.0) / 60.0,
+        c.expected_secs() / 60.0,
         limit,
         out.display()
     );
@@ -890,7 +1164,7 @@ pub(crate) fn verdict(plan: &[Run], res: &Results) -> (Vec<String>, Vec<String>)
     for (what, of, hint) in [
         (
             "STREAMS",
-            (|l: &str| l.starts_with("streams")) as fn(&str) -> bool,
+            (|l: &str| l.starts_with("streams") || l.contains("-streams")) as fn(&str) -> bool,
             " (no STREAMS pipe device /dev/streams/clone/pipe in the guest: the pipe driver is not in streams.ko yet)",
         ),
         (
@@ -939,11 +1213,8 @@ fn summary(c: &Config, plan: &[Run], res: &Results, con: &Console, out: &Path) {
     for r in plan {
         if let Some(row) = con.runs.get(&r.n).and_then(|o| o.row.as_ref()) {
             if let Some(m) = valid_row(row, &r.label, r.size) {
-                let v = if m.is_udp() {
-                    m.reads_per_sec
-                } else {
-                    m.writes_per_sec
-                };
+                // The report's figure of merit of each test (perftest's own choice).
+                let v = perftest::report::Test::of(&m.imp).metric(&m);
                 rate.entry((r.label.clone(), r.size)).or_default().push(v);
             }
         }
@@ -957,16 +1228,16 @@ fn summary(c: &Config, plan: &[Run], res: &Results, con: &Console, out: &Path) {
         res.measured,
         plan.len()
     );
-    for (udp, sizes, baseline, unit) in [
-        (false, &c.sizes, "linux", "writes/s (ratio to linux)"),
+    for (sweep, sizes, baseline, unit) in [
+        (Sweep::Pipe, &c.sizes, "linux", "writes/s (ratio to linux)"),
         (
-            true,
+            Sweep::Udp,
             &c.udp_sizes,
             "udp-socket",
             "UDP messages received/s (ratio to udp-socket)",
         ),
     ] {
-        let impls: Vec<&&Impl> = c.impls.iter().filter(|i| i.udp == udp).collect();
+        let impls: Vec<&&Impl> = c.impls.iter().filter(|i| i.sweep == sweep).collect();
         if impls.is_empty() {
             continue;
         }
@@ -996,6 +1267,59 @@ fn summary(c: &Config, plan: &[Run], res: &Results, con: &Console, out: &Path) {
             println!("{line}");
         }
     }
+    if let Some(f) = mean("syscall", 0) {
+        println!("system call floor (getppid): {f:.0} calls/s");
+    }
+    // The seed-001 workloads: MB/s of Linux and STREAMS pipes at each point.
+    for (sweep, what) in [
+        (Sweep::Bw, "bw_pipe MB/s"),
+        (Sweep::Grep, "cat | grep MB/s"),
+        (Sweep::Flex, "pipeflex MB/s"),
+    ] {
+        let (Some(l), Some(st)) = (
+            c.impls
+                .iter()
+                .find(|i| i.sweep == sweep && i.label.ends_with("-linux")),
+            c.impls
+                .iter()
+                .find(|i| i.sweep == sweep && i.label.ends_with("-streams")),
+        ) else {
+            continue;
+        };
+        println!("{what} (streams/linux)");
+        let mut points: Vec<(usize, usize)> = Vec::new();
+        for r in plan.iter().filter(|r| r.label.starts_with(l.label)) {
+            let p = (r.size, r.pipe_size.unwrap_or(0));
+            if !points.contains(&p) {
+                points.push(p);
+            }
+        }
+        for (size, ps) in points {
+            let suffix = ps_suffix(ps);
+            let (a, b) = (
+                mean(&format!("{}{suffix}", l.label), size),
+                mean(&format!("{}{suffix}", st.label), size),
+            );
+            let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", v / 1e6));
+            let ratio = match (a, b) {
+                (Some(a), Some(b)) if a > 0.0 => format!(" ({:.2}x)", b / a),
+                _ => String::new(),
+            };
+            if sweep == Sweep::Grep {
+                println!(
+                    "  pipe {ps:>6}: linux {:>9} streams {:>9}{ratio}",
+                    cell(a),
+                    cell(b)
+                );
+            } else {
+                println!(
+                    "  size {size:>6} pipe {ps:>6}: linux {:>9} streams {:>9}{ratio}",
+                    cell(a),
+                    cell(b)
+                );
+            }
+        }
+    }
     println!("(all files in {})", out.display());
 }
 
@@ -1014,20 +1338,25 @@ mod tests {
     #[test]
     fn options_and_plan() {
         let c = parse(&[]).unwrap();
-        assert_eq!((c.interval, c.iterations, c.repeats), (1.0, 3, 2));
+        assert_eq!((c.interval, c.iterations, c.repeats), (1.0, 3, 3));
         assert_eq!(c.sizes.first(), Some(&1));
         assert_eq!(c.sizes.last(), Some(&8192));
         assert_eq!(c.sizes.len(), 14);
         assert_eq!(c.udp_sizes, default_udp_sizes());
         assert_eq!(c.udp_sizes.last(), Some(&16384));
         assert_eq!(c.udp_sizes.len(), 15);
+        assert_eq!(c.pipe_sizes, vec![4096, 8192, 16384, 32768, 65536]);
+        assert_eq!(c.bw_sizes, vec![2048, 4096, 8192, 16384, 32768]);
+        assert_eq!(c.flex_sizes, vec![8192, 32768]);
+        assert_eq!(c.grep_mb, 50);
         let plan = c.plan();
-        // The pipe sweep, then the UDP sweep, in the same plan (one guest boot).
-        assert_eq!(plan.len(), 14 * 2 * 6 + 15 * 2 * 3);
-        assert!(plan[..14 * 2 * 6]
-            .iter()
-            .all(|r| !r.label.starts_with("udp-")));
-        let udp: Vec<(&str, usize, u32)> = plan[14 * 2 * 6..14 * 2 * 6 + 4]
+        // The pipe sweep, the UDP sweep, the syscall floor, then bw, grep and flex, in the
+        // same plan (one guest boot).
+        let (pipe, udp_n, sys) = (14 * 3 * 6, 15 * 3 * 3, 3);
+        let (bw, grep, flex) = (5 * 5 * 3 * 2, 5 * 3 * 2, 2 * 5 * 3 * 2);
+        assert_eq!(plan.len(), pipe + udp_n + sys + bw + grep + flex);
+        assert!(plan[..pipe].iter().all(|r| !r.label.starts_with("udp-")));
+        let udp: Vec<(&str, usize, u32)> = plan[pipe..pipe + 4]
             .iter()
             .map(|r| (r.label.as_str(), r.size, r.rep))
             .collect();
@@ -1040,19 +1369,76 @@ mod tests {
                 ("udp-socket", 1, 2),
             ]
         );
+        let last_udp = &plan[pipe + udp_n - 1];
+        assert_eq!(
+            (last_udp.label.as_str(), last_udp.size, last_udp.rep),
+            ("udp-xtiso", 16384, 3)
+        );
+        assert_eq!(
+            last_udp.args,
+            "-q -r -t 1 -i 3 -s 16384 --bufsize=131071 --udp=xtiso"
+        );
+        // The syscall floor: once per repetition, size 0.
+        let s = &plan[pipe + udp_n];
+        assert_eq!(
+            (s.label.as_str(), s.size, s.rep, s.args.as_str()),
+            ("syscall", 0, 1, "-q -r -t 1 -i 3 --workload=syscall")
+        );
+        // bw: by chunk size, pipe size, repetition, Linux and STREAMS alternating.
+        let w = pipe + udp_n + sys;
+        let bw_runs: Vec<(&str, usize, u32)> = plan[w..w + 8]
+            .iter()
+            .map(|r| (r.label.as_str(), r.size, r.rep))
+            .collect();
+        assert_eq!(
+            bw_runs,
+            vec![
+                ("bw-linux-ps4k", 2048, 1),
+                ("bw-streams-ps4k", 2048, 1),
+                ("bw-linux-ps4k", 2048, 2),
+                ("bw-streams-ps4k", 2048, 2),
+                ("bw-linux-ps4k", 2048, 3),
+                ("bw-streams-ps4k", 2048, 3),
+                ("bw-linux-ps8k", 2048, 1),
+                ("bw-streams-ps8k", 2048, 1),
+            ]
+        );
+        assert_eq!(
+            plan[w + 1].args,
+            "-q -r -t 30 -i 1 -s 2048 --pipe-size=4096 --workload=bw --pipe=streams"
+        );
+        assert_eq!(plan[w + 1].pipe_size, Some(4096));
+        // grep: the CSV size is the pipe size.
+        let g = &plan[w + bw + 1];
+        assert_eq!(
+            (g.label.as_str(), g.size, g.args.as_str()),
+            (
+                "grep-streams-ps4k",
+                4096,
+                "-q -r -t 120 -i 1 --file-mb=50 --pipe-size=4096 --workload=grep --pipe=streams"
+            )
+        );
         let last = plan.last().unwrap();
         assert_eq!(
             (last.label.as_str(), last.size, last.rep),
-            ("udp-xtiso", 16384, 2)
+            ("flex-streams-ps64k", 32768, 3)
         );
-        // -t and -i are words 4 and 6 of every line: the guest's watchdog reads them there.
         assert_eq!(
             last.args,
-            "-q -r -t 1 -i 3 -s 16384 --bufsize=131071 --udp=xtiso"
+            "-q -r -t 1 -i 2 -s 32768 --pipe-size=65536 --workload=flex --pipe=streams --children=2 --compute-us=500"
         );
+        // -t and -i are words 4 and 6 of every line: the guest's watchdog reads them there.
         for r in &plan {
             let w: Vec<&str> = r.args.split_whitespace().collect();
             assert_eq!((w[2], w[4]), ("-t", "-i"), "{}", r.args);
+        }
+        // perftest's own default label of every workload run is the plan's.
+        for r in plan.iter().filter(|r| r.label.contains("-ps")) {
+            let words: Vec<String> = r.args.split_whitespace().map(String::from).collect();
+            match perftest::opts::parse(&words) {
+                Ok(perftest::opts::Cmd::Run(o)) => assert_eq!(o.impl_label(), r.label),
+                other => panic!("{}: {other:?}", r.args),
+            }
         }
         // Implementations alternate within a size, repetitions follow, then the next size.
         let first: Vec<(&str, usize, u32)> = plan[..7]
@@ -1075,16 +1461,28 @@ mod tests {
             plan[2].args,
             "-q -r -t 1 -i 3 -m nullmod -p 0 -s 1 -a -S10 --hiwat=65536 --lowat=8192 --pipe=streams -H -M -F -w"
         );
-        // The limit allows every run 4 s of overhead: pipes and UDP stay under 40 min even
-        // then (the sweep itself takes about 15).
+        // About 28 minutes expected in the guest (the new workloads about 5 of them); the
+        // limit adds 0.5 s per run and 5 minutes and stays under 40 minutes.
+        let expected = c.expected_secs();
+        assert!((1500.0..1800.0).contains(&expected), "{expected}");
         assert!(c.default_timeout() < 40 * 60, "{}", c.default_timeout());
         let q = parse(&args("--quick")).unwrap();
         assert_eq!((q.interval, q.iterations, q.repeats), (0.5, 2, 1));
         assert_eq!(q.sizes, vec![1, 64, 1024, 4096]);
         assert_eq!(q.udp_sizes, vec![1, 64, 1024]);
-        // --quick: 24 pipe runs and 9 UDP runs of 1 s each.
-        assert_eq!(q.plan().len(), 24 + 9);
-        assert!(q.run_secs() * q.plan().len() as f64 <= 40.0);
+        assert_eq!(
+            (
+                q.pipe_sizes.clone(),
+                q.bw_sizes.clone(),
+                q.flex_sizes.clone(),
+                q.grep_mb
+            ),
+            (vec![4096, 65536], vec![4096, 32768], vec![32768], 10)
+        );
+        // --quick: 24 pipe runs and 9 UDP runs of 1 s each, 1 syscall run, 8 bw, 4 grep and 4
+        // flex runs: under 2 minutes of guest time with boot.
+        assert_eq!(q.plan().len(), 24 + 9 + 1 + 8 + 4 + 4);
+        assert!(q.expected_secs() <= 75.0, "{}", q.expected_secs());
         let u = parse(&args("--quick --udp-sizes 8 --impls udp-socket,udp-tpi")).unwrap();
         assert_eq!(
             plan_text(&u.plan()),
@@ -1098,8 +1496,18 @@ mod tests {
         .unwrap();
         assert_eq!((o.interval, o.iterations, o.repeats), (2.0, 5, 3));
         assert_eq!(o.sizes, vec![8, 16]);
-        // Only pipe implementations chosen: no UDP runs.
+        // Only pipe implementations chosen: no UDP runs, no workloads.
         assert_eq!(o.plan().len(), 2 * 3 * 2);
+        // Workload options.
+        let wl = parse(&args(
+            "--impls grep-linux,grep-streams --pipe-sizes 8192 --grep-mb 5 --repeats 1",
+        ))
+        .unwrap();
+        assert_eq!(
+            plan_text(&wl.plan()),
+            "1 grep-linux-ps8k 8192 1 -q -r -t 120 -i 1 --file-mb=5 --pipe-size=8192 --workload=grep --pipe=linux\n\
+             2 grep-streams-ps8k 8192 1 -q -r -t 120 -i 1 --file-mb=5 --pipe-size=8192 --workload=grep --pipe=streams\n"
+        );
         assert_eq!(
             plan_text(&o.plan()).lines().next(),
             Some("1 linux 8 1 -q -r -t 2 -i 5 -m nullmod -p 0 -s 8 -a -S10 --hiwat=65536 --lowat=8192 --pipe=linux")
@@ -1113,6 +1521,9 @@ mod tests {
             "--impls nosuch",
             "--udp-sizes 0",
             "--udp-sizes 40000",
+            "--pipe-sizes 1024",
+            "--grep-mb 0",
+            "--bw-sizes 0",
             "--bogus",
             "--sizes",
         ] {
