@@ -125,7 +125,7 @@ bench)
 	plan=/etc/rstreams/bench.plan
 	n=$(grep -c . $plan)
 	t0=$(date +%s)
-	echo "perftest sweep: $n runs (pipes, then UDP on 127.0.0.1)"
+	echo "perftest sweep: $n runs (pipes, UDP on 127.0.0.1, the syscall floor, bw/grep/flex)"
 	# Plan lines: N LABEL SIZE REP PERFTEST-ARGS...
 	while read -r i label size rep args; do
 		[ -n "$i" ] || continue
@@ -148,6 +148,14 @@ bench)
 				# The UDP test: sent and received messages/s (CSV fields 5 and 10).
 				recv=$(echo "$row" | cut -d, -f10 | cut -d. -f1)
 				printf '%s %-16s size %5s rep %s: %9s sent/s %9s received/s\n' "$prog" "$label" "$size" "$rep" "$rate" "$recv"
+				;;
+			syscall)
+				printf '%s %-16s rep %s: %9s calls/s\n' "$prog" "$label" "$rep" "$rate"
+				;;
+			bw-* | grep-* | flex-*)
+				# The seed-001 workloads: MB/s (CSV field 6, bytes/s).
+				mbs=$(echo "$row" | cut -d, -f6 | awk '{ printf "%.2f", $1 / 1e6 }')
+				printf '%s %-18s size %5s rep %s: %9s MB/s\n' "$prog" "$label" "$size" "$rep" "$mbs"
 				;;
 			*)
 				printf '%s %-16s size %5s rep %s: %9s writes/s\n' "$prog" "$label" "$size" "$rep" "$rate"

@@ -1719,6 +1719,51 @@ mod tests {
     }
 
     #[test]
+    fn workload_rows_and_streams_unavailable() {
+        let plan = parse(&args(
+            "--impls syscall,bw-linux,bw-streams --bw-sizes 4096 --pipe-sizes 8192 --repeats 1",
+        ))
+        .unwrap()
+        .plan();
+        let labels: Vec<(&str, usize)> = plan.iter().map(|r| (r.label.as_str(), r.size)).collect();
+        assert_eq!(
+            labels,
+            vec![
+                ("syscall", 0),
+                ("bw-linux-ps8k", 4096),
+                ("bw-streams-ps8k", 4096)
+            ]
+        );
+        let sys = "syscall,0,3.0,9000000,3000000.0,0.0,3.3e-7,0,0,0.0,,";
+        let bw = "bw-linux-ps8k,4096,0.05,2560,51180.0,209633280.0,1.95e-5,2559,10481664,51180.0,,";
+        let log = lines(&format!(
+            "RSTREAMS-BENCH-RUN 1/3 syscall 0 1\n\
+             RSTREAMS-BENCH-ROW 1 {sys}\n\
+             RSTREAMS-BENCH-RUN 2/3 bw-linux-ps8k 4096 1\n\
+             RSTREAMS-BENCH-ROW 2 {bw}\n\
+             RSTREAMS-BENCH-RUN 3/3 bw-streams-ps8k 4096 1\n\
+             RSTREAMS-BENCH-NOTE 3 perftest: no STREAMS pipe device: /dev/streams/clone/pipe: No such file or directory\n\
+             RSTREAMS-BENCH-FAIL 3 rc=1\n\
+             RSTREAMS-BENCH-DONE n=3\n"
+        ));
+        let r = results(&plan, &parse_console(&log), "sweep finished");
+        assert_eq!(r.measured, 2);
+        let rows = perftest::csv::parse_text(&r.csv).unwrap();
+        assert_eq!(rows[0].writes_per_sec, 3_000_000.0);
+        assert_eq!(rows[1].bytes_per_sec, 209_633_280.0);
+        let st: Vec<&str> = r.csv.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(
+            st,
+            vec!["#status,bw-streams-ps8k,4096,1,unavailable,no STREAMS pipe device: /dev/streams/clone/pipe: No such file or directory"]
+        );
+        // A STREAMS workload without the device is the STREAMS problem, not an "other" one.
+        let (problems, notes) = verdict(&plan, &r);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("STREAMS could not be measured in 1 of 1 STREAMS runs"));
+        assert!(notes.is_empty());
+    }
+
+    #[test]
     fn utc_stamps() {
         assert_eq!(utc_stamp(0), "19700101T000000Z");
         assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");

@@ -360,3 +360,155 @@ fn results_json_carries_rows_and_status() {
     let on_disk = std::fs::read_to_string(dir.join("results.json")).unwrap();
     assert_eq!(on_disk, j);
 }
+
+/// A row with just a label, a size and a figure (writes/s, or bytes/s for the workloads).
+fn fig(imp: &str, size: usize, v: f64) -> perftest::csv::Row {
+    let t = perftest::report::Test::of(imp);
+    let bytes = matches!(
+        t,
+        perftest::report::Test::Bw | perftest::report::Test::Grep | perftest::report::Test::Flex
+    );
+    perftest::csv::Row {
+        imp: imp.into(),
+        size,
+        seconds: 2.0,
+        writes: 1,
+        writes_per_sec: if bytes { 1.0 } else { v },
+        bytes_per_sec: if bytes { v } else { v * size as f64 },
+        delay_sec: 1.0,
+        reads: 0,
+        read_bytes: 0,
+        reads_per_sec: 0.0,
+        lost: None,
+        reordered: None,
+    }
+}
+
+#[test]
+fn goals_table() {
+    let mut rows = Vec::new();
+    for v in [1.0, 1.2] {
+        for s in [1usize, 64, 8192] {
+            rows.push(fig("linux", s, 100_000.0 * v));
+            rows.push(fig("seqpacket", s, 50_000.0 * v));
+            // Hold: 2.5x at 1 byte, 1.5x at 64 (below its 2.0 target), 1.1x at 8192.
+            let hold = match s {
+                1 => 2.5,
+                64 => 1.5,
+                _ => 1.1,
+            };
+            rows.push(fig("streams+H+w+F+M", s, 100_000.0 * v * hold));
+            rows.push(fig("streams", s, 100_000.0 * v));
+        }
+        rows.push(fig("syscall", 0, 500_000.0 * v));
+    }
+    // putmsg measured at 1 byte only, unavailable elsewhere.
+    rows.push(fig("streams-putmsg", 1, 60_000.0));
+    let st = vec![perftest::csv::Status {
+        imp: "streams-putmsg".into(),
+        size: 64,
+        rep: 0,
+        state: perftest::csv::State::Unavailable,
+        message: "no STREAMS pipe device".into(),
+    }];
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_goals");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = write_report_with(&rows, &st, &dir, "linux", "");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let has = |l: &str| assert!(md.contains(l), "missing {l:?} in\n{md}");
+    has("## Goals");
+    has("| write hold (2008 options) vs Linux pipe | streams+H+w+F+M/linux | ≥ 2.0x at 1–64 bytes, ≥ 1.0x at every size to 8192 | 2 of 3 sizes | 1.50 (64) | **not met** |");
+    has("| plain write/read vs Linux pipe | streams/linux | ≥ 1.0x at every size | 3 of 3 sizes | 1.00 (1) | met |");
+    // putmsg: 60000 / mean(50000, 60000) = 1.09 at 1 byte; 64 unavailable, 8192 not run.
+    has("| putmsg/getmsg vs SOCK_SEQPACKET | streams-putmsg/seqpacket | ≥ 1.0x at every size | 1 of 3 sizes | 1.09 (1) | met where measured (incomplete) |");
+    // Hold at 1 byte: 275000 / 550000 = 0.50 of the floor.
+    has("| 1-byte writes with hold vs the system call floor | streams+H+w+F+M at 1 byte/syscall | ≥ 0.4 | 1 of 1 | 0.50 | met |");
+    has("System call floor (`syscall`: getppid(2) in a loop): 550000 calls/s [500000–600000], 1818.2 ns per call.");
+    // Per size: ratio of means, the worst–best range, the verdict.
+    has("| 1 | 2.50 [2.08–3.00] yes | 1.00 [0.83–1.20] yes | 1.09 yes | ≥ 2.0 |");
+    has("| 64 | 1.50 [1.25–1.80] no | 1.00 [0.83–1.20] yes | unavailable | ≥ 2.0 |");
+    has("| 8192 | 1.10 [0.92–1.32] yes | 1.00 [0.83–1.20] yes | – | ≥ 1.0 |");
+}
+
+#[test]
+fn workload_sections_and_charts() {
+    let mut rows = Vec::new();
+    for v in [1.0, 1.5] {
+        for ps in ["4k", "64k"] {
+            for s in [2048usize, 32768] {
+                rows.push(fig(&format!("bw-linux-ps{ps}"), s, 100e6 * v));
+                rows.push(fig(&format!("bw-streams-ps{ps}"), s, 50e6 * v));
+                rows.push(fig(&format!("flex-linux-ps{ps}"), s, 8e6 * v));
+            }
+            let n = if ps == "4k" { 4096 } else { 65536 };
+            rows.push(fig(&format!("grep-linux-ps{ps}"), n, 200e6 * v));
+            rows.push(fig(&format!("grep-streams-ps{ps}"), n, 300e6 * v));
+        }
+    }
+    let st = vec![perftest::csv::Status {
+        imp: "flex-streams-ps4k".into(),
+        size: 2048,
+        rep: 1,
+        state: perftest::csv::State::Failed,
+        message: "flex: a child failed".into(),
+    }];
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report_workloads");
+    let _ = std::fs::remove_dir_all(&dir);
+    let res = write_report_with(&rows, &st, &dir, "linux", "");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let has = |l: &str| assert!(md.contains(l), "missing {l:?} in\n{md}");
+    // No pipe-test tables or goals from workload rows alone.
+    assert!(
+        !md.contains("## Goals") && !md.contains("## Performance"),
+        "{md}"
+    );
+    has("## bw_pipe (lmbench; seed 001)");
+    has("| chunk (bytes) | pipe size | linux MB/s | streams MB/s | streams/linux |");
+    has("| 2048 | 4k | 125.00 [100.00–150.00] | 62.50 [50.00–75.00] | 0.50 |");
+    has("| 32768 | 64k | 125.00 [100.00–150.00] | 62.50 [50.00–75.00] | 0.50 |");
+    has("## cat | grep (seed 001)");
+    has("| pipe size | linux MB/s | linux s | streams MB/s | streams s | streams/linux |");
+    has("| 4k | 250.00 [200.00–300.00] | 2.000 | 375.00 [300.00–450.00] | 2.000 | 1.50 |");
+    has("## pipeflex (seed 001)");
+    has("| 2048 | 4k | 10.00 [8.00–12.00] | failed | – |");
+    has("| flex-streams-ps4k | failed | 2048 | flex: a child failed |");
+    for name in ["bw", "grep", "flex"] {
+        has(&format!("![{name}]({name}.png)"));
+    }
+    let grep = std::fs::read_to_string(dir.join("grep.dat")).unwrap();
+    assert_eq!(grep, "# x linux streams\n4096 250 375\n65536 250 375\n");
+    let bw = std::fs::read_to_string(dir.join("bw.dat")).unwrap();
+    assert!(
+        bw.starts_with("# x linux_pipe_4k linux_pipe_64k streams_pipe_4k streams_pipe_64k\n2048 "),
+        "{bw}"
+    );
+    let gp = std::fs::read_to_string(dir.join("bw.gp")).unwrap();
+    assert!(
+        gp.contains("using 1:4 with linespoints lc 1 dt 2 title \"streams pipe 4k\""),
+        "{gp}"
+    );
+    if std::process::Command::new("gnuplot")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("SKIP PNG checks: gnuplot not installed");
+        return;
+    }
+    let pngs = res.unwrap();
+    for name in ["bw", "grep", "flex"] {
+        let p = dir.join(format!("{name}.png"));
+        assert!(pngs.contains(&p), "{pngs:?}");
+        let b = std::fs::read(&p).unwrap();
+        assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n", "{name}.png signature");
+    }
+}
+
+#[test]
+fn workload_labels_split() {
+    use perftest::report::workload::split;
+    assert_eq!(split("bw-streams-ps16k"), Some(("streams".into(), 16384)));
+    assert_eq!(split("grep-linux"), Some(("linux".into(), 0)));
+    assert_eq!(split("flex-linux-ps5000"), Some(("linux".into(), 5000)));
+    assert_eq!(split("syscall"), None);
+}

@@ -153,7 +153,11 @@ pub fn section(pipe: &Summary, syscall: &Summary) -> String {
                     }
                     cells.push(format!("{} {}", r.text(n), if ok { "yes" } else { "no" }));
                 }
-                None => cells.push("–".into()),
+                None => cells.push(
+                    pipe.state(g.num, s)
+                        .or_else(|| pipe.state(g.den, s))
+                        .map_or("–".into(), |st| st.name().to_string()),
+                ),
             }
         }
         per_size.push(cells);
