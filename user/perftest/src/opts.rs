@@ -218,6 +218,8 @@ impl Opts {
 }
 
 /// What the command line asks for.
+// One per process, parsed once: a boxed Opts would only add noise at every use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cmd {
     /// Run one measurement.
@@ -415,7 +417,7 @@ pub struct RunArgs {
 
 fn even_children(v: &str) -> Result<u32, String> {
     let n: u32 = positive(v)?;
-    if n % 2 != 0 {
+    if !n.is_multiple_of(2) {
         return Err(format!("{n} children: must be even (two per pipe)"));
     }
     Ok(n)

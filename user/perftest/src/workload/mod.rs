@@ -112,7 +112,7 @@ impl fmt::Display for Workload {
 
 /// `4k` for 4096, `64k` for 65536, else the bytes.
 pub fn size_tag(n: u64) -> String {
-    if n >= 1024 && n % 1024 == 0 {
+    if n >= 1024 && n.is_multiple_of(1024) {
         format!("{}k", n / 1024)
     } else {
         n.to_string()
