@@ -64,18 +64,21 @@ pub(crate) enum Sweep {
     Bw,
     /// cat | grep (seed 001): pipe sizes.
     Grep,
+    /// cat | grep in a dash pipeline, the pipe from pipe(2), LD_PRELOAD for STREAMS: one point.
+    GrepSh,
     /// pipeflex (seed 001): chunk sizes `Config::flex_sizes` x pipe sizes.
     Flex,
 }
 
 impl Sweep {
     /// Every sweep, in plan order (the pipe and UDP sweeps first, as before the workloads).
-    pub(crate) const ALL: [Sweep; 6] = [
+    pub(crate) const ALL: [Sweep; 7] = [
         Sweep::Pipe,
         Sweep::Udp,
         Sweep::Syscall,
         Sweep::Bw,
         Sweep::Grep,
+        Sweep::GrepSh,
         Sweep::Flex,
     ];
 }
@@ -165,6 +168,18 @@ pub(crate) const IMPLS: &[Impl] = &[
         args: "--workload=grep --pipe=streams",
         what: "the same over a STREAMS pipe (the pipe libstreams_pipe.so gives an interposed pipe(2)), water marks as for bw-streams",
         sweep: Sweep::Grep,
+    },
+    Impl {
+        label: "grep-linux-sh",
+        args: "--workload=grep --pipe=linux --shell=/usr/bin/dash",
+        what: "cat FILE | grep -F PATTERN as a dash pipeline (dash's pipe(2): a Linux pipe, default size); wall time, MB/s",
+        sweep: Sweep::GrepSh,
+    },
+    Impl {
+        label: "grep-streams-sh",
+        args: "--workload=grep --pipe=streams --shell=/usr/bin/dash --preload=/usr/lib/libstreams_pipe.so",
+        what: "the same dash pipeline with LD_PRELOAD=libstreams_pipe.so: dash's pipe(2) gives a STREAMS pipe (checked with isastream before the run), default water marks",
+        sweep: Sweep::GrepSh,
     },
     Impl {
         label: "flex-linux",
@@ -264,9 +279,11 @@ buffers 131071, sizes 1..16384; udp-socket, udp-tpi, udp-xtiso alternating withi
 the system call floor (perftest --workload=syscall: getppid(2) in a loop), and the workloads of \
 the LKML \"larger pipes\" thread, Linux pipes against STREAMS pipes over pipe sizes \
 4096..65536 (F_SETPIPE_SZ; I_SET_HIWAT and I_SET_LOWAT an eighth): bw_pipe (10 MB in chunks of \
-2048..32768 bytes), cat | grep -F of a 50 MiB file (busybox cat and grep), pipeflex (2 children \
-over 1 pipe, chunks of 8192 and 32768 bytes, the reader computing 250..750 us per read, 2 s); \
-default -t 1 -i 3, 3 repeats, 630 runs, about 28 minutes under TCG; then write the report \
+2048..32768 bytes), cat | grep -F of a 50 MiB file (busybox cat and grep; also once as a dash \
+pipeline at the default pipe size, LD_PRELOAD=libstreams_pipe.so for STREAMS), pipeflex (2 \
+children over 1 pipe, chunks of 8192 and 32768 bytes, the reader computing 250..750 us per \
+read, 2 s); default -t 1 -i 3, 3 repeats, 636 runs, about 29 minutes under TCG (an estimate); \
+then write the report \
 (report.md with the goals table, 4 pipe charts, 4 UDP charts, one chart per workload, \
 bench.csv, console.log) to target/bench/<UTC time>/ and target/bench/latest.
 
@@ -344,8 +361,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=512))]
     grep_mb: Option<u64>,
     /// Implementations to run: pipe, UDP (udp-socket, udp-tpi, udp-xtiso), syscall, and the
-    /// workloads bw-linux, bw-streams, grep-linux, grep-streams, flex-linux, flex-streams
-    /// [default: all]
+    /// workloads bw-linux, bw-streams, grep-linux, grep-streams, grep-linux-sh,
+    /// grep-streams-sh, flex-linux, flex-streams [default: all]
     #[arg(long, value_name = "linux,streams,...", value_delimiter = ',', value_parser = impl_label)]
     impls: Vec<&'static Impl>,
     /// Kernel variant: lean or test [default: lean]
@@ -462,7 +479,7 @@ impl Config {
                 // 10 MB: well under a second under TCG at the sizes swept.
                 1.0,
             ),
-            Sweep::Grep => (
+            Sweep::Grep | Sweep::GrepSh => (
                 format!(
                     "-q -r -t {GREP_LIMIT} -i 1 --file-mb={} --pipe-size={ps}",
                     self.grep_mb
@@ -528,6 +545,12 @@ impl Config {
                         // grep's CSV size is the pipe size.
                         points.push((Some(ps), ps, a, secs));
                     }
+                }
+                Sweep::GrepSh => {
+                    // The shell's pipe keeps its default size (CSV size 0).
+                    let (a, secs) = self.workload_args(sweep, 0, 0);
+                    let a = a.replace(" --pipe-size=0", "");
+                    points.push((None, 0, a, secs));
                 }
             }
             for &(ps, size, ref base, secs) in &points {
@@ -950,7 +973,7 @@ fn preamble(
         list(&c.udp_sizes),
         c.repeats
     );
-    if has(Sweep::Bw) || has(Sweep::Grep) || has(Sweep::Flex) {
+    if has(Sweep::Bw) || has(Sweep::Grep) || has(Sweep::GrepSh) || has(Sweep::Flex) {
         let _ = writeln!(
             m,
             "| seed-001 workloads | pipe sizes {}; bw chunks {}; flex chunks {}; grep file {} MiB |",
@@ -1274,46 +1297,50 @@ fn summary(c: &Config, plan: &[Run], res: &Results, con: &Console, out: &Path) {
     for (sweep, what) in [
         (Sweep::Bw, "bw_pipe MB/s"),
         (Sweep::Grep, "cat | grep MB/s"),
+        (
+            Sweep::GrepSh,
+            "cat | grep in dash (LD_PRELOAD for STREAMS) MB/s",
+        ),
         (Sweep::Flex, "pipeflex MB/s"),
     ] {
-        let (Some(l), Some(st)) = (
+        let find = |kind: &str| {
             c.impls
                 .iter()
-                .find(|i| i.sweep == sweep && i.label.ends_with("-linux")),
-            c.impls
-                .iter()
-                .find(|i| i.sweep == sweep && i.label.ends_with("-streams")),
-        ) else {
+                .find(|i| i.sweep == sweep && i.label.contains(kind))
+                .map(|i| i.label)
+        };
+        let (Some(l), Some(st)) = (find("-linux"), find("-streams")) else {
             continue;
         };
         println!("{what} (streams/linux)");
-        let mut points: Vec<(usize, usize)> = Vec::new();
-        for r in plan.iter().filter(|r| r.label.starts_with(l.label)) {
-            let p = (r.size, r.pipe_size.unwrap_or(0));
-            if !points.contains(&p) {
-                points.push(p);
+        let mut points: Vec<(usize, Option<usize>)> = Vec::new();
+        let ours = |r: &&Run| r.label == l || r.label.starts_with(&format!("{l}-ps"));
+        for r in plan.iter().filter(ours) {
+            if !points.contains(&(r.size, r.pipe_size)) {
+                points.push((r.size, r.pipe_size));
             }
         }
         for (size, ps) in points {
-            let suffix = ps_suffix(ps);
+            let suffix = ps.map(ps_suffix).unwrap_or_default();
             let (a, b) = (
-                mean(&format!("{}{suffix}", l.label), size),
-                mean(&format!("{}{suffix}", st.label), size),
+                mean(&format!("{l}{suffix}"), size),
+                mean(&format!("{st}{suffix}"), size),
             );
             let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", v / 1e6));
             let ratio = match (a, b) {
                 (Some(a), Some(b)) if a > 0.0 => format!(" ({:.2}x)", b / a),
                 _ => String::new(),
             };
-            if sweep == Sweep::Grep {
+            let ps = ps.map_or("default".to_string(), |p| p.to_string());
+            if matches!(sweep, Sweep::Grep | Sweep::GrepSh) {
                 println!(
-                    "  pipe {ps:>6}: linux {:>9} streams {:>9}{ratio}",
+                    "  pipe {ps:>7}: linux {:>9} streams {:>9}{ratio}",
                     cell(a),
                     cell(b)
                 );
             } else {
                 println!(
-                    "  size {size:>6} pipe {ps:>6}: linux {:>9} streams {:>9}{ratio}",
+                    "  size {size:>6} pipe {ps:>7}: linux {:>9} streams {:>9}{ratio}",
                     cell(a),
                     cell(b)
                 );
@@ -1353,8 +1380,8 @@ mod tests {
         // The pipe sweep, the UDP sweep, the syscall floor, then bw, grep and flex, in the
         // same plan (one guest boot).
         let (pipe, udp_n, sys) = (14 * 3 * 6, 15 * 3 * 3, 3);
-        let (bw, grep, flex) = (5 * 5 * 3 * 2, 5 * 3 * 2, 2 * 5 * 3 * 2);
-        assert_eq!(plan.len(), pipe + udp_n + sys + bw + grep + flex);
+        let (bw, grep, grep_sh, flex) = (5 * 5 * 3 * 2, 5 * 3 * 2, 3 * 2, 2 * 5 * 3 * 2);
+        assert_eq!(plan.len(), pipe + udp_n + sys + bw + grep + grep_sh + flex);
         assert!(plan[..pipe].iter().all(|r| !r.label.starts_with("udp-")));
         let udp: Vec<(&str, usize, u32)> = plan[pipe..pipe + 4]
             .iter()
@@ -1418,6 +1445,17 @@ mod tests {
                 "-q -r -t 120 -i 1 --file-mb=50 --pipe-size=4096 --workload=grep --pipe=streams"
             )
         );
+        // The dash pipeline: the shell's pipe at its default size (CSV size 0).
+        let sh = &plan[w + bw + grep + 1];
+        assert_eq!(
+            (sh.label.as_str(), sh.size, sh.pipe_size, sh.args.as_str()),
+            (
+                "grep-streams-sh",
+                0,
+                None,
+                "-q -r -t 120 -i 1 --file-mb=50 --workload=grep --pipe=streams --shell=/usr/bin/dash --preload=/usr/lib/libstreams_pipe.so"
+            )
+        );
         let last = plan.last().unwrap();
         assert_eq!(
             (last.label.as_str(), last.size, last.rep),
@@ -1433,7 +1471,10 @@ mod tests {
             assert_eq!((w[2], w[4]), ("-t", "-i"), "{}", r.args);
         }
         // perftest's own default label of every workload run is the plan's.
-        for r in plan.iter().filter(|r| r.label.contains("-ps")) {
+        for r in plan
+            .iter()
+            .filter(|r| r.label.contains("-ps") || r.label.ends_with("-sh"))
+        {
             let words: Vec<String> = r.args.split_whitespace().map(String::from).collect();
             match perftest::opts::parse(&words) {
                 Ok(perftest::opts::Cmd::Run(o)) => assert_eq!(o.impl_label(), r.label),
@@ -1461,8 +1502,8 @@ mod tests {
             plan[2].args,
             "-q -r -t 1 -i 3 -m nullmod -p 0 -s 1 -a -S10 --hiwat=65536 --lowat=8192 --pipe=streams -H -M -F -w"
         );
-        // About 28 minutes expected in the guest (the new workloads about 5 of them); the
-        // limit adds 0.5 s per run and 5 minutes and stays under 40 minutes.
+        // About 29 minutes expected in the guest (the syscall floor and the workloads about 8
+        // of them); the limit adds 0.5 s per run and 5 minutes and stays under 40 minutes.
         let expected = c.expected_secs();
         assert!((1500.0..1800.0).contains(&expected), "{expected}");
         assert!(c.default_timeout() < 40 * 60, "{}", c.default_timeout());
@@ -1479,9 +1520,9 @@ mod tests {
             ),
             (vec![4096, 65536], vec![4096, 32768], vec![32768], 10)
         );
-        // --quick: 24 pipe runs and 9 UDP runs of 1 s each, 1 syscall run, 8 bw, 4 grep and 4
-        // flex runs: under 2 minutes of guest time with boot.
-        assert_eq!(q.plan().len(), 24 + 9 + 1 + 8 + 4 + 4);
+        // --quick: 24 pipe runs and 9 UDP runs of 1 s each, 1 syscall run, 8 bw, 4 + 2 grep and
+        // 4 flex runs: under 2 minutes of guest time with boot.
+        assert_eq!(q.plan().len(), 24 + 9 + 1 + 8 + 4 + 2 + 4);
         assert!(q.expected_secs() <= 75.0, "{}", q.expected_secs());
         let u = parse(&args("--quick --udp-sizes 8 --impls udp-socket,udp-tpi")).unwrap();
         assert_eq!(

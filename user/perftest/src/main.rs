@@ -68,6 +68,11 @@ fn main() {
 
 /// One measurement: banner, the run, summary and CSV line.
 fn run_one(o: &Opts) {
+    if let Some(fd) = o.isastream {
+        // The probe of `--workload=grep --shell`: is this descriptor a Stream?
+        println!("{}", i32::from(streams::ffi::isastream(fd) == 1));
+        return;
+    }
     if let Some(w) = o.workload {
         return run_workload(o, w);
     }

@@ -74,6 +74,9 @@ pub const GREP_FILE: &str = "/tmp/perftest-grep.txt";
 /// The grep workload's file size by default, in MiB (the seed's 50 MB file).
 pub const GREP_FILE_MB: u64 = 50;
 
+/// The pipe(2) interposer in the guest (`--preload` default).
+pub const PRELOAD: &str = "/usr/lib/libstreams_pipe.so";
+
 /// The grep workload's pattern by default: found nowhere in the file perftest writes.
 pub const GREP_PATTERN: &str = "rstreams-no-such-pattern";
 
@@ -142,6 +145,13 @@ pub struct Opts {
     pub children: u32,
     /// pipeflex: mean compute time after each read in µs (`--compute-us`, the seed's `-r`).
     pub compute_us: u64,
+    /// grep: run `SHELL -c 'cat FILE | grep -F PATTERN'` instead of making the pipe (`--shell`);
+    /// for the STREAMS kind with `preload` as LD_PRELOAD.
+    pub shell: Option<PathBuf>,
+    /// The pipe(2) interposer for `--shell` with the STREAMS kind (`--preload`).
+    pub preload: PathBuf,
+    /// Print isastream(FD) (0 or 1) and exit (`--isastream FD`, hidden: the `--shell` probe).
+    pub isastream: Option<i32>,
 }
 
 impl Default for Opts {
@@ -177,6 +187,9 @@ impl Default for Opts {
             pattern: GREP_PATTERN.into(),
             children: 2,
             compute_us: 500,
+            shell: None,
+            preload: PathBuf::from(PRELOAD),
+            isastream: None,
         }
     }
 }
@@ -413,6 +426,16 @@ pub struct RunArgs {
     /// flex: mean compute time after each read in microseconds (pipeflex -r) [default: 500]
     #[arg(long, value_name = "US", value_parser = num::<u64>)]
     compute_us: Option<u64>,
+    /// grep: let SHELL make the pipe: SHELL -c 'cat FILE | grep -F PATTERN', with --preload as
+    /// LD_PRELOAD for --pipe streams (checked to give a STREAMS pipe) and without for linux
+    #[arg(long, value_name = "SHELL")]
+    shell: Option<PathBuf>,
+    /// grep --shell: the pipe(2) interposer [default: /usr/lib/libstreams_pipe.so]
+    #[arg(long, value_name = "LIB")]
+    preload: Option<PathBuf>,
+    /// Print isastream(FD) and exit (the probe of grep --shell)
+    #[arg(long, value_name = "FD", hide = true, value_parser = num::<i32>)]
+    isastream: Option<i32>,
 }
 
 fn even_children(v: &str) -> Result<u32, String> {
@@ -507,6 +530,13 @@ impl RunArgs {
         }
         o.children = self.children.unwrap_or(o.children);
         o.compute_us = self.compute_us.unwrap_or(o.compute_us);
+        if self.shell.is_some() {
+            o.shell.clone_from(&self.shell);
+        }
+        if let Some(p) = &self.preload {
+            o.preload.clone_from(p);
+        }
+        o.isastream = self.isastream.or(o.isastream);
         if self.label.is_some() {
             o.label.clone_from(&self.label);
         }

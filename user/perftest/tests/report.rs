@@ -444,6 +444,8 @@ fn workload_sections_and_charts() {
             rows.push(fig(&format!("grep-linux-ps{ps}"), n, 200e6 * v));
             rows.push(fig(&format!("grep-streams-ps{ps}"), n, 300e6 * v));
         }
+        rows.push(fig("grep-linux-sh", 0, 100e6 * v));
+        rows.push(fig("grep-streams-sh", 0, 50e6 * v));
     }
     let st = vec![perftest::csv::Status {
         imp: "flex-streams-ps4k".into(),
@@ -467,8 +469,9 @@ fn workload_sections_and_charts() {
     has("| 2048 | 4k | 125.00 [100.00–150.00] | 62.50 [50.00–75.00] | 0.50 |");
     has("| 32768 | 64k | 125.00 [100.00–150.00] | 62.50 [50.00–75.00] | 0.50 |");
     has("## cat | grep (seed 001)");
-    has("| pipe size | linux MB/s | linux s | streams MB/s | streams s | streams/linux |");
-    has("| 4k | 250.00 [200.00–300.00] | 2.000 | 375.00 [300.00–450.00] | 2.000 | 1.50 |");
+    has("| pipe size | linux MB/s | linux s | linux-sh MB/s | linux-sh s | streams MB/s | streams s | streams-sh MB/s | streams-sh s | streams/linux | streams-sh/linux-sh |");
+    has("| default | – | – | 125.00 [100.00–150.00] | 2.000 | – | – | 62.50 [50.00–75.00] | 2.000 | – | 0.50 |");
+    has("| 4k | 250.00 [200.00–300.00] | 2.000 | – | – | 375.00 [300.00–450.00] | 2.000 | – | – | 1.50 | – |");
     has("## pipeflex (seed 001)");
     has("| 2048 | 4k | 10.00 [8.00–12.00] | failed | – |");
     has("| flex-streams-ps4k | failed | 2048 | flex: a child failed |");

@@ -95,6 +95,37 @@ fn grep_over_a_pipe() {
 }
 
 #[test]
+fn grep_in_a_shell_pipeline() {
+    if !std::path::Path::new("/usr/bin/dash").exists() {
+        println!("SKIP: no /usr/bin/dash");
+        return;
+    }
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let file = dir.join("perftest-grep-sh-1m.txt");
+    let f = file.to_str().unwrap();
+    let base = [
+        "--workload=grep",
+        "--shell=/usr/bin/dash",
+        "--file",
+        f,
+        "--file-mb=1",
+    ];
+    let r = row(&[&base[..], &["-p", "linux", "-q", "--csv"]].concat());
+    assert_eq!(
+        (r.imp.as_str(), r.size, r.read_bytes),
+        ("grep-linux-sh", 0, 1 << 20)
+    );
+    // The shell makes the pipe: it cannot be sized.
+    let (ok, _, err) = perftest(&[&base[..], &["--pipe-size=8192"]].concat());
+    assert!(!ok);
+    assert!(err.contains("--pipe-size cannot size it"), "{err}");
+    // The probe: a plain pipe is not a Stream.
+    let (ok, out, _) = perftest(&["--isastream", "0"]);
+    assert!(ok);
+    assert_eq!(out.trim(), "0");
+}
+
+#[test]
 fn flex_children_over_pipes() {
     let r = row(&[
         "--workload=flex",

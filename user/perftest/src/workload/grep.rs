@@ -9,9 +9,17 @@
 //! host, which would hide the pipe. The run is timed from before the two forks until both
 //! have exited (the shell pipeline's wall time); grep must find nothing (exit 1) and cat must
 //! succeed. `-t` × `-i` seconds is the time limit.
+//!
+//! With `--shell SHELL` the shell makes the pipe instead, as in the seed: `SHELL -c '{ cat
+//! "$1"; echo $? >"$3"; } | grep -F -- "$2"'` (cat's status through a file: the shell has no
+//! pipefail), for the STREAMS kind with `--preload` (`libstreams_pipe.so`) as LD_PRELOAD, so
+//! that the shell's pipe(2) returns a STREAMS pipe; the pipe keeps its default size. Before the
+//! timed run a probe pipeline `echo x | perftest --isastream 0` under the same environment
+//! must say 1 for STREAMS and 0 for Linux (the interposer falls back to a Linux pipe silently
+//! when the device is missing, which would measure Linux under the STREAMS name).
 
 use crate::csv::Row;
-use crate::opts::Opts;
+use crate::opts::{Kind, Opts};
 use crate::run::{cloexec_pipe, os_err};
 use std::ffi::CString;
 use std::io::Write;
@@ -83,10 +91,93 @@ fn fork_exec(
     Ok(pid)
 }
 
+/// `cmd` with the environment of a `--shell` run: LD_PRELOAD for STREAMS, none for Linux,
+/// never STREAMS_PIPE (which turns the interposer off).
+fn shell_env(o: &Opts, cmd: &mut std::process::Command) -> Result<(), String> {
+    cmd.env_remove("STREAMS_PIPE").env_remove("LD_PRELOAD");
+    match o.kind {
+        Kind::Linux => Ok(()),
+        Kind::Streams => {
+            if !o.preload.exists() {
+                return Err(format!("--preload {}: no such file", o.preload.display()));
+            }
+            cmd.env("LD_PRELOAD", &o.preload);
+            Ok(())
+        }
+        k => Err(format!("--shell: a pipe kind is linux or streams, not {k}")),
+    }
+}
+
+/// The `--shell` variant: the shell's own pipe.
+fn run_shell(o: &Opts, shell: &Path, bytes: u64) -> Result<Row, String> {
+    use std::process::{Command, Stdio};
+    if o.pipe_size.is_some() {
+        return Err("--shell: the shell makes the pipe, --pipe-size cannot size it".into());
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    // The probe: which kind of pipe does a pipeline of this shell get?
+    let mut probe = Command::new(shell);
+    probe
+        .args(["-c", "echo x | \"$0\" --isastream 0"])
+        .arg(&exe)
+        .stdin(Stdio::null());
+    shell_env(o, &mut probe)?;
+    let out = probe
+        .output()
+        .map_err(|e| format!("{}: {e}", shell.display()))?;
+    let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let want = if o.kind == Kind::Streams { "1" } else { "0" };
+    if got != want {
+        return Err(format!(
+            "--shell probe: isastream() of the shell's pipe is {got:?}, not {want} (LD_PRELOAD={} {}in effect?)",
+            o.preload.display(),
+            if o.kind == Kind::Streams { "not " } else { "" }
+        ));
+    }
+    let status = o.file.with_extension("cat-status");
+    let _ = std::fs::remove_file(&status);
+    let mut cmd = Command::new(shell);
+    cmd.args([
+        "-c",
+        "{ cat \"$1\"; echo $? >\"$3\"; } | grep -F -- \"$2\"",
+        "sh",
+    ])
+    .arg(&o.file)
+    .arg(&o.pattern)
+    .arg(&status)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null());
+    shell_env(o, &mut cmd)?;
+    let (res_r, res_w) = cloexec_pipe()?;
+    drop(res_w);
+    let start = Instant::now();
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("{}: {e}", shell.display()))?;
+    let pid = child.id() as libc::pid_t;
+    // Reaped by wait_status below, not by `child`.
+    drop(child);
+    let limit = o.time * f64::from(o.iterations);
+    let w = super::wait_status(&[pid], res_r, limit, "grep --shell")?;
+    let secs = start.elapsed().as_secs_f64();
+    let cat = std::fs::read_to_string(&status).unwrap_or_default();
+    let exit = libc::WIFEXITED(w.status[0]).then(|| libc::WEXITSTATUS(w.status[0]));
+    if cat.trim() != "0" || exit != Some(1) {
+        return Err(format!(
+            "cat exit {:?}, grep -F exit {exit:?} (expected 0 and 1: nothing found)",
+            cat.trim()
+        ));
+    }
+    Ok(super::row(o, 1, bytes as f64, secs, 0, bytes))
+}
+
 /// Run it.
 pub fn run(o: &Opts, warn: &mut dyn FnMut(String)) -> Result<Row, String> {
     let bytes = o.file_mb << 20;
     ensure_file(&o.file, bytes)?;
+    if let Some(shell) = &o.shell {
+        return run_shell(o, shell, bytes);
+    }
     let cstr = |s: &[u8]| CString::new(s).map_err(|_| "a NUL byte in an argument".to_string());
     let cat = [cstr(b"cat")?, cstr(o.file.as_os_str().as_bytes())?];
     let grep = [cstr(b"grep")?, cstr(b"-F")?, cstr(o.pattern.as_bytes())?];

@@ -76,6 +76,9 @@ impl Workload {
             return self.name().into();
         }
         let mut s = format!("{}-{}", self.name(), o.kind);
+        if self == Workload::Grep && o.shell.is_some() {
+            s.push_str("-sh");
+        }
         if let Some(n) = o.pipe_size {
             s.push_str("-ps");
             s.push_str(&size_tag(n));
