@@ -5,6 +5,7 @@
 //! the first read's bytes); the figure of merit is bytes/s. A transfer that takes longer than
 //! `-t` × `-i` seconds is killed and the run fails.
 
+use super::Workload;
 use crate::csv::Row;
 use crate::opts::Opts;
 use crate::run::{cloexec_pipe, spawn, strip_os};
@@ -80,7 +81,7 @@ pub fn run(o: &Opts, warn: &mut dyn FnMut(String)) -> Result<Row, String> {
     if n != 1 {
         return Err(format!("bw: no result from the reader: {text:?}"));
     }
-    let mut row = super::row(o, writes, bytes as f64, secs, reads, bytes);
+    let mut row = super::row(Workload::Bw, o, writes, bytes as f64, secs, reads, bytes);
     // Chunks per second over the timed part, the reader's count of them.
     row.writes_per_sec = bytes as f64 / o.size as f64 / secs.max(f64::MIN_POSITIVE);
     row.delay_sec = if row.writes_per_sec > 0.0 {

@@ -11,6 +11,7 @@
 //! figure of merit is the bytes the readers read in their measured time, per second, summed
 //! over the pipes: how much data a pipe size lets through to a busy consumer.
 
+use super::Workload;
 use crate::csv::Row;
 use crate::opts::Opts;
 use crate::run::{cloexec_pipe, spawn, strip_os};
@@ -143,5 +144,13 @@ pub fn run(o: &Opts, warn: &mut dyn FnMut(String)) -> Result<Row, String> {
         return Err(format!("flex: {n} of {pairs} readers reported: {text:?}"));
     }
     let mean_secs = sum_secs / n as f64;
-    Ok(super::row(o, writes, bytes as f64, mean_secs, reads, bytes))
+    Ok(super::row(
+        Workload::Flex,
+        o,
+        writes,
+        bytes as f64,
+        mean_secs,
+        reads,
+        bytes,
+    ))
 }

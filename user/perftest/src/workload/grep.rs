@@ -18,6 +18,7 @@
 //! must say 1 for STREAMS and 0 for Linux (the interposer falls back to a Linux pipe silently
 //! when the device is missing, which would measure Linux under the STREAMS name).
 
+use super::Workload;
 use crate::csv::Row;
 use crate::opts::{Kind, Opts};
 use crate::run::{cloexec_pipe, os_err};
@@ -168,7 +169,15 @@ fn run_shell(o: &Opts, shell: &Path, bytes: u64) -> Result<Row, String> {
             cat.trim()
         ));
     }
-    Ok(super::row(o, 1, bytes as f64, secs, 0, bytes))
+    Ok(super::row(
+        Workload::Grep,
+        o,
+        1,
+        bytes as f64,
+        secs,
+        0,
+        bytes,
+    ))
 }
 
 /// Run it.
@@ -216,5 +225,13 @@ pub fn run(o: &Opts, warn: &mut dyn FnMut(String)) -> Result<Row, String> {
             ))
         }
     }
-    Ok(super::row(o, 1, bytes as f64, secs, 0, bytes))
+    Ok(super::row(
+        Workload::Grep,
+        o,
+        1,
+        bytes as f64,
+        secs,
+        0,
+        bytes,
+    ))
 }

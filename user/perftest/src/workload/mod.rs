@@ -134,10 +134,17 @@ pub(crate) fn channel(o: &Opts, warn: &mut dyn FnMut(String)) -> Result<(Stream,
     Ok((rd, wr))
 }
 
-/// A row from totals: `units` operations (writes, calls, transfers) and `bytes` moved in
-/// `secs`; `reads`/`read_bytes` as counted by the reader side.
-pub(crate) fn row(o: &Opts, units: u64, bytes: f64, secs: f64, reads: u64, read_bytes: u64) -> Row {
-    let w = o.workload.unwrap_or(Workload::Bw);
+/// A row of workload `w` from totals: `units` operations (writes, calls, transfers) and
+/// `bytes` moved in `secs`; `reads`/`read_bytes` as counted by the reader side.
+pub(crate) fn row(
+    w: Workload,
+    o: &Opts,
+    units: u64,
+    bytes: f64,
+    secs: f64,
+    reads: u64,
+    read_bytes: u64,
+) -> Row {
     let per = |n: f64| if secs > 0.0 { n / secs } else { 0.0 };
     let rate = per(units as f64);
     Row {

@@ -3,6 +3,7 @@
 //! `writes_per_sec` is calls/s and `delay_sec` the cost of one call; the report compares
 //! 1-byte writes with it.
 
+use super::Workload;
 use crate::csv::Row;
 use crate::opts::Opts;
 use std::time::Instant;
@@ -27,5 +28,5 @@ pub fn run(o: &Opts) -> Row {
             break e;
         }
     };
-    super::row(o, calls, 0.0, elapsed, 0, 0)
+    super::row(Workload::Syscall, o, calls, 0.0, elapsed, 0, 0)
 }
