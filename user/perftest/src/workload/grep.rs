@@ -5,7 +5,7 @@
 //! warm), makes the channel (a Linux pipe or a STREAMS pipe, sized by `--pipe-size`), and
 //! execs `cat FILE` with the channel as its stdout and `grep -F PATTERN` with it as its stdin
 //! (the first `cat` and `grep` on PATH: busybox applets in the guest). `-F`: the pattern is a
-//! literal either way, and busybox's regex path costs about 8x its fixed-string one on the
+//! literal either way, and busybox's regex path costs about 9x its fixed-string one on the
 //! host, which would hide the pipe. The run is timed from before the two forks until both
 //! have exited (the shell pipeline's wall time); grep must find nothing (exit 1) and cat must
 //! succeed. `-t` × `-i` seconds is the time limit.
