@@ -141,6 +141,10 @@ struct StressArgs {
     /// Guest time limit in seconds, per run [default: $RSTREAMS_TIMEOUT or 10800]
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
+    /// After strstress, the fault-injection pass (tests/vm/fault.sh): PERCENT of the
+    /// allocations under our modules fail while strtest and CALLS strstress calls run
+    #[arg(long, num_args = 2, value_names = ["PERCENT", "CALLS"])]
+    faults: Option<Vec<u64>>,
 }
 
 /// Options of the commands that boot a test guest.
@@ -289,9 +293,11 @@ enum Mode<'a> {
     Bench {
         plan: &'a str,
     },
-    /// `cargo xtask stress`: strstress's arguments.
+    /// `cargo xtask stress`: strstress's arguments, and fault.sh's (`PERCENT CALLS`) when
+    /// the fault-injection pass runs after it.
     Stress {
         args: &'a str,
+        faults: Option<&'a str>,
     },
 }
 
@@ -346,12 +352,13 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
             None,
             vec![("etc/rstreams/bench.plan", plan.as_bytes())],
         ),
-        Mode::Stress { args } => (
-            "stress",
-            None,
-            None,
-            vec![("etc/rstreams/stress.args", args.as_bytes())],
-        ),
+        Mode::Stress { args, faults } => {
+            let mut extra = vec![("etc/rstreams/stress.args", args.as_bytes())];
+            if let Some(f) = faults {
+                extra.push(("etc/rstreams/faults", f.as_bytes()));
+            }
+            ("stress", None, None, extra)
+        }
     };
     let initrd = root.join(format!("target/vm/{tag}-{kind}.cpio"));
     initramfs::build(
@@ -546,7 +553,12 @@ fn cmd_stress(o: &StressArgs) -> Result<()> {
             "stress on the {} kernel: strstress {args}",
             v.name()
         ));
-        let (run, _) = guest(v, &Mode::Stress { args: &args }, limit)?;
+        let faults = o.faults.as_ref().map(|f| format!("{} {}", f[0], f[1]));
+        let mode = Mode::Stress {
+            args: &args,
+            faults: faults.as_deref(),
+        };
+        let (run, _) = guest(v, &mode, limit)?;
         let mut verdict = ktap::judge(
             &run.lines,
             &std::collections::BTreeMap::new(),

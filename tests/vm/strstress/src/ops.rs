@@ -32,10 +32,11 @@ const READ: &[i32] = &[
 const WRITE: &[i32] = &[
     EAGAIN, EINTR, ENOSR, ENOMEM, EINVAL, ENXIO, EIO, EPIPE, EPROTO, ERANGE,
 ];
-/// I_STR: plus ETIME (the answer did not come in time), ERANGE (a driver's own limit) and
-/// EPERM (MUX_ROUTE to another user's link).
+/// I_STR: plus ETIME (the answer did not come in time), ERANGE (a driver's own limit), EPERM
+/// (MUX_ROUTE to another user's link) and EBUSY (xput's start while a run of that Stream is
+/// going: another thread of the worker started one on the same descriptor).
 const ISTR: &[i32] = &[
-    EAGAIN, EINTR, ENOSR, ENOMEM, EINVAL, ENXIO, EIO, EPIPE, EPROTO, ETIME, ERANGE, EPERM,
+    EAGAIN, EINTR, ENOSR, ENOMEM, EINVAL, ENXIO, EIO, EPIPE, EPROTO, ETIME, ERANGE, EPERM, EBUSY,
 ];
 /// I_SET_HIWAT/I_SET_LOWAT: plus EPERM (a high-water mark above the unprivileged limit).
 const WATER: &[i32] = &[
