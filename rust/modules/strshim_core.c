@@ -757,6 +757,17 @@ void rstreams_local_bh_enable(void)
 EXPORT_SYMBOL_GPL(rstreams_local_bh_enable);
 
 /*
+ * The CPU the caller runs on, for the core's per-CPU slots (sys::cpu_id, the message block
+ * cache): a hint that may be stale at once, so the raw form (no preemption check).
+ */
+unsigned int rstreams_cpu_id(void);
+unsigned int rstreams_cpu_id(void)
+{
+	return raw_smp_processor_id();
+}
+EXPORT_SYMBOL_GPL(rstreams_cpu_id);
+
+/*
  * The STREAMS scheduler's runner (runq.rs): a per-CPU workqueue (not WQ_UNBOUND, so a
  * perimeter scheduled from a CPU runs on that CPU), WQ_MEM_RECLAIM so that a Stream can
  * still make progress under memory pressure. Destroying it drains what is queued.

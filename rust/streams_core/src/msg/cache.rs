@@ -1,0 +1,262 @@
+//! The message block cache: free message blocks kept per CPU for the next allocb (LfS keeps
+//! per-CPU `mdbblock` caches; issue 12).
+//!
+//! Without it every write on a pipe allocates a block and the reader's CPU frees it. Here
+//! freemsg/freeb (the drop of a [`Msg`], through [`Recycle`]) puts the block on its CPU's free
+//! list, and allocb/[`Msg::with_type`]/[`Msg::from_bytes`] take one from there before asking
+//! the allocator:
+//!
+//! ```text
+//!   CACHE: PerCpu ── slot (CPU % SLOTS) ── busy bit ── atomic:  blk ─b_next─▶ blk ─▶ …  (≤ MBLK_CACHE_MAX)
+//!                                                  └─ charged: blk ─b_next─▶ …        (≤ MBLK_CACHE_MAX)
+//! ```
+//!
+//! - **What is cached**: the block with its inline fast buffer (header and up to `FASTBUF`
+//!   bytes, one allocation). A freed block whose data was elsewhere (heap, esballoc, shared,
+//!   a queue reference) lets go of that data first (outside the slot: an esballoc free
+//!   routine or the last reference to a Stream may run) and is cached with a fast buffer.
+//!   Page-sized data buffers are not cached yet.
+//! - **No zeroing**: a block from the cache keeps the bytes of its previous message; its
+//!   `init` mark is 0, and no byte at or above `init` is ever shown to anyone (`mod.rs` says
+//!   how each accessor keeps to that). A write that copies the user's bytes in
+//!   ([`Msg::fill_spare`]) therefore zeroes nothing.
+//! - **Per CPU, never waited for**: each slot is owned through a busy bit
+//!   ([`sys::CpuSlot::try_lock`]). Any context may allocate or free (process context before
+//!   or under a Stream lock, softirq, timers): if the slot is busy (an interrupted user on the
+//!   same CPU, a migrated task, the shrinker) the allocation goes to the allocator and the
+//!   free frees. Nothing sleeps or spins, and no lock order involves the cache.
+//! - **Bounded**: at most [`MBLK_CACHE_MAX`] blocks per list per slot; a free beyond that
+//!   frees. [`trim`] gives blocks back under memory pressure (the module's shrinker) and
+//!   [`drain`] gives all of them back at module unload.
+//! - **Memory accounting**: blocks allocated for a system call's caller before the Stream
+//!   lock (`GFP_KERNEL_ACCOUNT`, [`Msg::with_type_wait`]) are kept apart from atomic ones
+//!   (`charged` vs `atomic`) so that an uncharged block never stands in for a charged one.
+//!   A charged block stays charged to the memory cgroup that first allocated it while it
+//!   moves through the cache, as with any object pool: at most `MBLK_CACHE_MAX` blocks per
+//!   CPU (`docs/performance.md`).
+//! - **Fault injection** (test builds): a cache hit asks `sys::fault::should_fail` as the
+//!   allocation it replaces would, so the KUnit cases that fail every allocation in turn keep
+//!   their meaning.
+
+use super::{Data, Mblk, Msg, MsgFlags, MsgType};
+use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
+
+/// Most blocks one list of one slot keeps (each is one `kmalloc-256` object in the kernel:
+/// 32 KiB per list per CPU at most).
+pub const MBLK_CACHE_MAX: usize = 128;
+
+/// Slots: CPUs beyond this share slots (correct through the busy bit, just more misses).
+const SLOTS: usize = 64;
+
+/// How a block was allocated, which decides the list it goes back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pool {
+    /// Atomic, not charged to a memory cgroup (put and service procedures, under a lock).
+    Atomic,
+    /// For a system call before its Stream lock, charged to the caller's memory cgroup.
+    Charged,
+}
+
+/// Free blocks linked through `b_next`, newest first.
+///
+/// # Invariants
+/// `count` is the number of blocks on `head`; each has a fast buffer and no `b_cont`.
+pub(crate) struct FreeList {
+    head: Option<Msg>,
+    count: usize,
+}
+
+impl FreeList {
+    pub(crate) const fn new() -> Self {
+        FreeList {
+            head: None,
+            count: 0,
+        }
+    }
+
+    /// Keep `b` (which has no `b_cont`/`b_next` and a fast buffer), or hand it back if the
+    /// list holds `max` blocks already.
+    pub(crate) fn push(&mut self, mut b: Box<Mblk>, max: usize) -> Result<(), Box<Mblk>> {
+        if self.count >= max {
+            return Err(b);
+        }
+        b.next = self.head.take();
+        self.head = Some(Msg(Recycled::new(b)));
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The newest free block, unlinked.
+    pub(crate) fn pop(&mut self) -> Option<Msg> {
+        let mut m = self.head.take()?;
+        self.head = m.0.next.take();
+        self.count -= 1;
+        Some(m)
+    }
+
+    /// Blocks on the list.
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Unlink up to `n` blocks, as a list to free outside the slot.
+    pub(crate) fn take(&mut self, n: usize) -> FreeList {
+        let mut out = FreeList::new();
+        while out.count < n {
+            let Some(mut m) = self.pop() else { break };
+            m.0.next = out.head.take();
+            out.head = Some(m);
+            out.count += 1;
+        }
+        out
+    }
+}
+
+impl Drop for FreeList {
+    /// Give every block back to the allocator (not to the cache), one at a time.
+    fn drop(&mut self) {
+        while let Some(m) = self.pop() {
+            drop(m.0.into_box());
+        }
+    }
+}
+
+/// One slot: a list per [`Pool`].
+struct CpuCache {
+    atomic: FreeList,
+    charged: FreeList,
+}
+
+impl CpuCache {
+    fn list(&mut self, pool: Pool) -> &mut FreeList {
+        match pool {
+            Pool::Atomic => &mut self.atomic,
+            Pool::Charged => &mut self.charged,
+        }
+    }
+}
+
+static CACHE: PerCpu<CpuCache, SLOTS> = PerCpu::new(
+    [const {
+        CpuSlot::new(CpuCache {
+            atomic: FreeList::new(),
+            charged: FreeList::new(),
+        })
+    }; SLOTS],
+);
+
+/// A free block from this CPU's `pool` list, if there is one and its slot is free.
+fn pop(pool: Pool) -> Option<Msg> {
+    CACHE.this_cpu()?.try_lock()?.list(pool).pop()
+}
+
+/// A one-block message of type `ty` with a fast buffer: from the cache (its bytes those of an
+/// earlier message, `init == 0`), else newly allocated (zeroed).
+pub(crate) fn alloc_fast(ty: MsgType, pool: Pool) -> Result<Msg, NoMem> {
+    match pop(pool) {
+        Some(m) => reuse(m, ty),
+        None => new_block(ty, Data::empty(), pool),
+    }
+}
+
+/// A one-block message of type `ty` over `data` (fully initialised: a zeroed heap block, an
+/// external buffer, a queue reference). On failure `data` is dropped.
+pub(crate) fn alloc_with(ty: MsgType, data: Data, pool: Pool) -> Result<Msg, NoMem> {
+    match pop(pool) {
+        Some(m) => {
+            let mut m = reuse(m, ty)?;
+            m.0.set_data(data);
+            Ok(m)
+        }
+        None => new_block(ty, data, pool),
+    }
+}
+
+/// A cached block made new: the allocation it stands for may be failed by fault injection
+/// (then it goes back to the cache).
+fn reuse(mut m: Msg, ty: MsgType) -> Result<Msg, NoMem> {
+    if sys::fault::should_fail() {
+        return Err(NoMem);
+    }
+    let b = &mut *m.0;
+    b.ty = ty;
+    b.band = 0;
+    b.flag = MsgFlags(0);
+    b.rptr = 0;
+    b.wptr = 0;
+    b.init = 0;
+    b.dest = 0;
+    Ok(m)
+}
+
+fn new_block(ty: MsgType, data: Data, pool: Pool) -> Result<Msg, NoMem> {
+    let mut b = Mblk::new(ty, data);
+    b.pool = pool;
+    let b = match pool {
+        Pool::Atomic => sys::new_box(b)?,
+        Pool::Charged => sys::new_box_wait(b)?,
+    };
+    Ok(Msg(Recycled::new(b)))
+}
+
+impl Recycle for Mblk {
+    /// freeb: keep the block on this CPU's list (or free it), then free its `b_cont` chain
+    /// and the `b_next` list it headed, one block at a time: a block reached from here has
+    /// neither any more, so its own recycling goes no deeper and a long message cannot
+    /// overflow the stack.
+    fn recycle(mut b: Box<Mblk>) {
+        let mut list = b.next.take();
+        let mut cont = b.cont.take();
+        if !matches!(b.data, Data::Fast(_)) {
+            b.data = Data::empty(); // frees heap data, runs an esballoc free routine, …
+        }
+        let pool = b.pool;
+        let refused = match CACHE.this_cpu().and_then(CpuSlot::try_lock) {
+            Some(mut g) => g.list(pool).push(b, MBLK_CACHE_MAX).err(),
+            None => Some(b),
+        };
+        drop(refused); // freed: its chains were taken above
+        while let Some(mut m) = list {
+            list = m.0.next.take();
+            // `m` is recycled here with no `b_next`; its `b_cont` chain goes as above.
+        }
+        while let Some(mut m) = cont {
+            cont = m.0.cont.take();
+        }
+    }
+}
+
+/// Blocks in all caches now (a snapshot: what the shrinker reports as freeable).
+pub fn cached() -> usize {
+    CACHE
+        .slots()
+        .filter_map(CpuSlot::try_lock)
+        .map(|g| g.atomic.len() + g.charged.len())
+        .sum()
+}
+
+/// Give up to `n` cached blocks back to the allocator (memory pressure); returns how many.
+/// Slots that are busy right now are skipped.
+pub fn trim(n: usize) -> usize {
+    let mut freed = 0;
+    for slot in CACHE.slots() {
+        for pool in [Pool::Atomic, Pool::Charged] {
+            if freed >= n {
+                return freed;
+            }
+            // Unlinked under the slot, freed after it is released.
+            let batch = match slot.try_lock() {
+                Some(mut g) => g.list(pool).take(n - freed),
+                None => continue,
+            };
+            freed += batch.len();
+        }
+    }
+    freed
+}
+
+/// Give every cached block back (module unload, after everything that frees messages has
+/// stopped, so no slot is busy). Returns how many were freed.
+pub fn drain() -> usize {
+    trim(usize::MAX)
+}
