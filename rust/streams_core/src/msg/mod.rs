@@ -601,9 +601,15 @@ impl Msg {
     /// Copy as much of `src` as fits into the first block's free space after `b_wptr` and
     /// advance `b_wptr`; returns the number of bytes copied (0 for a shared block).
     pub fn append(&mut self, src: &[u8]) -> usize {
-        let n = src.len().min(self.wr_room());
-        self.fill_spare(n, |dst| sys::copy_bytes(dst, src))
-            .unwrap_or(0)
+        let b = &mut *self.0;
+        let w = b.wptr;
+        let Some(room) = b.data.bytes_mut().and_then(|d| d.get_mut(w..)) else {
+            return 0;
+        };
+        let n = sys::copy_bytes(room, src);
+        b.wptr = w + n;
+        b.init = b.init.max(b.wptr);
+        n
     }
     /// Whether the first block's data is shared with a `dupb` copy (and so read-only).
     pub fn is_shared(&self) -> bool {
