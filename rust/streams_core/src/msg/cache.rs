@@ -82,7 +82,7 @@ impl FreeList {
         }
         b.next = self.head.take();
         self.head = Some(Msg(Recycled::new(b)));
-        self.count += 1;
+        self.count = self.count.saturating_add(1);
         Ok(())
     }
 
@@ -90,7 +90,7 @@ impl FreeList {
     pub(crate) fn pop(&mut self) -> Option<Msg> {
         let mut m = self.head.take()?;
         self.head = m.0.next.take();
-        self.count -= 1;
+        self.count = self.count.saturating_sub(1);
         Some(m)
     }
 
@@ -106,7 +106,7 @@ impl FreeList {
             let Some(mut m) = self.pop() else { break };
             m.0.next = out.head.take();
             out.head = Some(m);
-            out.count += 1;
+            out.count = out.count.saturating_add(1);
         }
         out
     }
