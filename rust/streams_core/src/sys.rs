@@ -9,9 +9,13 @@
 //! panics. Functions that would consume a value on failure hand it back instead, so a failed
 //! allocation never loses a message.
 //!
-//! This is also the one module of the core that may contain `unsafe`, in the kernel build only:
-//! the 6.12 `KBox` has no unsized coercion (see [`box_dyn!`]), and `release_kept` re-owns the
-//! run-long test buffers at module exit (test build only). Each block carries a SAFETY comment.
+//! This is also the one module of the core that may contain `unsafe`. In the kernel build:
+//! the 6.12 `KBox` has no unsized coercion (see [`box_dyn!`]), `release_kept` re-owns the
+//! run-long test buffers at module exit (test build only), the inbound lock's bottom halves
+//! and the CPU number. In both builds: the per-CPU slots of the message block cache
+//! ([`CpuSlot`], an `UnsafeCell` owned through a busy bit) and [`Recycled`] (a box taken out
+//! of a `ManuallyDrop` exactly once). Each block carries a SAFETY comment; the host tests run
+//! under valgrind.
 
 #[cfg(not(rstreams_kernel))]
 extern crate alloc;
