@@ -71,7 +71,10 @@ pub(super) fn cache_block_shows_no_earlier_bytes() -> TestResult {
         let mut m = check_ok!(Msg::from_bytes(M_PROTO, b"xyz"));
         let d = check_ok!(m.dupb());
         let c = check_ok!(m.copyb());
-        check_eq!((m.rd(), d.rd(), c.rd()), (&b"xyz"[..], &b"xyz"[..], &b"xyz"[..]));
+        check_eq!(
+            (m.rd(), d.rd(), c.rd()),
+            (&b"xyz"[..], &b"xyz"[..], &b"xyz"[..])
+        );
         check_eq!(m.0.init, 3);
         check!(c.0.init >= 3);
     }
