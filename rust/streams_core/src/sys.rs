@@ -338,6 +338,37 @@ pub fn vec_zeroed_wait(n: usize) -> Result<Vec<u8>, NoMem> {
     }
 }
 
+/// Make the byte vector `v` exactly `n` long without reallocating: cut it short, or extend it
+/// with zeros up to its capacity (a cached data buffer made the size of a new message; what
+/// it keeps is initialised, an earlier message's bytes). `NoMem` if `n` is over the capacity.
+pub fn vec_resize_in_place(v: &mut Vec<u8>, n: usize) -> Result<(), NoMem> {
+    if n > v.capacity() {
+        return Err(NoMem);
+    }
+    if n <= v.len() {
+        #[cfg(not(rstreams_kernel))]
+        v.truncate(n);
+        // SAFETY: `n <= len`, so the first `n` bytes are initialised, and the bytes cut off
+        // need no drop. (6.12's `KVec` has no `truncate`.)
+        #[cfg(rstreams_kernel)]
+        unsafe {
+            v.set_len(n)
+        };
+        return Ok(());
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        v.resize(n, 0);
+        Ok(())
+    }
+    // Within the capacity: `extend_with` does not allocate.
+    #[cfg(rstreams_kernel)]
+    {
+        let more = n - v.len();
+        v.extend_with(more, 0u8, gfp()).map_err(|_| NoMem)
+    }
+}
+
 /// [`new_box`] for callers outside any Stream lock (see [`vec_zeroed_wait`]): may sleep.
 pub fn new_box_wait<T>(v: T) -> Result<Box<T>, NoMem> {
     if fault::should_fail() {

@@ -7,15 +7,22 @@
 //! the allocator:
 //!
 //! ```text
-//!   CACHE: PerCpu ── slot (CPU % SLOTS) ── busy bit ── atomic:  blk ─b_next─▶ blk ─▶ …  (≤ MBLK_CACHE_MAX)
-//!                                                  └─ charged: blk ─b_next─▶ …        (≤ MBLK_CACHE_MAX)
+//!   CACHE: PerCpu ── slot (CPU % SLOTS) ── busy bit ─┬ fast, atomic:  blk ─b_next─▶ blk ─▶ …  (≤ MBLK_CACHE_MAX)
+//!                                                    ├ fast, charged: blk ─b_next─▶ …        (≤ MBLK_CACHE_MAX)
+//!                                                    ├ page, atomic:  blk+page ─b_next─▶ …   (≤ PAGE_CACHE_MAX)
+//!                                                    └ page, charged: blk+page ─b_next─▶ …   (≤ PAGE_CACHE_MAX)
 //! ```
 //!
 //! - **What is cached**: the block with its inline fast buffer (header and up to `FASTBUF`
-//!   bytes, one allocation). A freed block whose data was elsewhere (heap, esballoc, shared,
-//!   a queue reference) lets go of that data first (outside the slot: an esballoc free
-//!   routine or the last reference to a Stream may run) and is cached with a fast buffer.
-//!   Page-sized data buffers are not cached yet.
+//!   bytes, one allocation), and the block together with its heap data buffer when that is a
+//!   page ([`PAGEBUF`] bytes of capacity: the buffers of messages of `PAGEBUF / 2 + 1` to
+//!   `PAGEBUF` bytes, which the allocator would give a page-sized object anyway). A freed
+//!   block whose data is anything else (another heap size, esballoc, shared, a queue
+//!   reference) lets go of it first (outside the slot: an esballoc free routine or the last
+//!   reference to a Stream may run) and is cached with a fast buffer. Messages of
+//!   `FASTBUF + 1` to `PAGEBUF / 2` bytes get a new, zeroed heap buffer as before (a page for
+//!   each would waste memory; not zeroing a new one needs the user copy to write into
+//!   uninitialised memory, which safe code cannot express).
 //! - **No zeroing**: a block from the cache keeps the bytes of its previous message; its
 //!   `init` mark is 0, and no byte at or above `init` is ever shown to anyone (`mod.rs` says
 //!   how each accessor keeps to that). A write that copies the user's bytes in
@@ -25,8 +32,8 @@
 //!   or under a Stream lock, softirq, timers): if the slot is busy (an interrupted user on the
 //!   same CPU, a migrated task, the shrinker) the allocation goes to the allocator and the
 //!   free frees. Nothing sleeps or spins, and no lock order involves the cache.
-//! - **Bounded**: at most [`MBLK_CACHE_MAX`] blocks per list per slot; a free beyond that
-//!   frees. [`trim`] gives blocks back under memory pressure (the module's shrinker) and
+//! - **Bounded**: at most [`MBLK_CACHE_MAX`] blocks per fast list and [`PAGE_CACHE_MAX`] per
+//!   page list per slot; a free beyond that frees. [`trim`] gives blocks back under memory pressure (the module's shrinker) and
 //!   [`drain`] gives all of them back at module unload.
 //! - **Memory accounting**: blocks allocated for a system call's caller before the Stream
 //!   lock (`GFP_KERNEL_ACCOUNT`, [`Msg::with_type_wait`]) are kept apart from atomic ones
@@ -41,9 +48,16 @@
 use super::{Data, Mblk, Msg, MsgFlags, MsgType};
 use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
 
-/// Most blocks one list of one slot keeps (each is one `kmalloc-256` object in the kernel:
-/// 32 KiB per list per CPU at most).
+/// Most blocks one fast list of one slot keeps (each is one `kmalloc-256` object in the
+/// kernel: 32 KiB per list per CPU at most).
 pub const MBLK_CACHE_MAX: usize = 128;
+
+/// Most blocks one page list of one slot keeps (each a block and a page: 64 KiB per list per
+/// CPU at most).
+pub const PAGE_CACHE_MAX: usize = 16;
+
+/// Capacity of a cached heap data buffer (a page).
+pub const PAGEBUF: usize = 4096;
 
 /// Slots: CPUs beyond this share slots (correct through the busy bit, just more misses).
 const SLOTS: usize = 64;
@@ -60,7 +74,8 @@ pub(crate) enum Pool {
 /// Free blocks linked through `b_next`, newest first.
 ///
 /// # Invariants
-/// `count` is the number of blocks on `head`; each has a fast buffer and no `b_cont`.
+/// `count` is the number of blocks on `head`; none has a `b_cont`; each has a fast buffer
+/// (fast lists) or a heap buffer of capacity `PAGEBUF` (page lists).
 pub(crate) struct FreeList {
     head: Option<Msg>,
     count: usize,
@@ -74,8 +89,8 @@ impl FreeList {
         }
     }
 
-    /// Keep `b` (which has no `b_cont`/`b_next` and a fast buffer), or hand it back if the
-    /// list holds `max` blocks already.
+    /// Keep `b` (which has no `b_cont`/`b_next` and the data of this list), or hand it back if
+    /// the list holds `max` blocks already.
     pub(crate) fn push(&mut self, mut b: Box<Mblk>, max: usize) -> Result<(), Box<Mblk>> {
         if self.count >= max {
             return Err(b);
@@ -121,39 +136,67 @@ impl Drop for FreeList {
     }
 }
 
-/// One slot: a list per [`Pool`].
+/// What a cached block carries besides its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Its inline fast buffer.
+    Fast,
+    /// A heap data buffer of capacity [`PAGEBUF`].
+    Page,
+}
+
+const KINDS: [(Kind, Pool); 4] = [
+    (Kind::Fast, Pool::Atomic),
+    (Kind::Fast, Pool::Charged),
+    (Kind::Page, Pool::Atomic),
+    (Kind::Page, Pool::Charged),
+];
+
+/// One slot: a list per [`Kind`] and [`Pool`].
 struct CpuCache {
-    atomic: FreeList,
-    charged: FreeList,
+    fast_atomic: FreeList,
+    fast_charged: FreeList,
+    page_atomic: FreeList,
+    page_charged: FreeList,
 }
 
 impl CpuCache {
-    fn list(&mut self, pool: Pool) -> &mut FreeList {
-        match pool {
-            Pool::Atomic => &mut self.atomic,
-            Pool::Charged => &mut self.charged,
+    fn list(&mut self, kind: Kind, pool: Pool) -> &mut FreeList {
+        match (kind, pool) {
+            (Kind::Fast, Pool::Atomic) => &mut self.fast_atomic,
+            (Kind::Fast, Pool::Charged) => &mut self.fast_charged,
+            (Kind::Page, Pool::Atomic) => &mut self.page_atomic,
+            (Kind::Page, Pool::Charged) => &mut self.page_charged,
         }
+    }
+    fn len(&self) -> usize {
+        self.fast_atomic.len()
+            + self.fast_charged.len()
+            + self.page_atomic.len()
+            + self.page_charged.len()
     }
 }
 
 static CACHE: PerCpu<CpuCache, SLOTS> = PerCpu::new(
     [const {
         CpuSlot::new(CpuCache {
-            atomic: FreeList::new(),
-            charged: FreeList::new(),
+            fast_atomic: FreeList::new(),
+            fast_charged: FreeList::new(),
+            page_atomic: FreeList::new(),
+            page_charged: FreeList::new(),
         })
     }; SLOTS],
 );
 
-/// A free block from this CPU's `pool` list, if there is one and its slot is free.
-fn pop(pool: Pool) -> Option<Msg> {
-    CACHE.this_cpu()?.try_lock()?.list(pool).pop()
+/// A free block from this CPU's list, if there is one and its slot is free.
+fn pop(kind: Kind, pool: Pool) -> Option<Msg> {
+    CACHE.this_cpu()?.try_lock()?.list(kind, pool).pop()
 }
 
 /// A one-block message of type `ty` with a fast buffer: from the cache (its bytes those of an
 /// earlier message, `init == 0`), else newly allocated (zeroed).
 pub(crate) fn alloc_fast(ty: MsgType, pool: Pool) -> Result<Msg, NoMem> {
-    match pop(pool) {
+    match pop(Kind::Fast, pool) {
         Some(m) => reuse(m, ty),
         None => new_block(ty, Data::empty(), pool),
     }
@@ -162,7 +205,7 @@ pub(crate) fn alloc_fast(ty: MsgType, pool: Pool) -> Result<Msg, NoMem> {
 /// A one-block message of type `ty` over `data` (fully initialised: a zeroed heap block, an
 /// external buffer, a queue reference). On failure `data` is dropped.
 pub(crate) fn alloc_with(ty: MsgType, data: Data, pool: Pool) -> Result<Msg, NoMem> {
-    match pop(pool) {
+    match pop(Kind::Fast, pool) {
         Some(m) => {
             let mut m = reuse(m, ty)?;
             m.0.set_data(data);
@@ -170,6 +213,30 @@ pub(crate) fn alloc_with(ty: MsgType, data: Data, pool: Pool) -> Result<Msg, NoM
         }
         None => new_block(ty, data, pool),
     }
+}
+
+/// A one-block message of type `ty` with a heap data block of exactly `size` bytes
+/// (`PAGEBUF / 2 < size <= PAGEBUF`) in a page-sized buffer: from the cache (the bytes an
+/// earlier message's, `init == 0`), else newly allocated (zeroed).
+pub(crate) fn alloc_page(ty: MsgType, size: usize, pool: Pool) -> Result<Msg, NoMem> {
+    let Some(m) = pop(Kind::Page, pool) else {
+        let mut v = match pool {
+            Pool::Atomic => sys::vec_zeroed(PAGEBUF)?,
+            Pool::Charged => sys::vec_zeroed_wait(PAGEBUF)?,
+        };
+        sys::vec_resize_in_place(&mut v, size)?;
+        return new_block(ty, Data::Heap(v), pool);
+    };
+    // A hit stands for two allocations, the data buffer and the block, as a miss makes.
+    if sys::fault::should_fail() {
+        return Err(NoMem);
+    }
+    let mut m = reuse(m, ty)?;
+    match &mut m.0.data {
+        Data::Heap(v) => sys::vec_resize_in_place(v, size)?,
+        _ => return Err(NoMem), // not on a page list (invariant of `FreeList`)
+    }
+    Ok(m)
 }
 
 /// A cached block made new: the allocation it stands for may be failed by fault injection
@@ -207,12 +274,21 @@ impl Recycle for Mblk {
     fn recycle(mut b: Box<Mblk>) {
         let mut list = b.next.take();
         let mut cont = b.cont.take();
-        if !matches!(b.data, Data::Fast(_)) {
-            b.data = Data::empty(); // frees heap data, runs an esballoc free routine, …
-        }
+        let kind = match &b.data {
+            Data::Fast(_) => Kind::Fast,
+            Data::Heap(v) if v.capacity() == PAGEBUF => Kind::Page,
+            _ => {
+                b.data = Data::empty(); // frees heap data, runs an esballoc free routine, …
+                Kind::Fast
+            }
+        };
+        let max = match kind {
+            Kind::Fast => MBLK_CACHE_MAX,
+            Kind::Page => PAGE_CACHE_MAX,
+        };
         let pool = b.pool;
         let refused = match CACHE.this_cpu().and_then(CpuSlot::try_lock) {
-            Some(mut g) => g.list(pool).push(b, MBLK_CACHE_MAX).err(),
+            Some(mut g) => g.list(kind, pool).push(b, max).err(),
             None => Some(b),
         };
         drop(refused); // freed: its chains were taken above
@@ -231,7 +307,7 @@ pub fn cached() -> usize {
     CACHE
         .slots()
         .filter_map(CpuSlot::try_lock)
-        .map(|g| g.atomic.len() + g.charged.len())
+        .map(|g| g.len())
         .sum()
 }
 
@@ -240,13 +316,13 @@ pub fn cached() -> usize {
 pub fn trim(n: usize) -> usize {
     let mut freed = 0;
     for slot in CACHE.slots() {
-        for pool in [Pool::Atomic, Pool::Charged] {
+        for (kind, pool) in KINDS {
             if freed >= n {
                 return freed;
             }
             // Unlinked under the slot, freed after it is released.
             let batch = match slot.try_lock() {
-                Some(mut g) => g.list(pool).take(n - freed),
+                Some(mut g) => g.list(kind, pool).take(n - freed),
                 None => continue,
             };
             freed += batch.len();

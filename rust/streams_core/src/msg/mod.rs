@@ -343,6 +343,15 @@ impl Mblk {
         self.init = data.bytes().len();
         self.data = data;
     }
+    /// [`Mblk::set_data`] with a data block allocated atomically (copy-on-write, pullup): a
+    /// heap buffer makes the block go back to an atomic list, so that a charged page list
+    /// never holds an uncharged buffer (`cache.rs`).
+    pub(crate) fn set_data_atomic(&mut self, data: Data) {
+        if matches!(data, Data::Heap(_)) {
+            self.pool = Pool::Atomic;
+        }
+        self.set_data(data);
+    }
     /// `b_wptr - b_rptr`.
     pub(crate) fn blen(&self) -> usize {
         self.wptr.saturating_sub(self.rptr)
@@ -408,6 +417,8 @@ impl Msg {
     pub fn with_type(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
         if size <= FASTBUF {
             cache::alloc_fast(ty, Pool::Atomic)
+        } else if (cache::PAGEBUF / 2 + 1..=cache::PAGEBUF).contains(&size) {
+            cache::alloc_page(ty, size, Pool::Atomic)
         } else {
             cache::alloc_with(ty, Data::Heap(sys::vec_zeroed(size)?), Pool::Atomic)
         }
@@ -418,6 +429,8 @@ impl Msg {
     pub fn with_type_wait(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
         if size <= FASTBUF {
             cache::alloc_fast(ty, Pool::Charged)
+        } else if (cache::PAGEBUF / 2 + 1..=cache::PAGEBUF).contains(&size) {
+            cache::alloc_page(ty, size, Pool::Charged)
         } else {
             cache::alloc_with(ty, Data::Heap(sys::vec_zeroed_wait(size)?), Pool::Charged)
         }
@@ -621,7 +634,7 @@ impl Msg {
     pub fn make_writable(&mut self) -> Result<(), NoMem> {
         if self.is_shared() {
             let d = self.0.copy_data()?;
-            self.0.set_data(d);
+            self.0.set_data_atomic(d);
         }
         Ok(())
     }

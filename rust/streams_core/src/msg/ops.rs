@@ -240,7 +240,7 @@ impl Msg {
                 break;
             }
         }
-        self.0.set_data(data);
+        self.0.set_data_atomic(data);
         self.0.rptr = 0;
         self.0.wptr = off;
         self.0.cont = rest;

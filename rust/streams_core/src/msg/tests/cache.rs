@@ -8,7 +8,7 @@
 
 use super::fail_after;
 use crate::ktest::TestResult;
-use crate::msg::cache::{self, FreeList, Pool, MBLK_CACHE_MAX};
+use crate::msg::cache::{self, FreeList, Pool, MBLK_CACHE_MAX, PAGEBUF};
 use crate::msg::{allocb, Bpri, Data, Mblk, Msg, FASTBUF, M_DATA, M_PROTO};
 use crate::sys;
 use crate::{check, check_eq, check_ok, check_some};
@@ -143,7 +143,7 @@ pub(super) fn trim_and_drain_give_blocks_back() -> TestResult {
     }
     drop(head);
     check!(cache::cached() >= 1);
-    check!(cache::cached() <= 2 * MBLK_CACHE_MAX * 64);
+    check!(cache::cached() <= 4 * MBLK_CACHE_MAX * 64);
     check_eq!(cache::trim(1), 1);
     check!(cache::trim(3) <= 3);
     let _ = cache::drain();
@@ -163,5 +163,63 @@ pub(super) fn long_list_drop_is_iterative() -> TestResult {
         list = Some(m);
     }
     drop(list);
+    Ok(())
+}
+
+pub(super) fn page_cache_shows_no_earlier_bytes() -> TestResult {
+    for _ in 0..4 {
+        let mut m = check_ok!(allocb(PAGEBUF, Bpri::Med));
+        check_eq!(m.append(&[0xa5; PAGEBUF]), PAGEBUF);
+        drop(m);
+        // Smaller than the page, then larger than the last use: exactly the size asked for.
+        let mut m = check_ok!(allocb(3000, Bpri::Med));
+        check_eq!((m.capacity(), m.blen()), (3000, 0));
+        check!(matches!(m.0.data, Data::Heap(_)));
+        check_eq!(m.append(b"abc"), 3);
+        check!(check_some!(m.spare_mut()).iter().all(|&b| b == 0));
+        check_eq!(m.rd(), b"abc");
+        drop(m);
+        let mut m = check_ok!(allocb(PAGEBUF, Bpri::Med));
+        check_eq!(m.capacity(), PAGEBUF);
+        check_eq!(m.adj_wptr(PAGEBUF), PAGEBUF);
+        check!(m.rd().iter().all(|&b| b == 0));
+    }
+    // Outside the page range: heap blocks of exactly the size.
+    check_eq!(
+        check_ok!(allocb(PAGEBUF / 2, Bpri::Med)).capacity(),
+        PAGEBUF / 2
+    );
+    check_eq!(
+        check_ok!(allocb(PAGEBUF + 1, Bpri::Med)).capacity(),
+        PAGEBUF + 1
+    );
+    Ok(())
+}
+
+pub(super) fn page_hit_obeys_fault_injection() -> TestResult {
+    // Hit or miss, a page message is two allocations (the buffer and the block).
+    drop(check_ok!(allocb(PAGEBUF, Bpri::Med)));
+    let g = fail_after(0);
+    check!(allocb(PAGEBUF, Bpri::Med).is_err());
+    drop(g);
+    drop(check_ok!(allocb(PAGEBUF, Bpri::Med)));
+    let g = fail_after(1);
+    check!(allocb(PAGEBUF, Bpri::Med).is_err());
+    drop(g);
+    drop(check_ok!(allocb(PAGEBUF, Bpri::Med)));
+    let g = fail_after(2);
+    check_ok!(allocb(PAGEBUF, Bpri::Med));
+    drop(g);
+    Ok(())
+}
+
+pub(super) fn pullup_of_charged_block_goes_back_atomic() -> TestResult {
+    let mut m = check_ok!(Msg::with_type_wait(M_DATA, 1));
+    m.append(b"x");
+    m.linkb(check_ok!(Msg::from_bytes(M_DATA, &[1; PAGEBUF - 1])));
+    check_eq!(m.0.pool, Pool::Charged);
+    check_ok!(m.pullupmsg(None));
+    check_eq!(m.capacity(), PAGEBUF);
+    check_eq!(m.0.pool, Pool::Atomic);
     Ok(())
 }

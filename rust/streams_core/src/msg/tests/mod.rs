@@ -115,6 +115,9 @@ crate::ktest_suite!(MSG_SUITE, "streams_msg":
     free_list_is_bounded,
     trim_and_drain_give_blocks_back,
     long_list_drop_is_iterative,
+    page_cache_shows_no_earlier_bytes,
+    page_hit_obeys_fault_injection,
+    pullup_of_charged_block_goes_back_atomic,
     // ops.rs
     copyb_is_deep_and_keeps_offsets,
     copyb_of_shared_is_unique,
