@@ -139,7 +139,7 @@ pub mod fault {
 /// constant folds away at every call site, so no symbol and no load remain (`cargo xtask test`
 /// checks the production `streams.ko` with `nm`).
 #[cfg(all(rstreams_kernel, not(rstreams_test)))]
-mod fault {
+pub(crate) mod fault {
     #[inline(always)]
     pub(crate) const fn should_fail() -> bool {
         false
