@@ -48,8 +48,8 @@
 use super::{Data, Mblk, Msg, MsgFlags, MsgType};
 use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
 
-/// Most blocks one fast list of one slot keeps (each is one `kmalloc-256` object in the
-/// kernel: 32 KiB per list per CPU at most).
+/// Most blocks one fast list of one slot keeps (each is one `kmalloc-192` object in the
+/// kernel: 24 KiB per list per CPU at most).
 pub const MBLK_CACHE_MAX: usize = 128;
 
 /// Most blocks one page list of one slot keeps (each a block and a page: 64 KiB per list per
