@@ -28,12 +28,12 @@ extern "C" {
 
 /// The shrinker's count: blocks the caches hold now (any context the shrinker runs in: the
 /// cache never waits, `cache::cached`).
-extern "C" fn count() -> c_ulong {
+pub(crate) extern "C" fn count() -> c_ulong {
     c_ulong::try_from(cache::cached()).unwrap_or(c_ulong::MAX)
 }
 
 /// The shrinker's scan: free up to `nr` cached blocks; how many were freed.
-extern "C" fn scan(nr: c_ulong) -> c_ulong {
+pub(crate) extern "C" fn scan(nr: c_ulong) -> c_ulong {
     let freed = cache::trim(usize::try_from(nr).unwrap_or(usize::MAX));
     c_ulong::try_from(freed).unwrap_or(c_ulong::MAX)
 }
