@@ -7,22 +7,21 @@
 //! the allocator:
 //!
 //! ```text
-//!   CACHE: PerCpu ── slot (CPU % SLOTS) ── busy bit ─┬ fast, atomic:  blk ─b_next─▶ blk ─▶ …  (≤ MBLK_CACHE_MAX)
-//!                                                    ├ fast, charged: blk ─b_next─▶ …        (≤ MBLK_CACHE_MAX)
-//!                                                    ├ page, atomic:  blk+page ─b_next─▶ …   (≤ PAGE_CACHE_MAX)
-//!                                                    └ page, charged: blk+page ─b_next─▶ …   (≤ PAGE_CACHE_MAX)
+//!   CACHE: PerCpu ── slot (CPU % SLOTS) ── busy bit ─┬ fast, atomic:  blk ─b_next─▶ blk ─▶ …        (≤ MBLK_CACHE_MAX)
+//!                                                    ├ fast, charged: blk ─b_next─▶ …              (≤ MBLK_CACHE_MAX)
+//!                                                    ├ 256 B, atomic: blk+buf ─b_next─▶ …          (≤ BUF_CACHE_BYTES / 256)
+//!                                                    ├ …   one list per buffer class and pool
+//!                                                    └ 4 KiB, charged: blk+buf ─b_next─▶ …         (≤ BUF_CACHE_BYTES / 4096)
 //! ```
 //!
 //! - **What is cached**: the block with its inline fast buffer (header and up to `FASTBUF`
-//!   bytes, one allocation), and the block together with its heap data buffer when that is a
-//!   page ([`PAGEBUF`] bytes of capacity: the buffers of messages of `PAGEBUF / 2 + 1` to
-//!   `PAGEBUF` bytes, which the allocator would give a page-sized object anyway). A freed
-//!   block whose data is anything else (another heap size, esballoc, shared, a queue
-//!   reference) lets go of it first (outside the slot: an esballoc free routine or the last
-//!   reference to a Stream may run) and is cached with a fast buffer. Messages of
-//!   `FASTBUF + 1` to `PAGEBUF / 2` bytes get a new, zeroed heap buffer as before (a page for
-//!   each would waste memory; not zeroing a new one needs the user copy to write into
-//!   uninitialised memory, which safe code cannot express).
+//!   bytes, one allocation), and the block together with its heap data buffer when that has
+//!   the capacity of a buffer class: a power of two from 256 bytes to [`PAGEBUF`]. A message
+//!   of `FASTBUF + 1` to `PAGEBUF` bytes gets a buffer of the next class up, made exactly its
+//!   size in place (the allocator would have rounded the size up to the same power of two).
+//!   A freed block whose data is anything else (a larger heap block, esballoc, shared, a
+//!   queue reference) lets go of it first (outside the slot: an esballoc free routine or the
+//!   last reference to a Stream may run) and is cached with a fast buffer.
 //! - **No zeroing**: a block from the cache keeps the bytes of its previous message; its
 //!   `init` mark is 0, and no byte at or above `init` is ever shown to anyone (`mod.rs` says
 //!   how each accessor keeps to that). A write that copies the user's bytes in
@@ -32,17 +31,18 @@
 //!   or under a Stream lock, softirq, timers): if the slot is busy (an interrupted user on the
 //!   same CPU, a migrated task, the shrinker) the allocation goes to the allocator and the
 //!   free frees. Nothing sleeps or spins, and no lock order involves the cache.
-//! - **Bounded**: at most [`MBLK_CACHE_MAX`] blocks per fast list and [`PAGE_CACHE_MAX`] per
-//!   page list per slot; a free beyond that frees. [`trim`] gives blocks back under memory pressure (the module's shrinker) and
+//! - **Bounded**: at most [`MBLK_CACHE_MAX`] blocks per fast list and [`BUF_CACHE_BYTES`] of
+//!   buffers (and at most `MBLK_CACHE_MAX` blocks) per buffer list, per slot; a free beyond
+//!   that frees. [`trim`] gives blocks back under memory pressure (the module's shrinker) and
 //!   [`drain`] gives all of them back at module unload.
 //! - **Memory accounting**: blocks allocated for a system call's caller before the Stream
 //!   lock (`GFP_KERNEL_ACCOUNT`, [`Msg::with_type_wait`]) are kept apart from atomic ones
 //!   (`charged` vs `atomic`) so that an uncharged block never stands in for a charged one.
 //!   A charged block stays charged to the memory cgroup that first allocated it while it
-//!   moves through the cache, as with any object pool: at most `MBLK_CACHE_MAX` blocks per
-//!   CPU (`docs/performance.md`).
+//!   moves through the cache, as with any object pool, within the bounds above
+//!   (`docs/security.md`).
 //! - **Fault injection** (test builds): a cache hit asks `sys::fault::should_fail` as the
-//!   allocation it replaces would, so the KUnit cases that fail every allocation in turn keep
+//!   allocations it replaces would (twice for a block with a buffer), so the KUnit cases that fail every allocation in turn keep
 //!   their meaning.
 
 use super::{Data, Mblk, Msg, MsgFlags, MsgType};
@@ -52,12 +52,32 @@ use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
 /// kernel: 24 KiB per list per CPU at most).
 pub const MBLK_CACHE_MAX: usize = 128;
 
-/// Most blocks one page list of one slot keeps (each a block and a page: 64 KiB per list per
-/// CPU at most).
-pub const PAGE_CACHE_MAX: usize = 16;
+/// Most buffer bytes one buffer list of one slot keeps (256-byte buffers: 128, …, 4 KiB
+/// buffers: 8; 160 KiB per pool per CPU for the five classes at most).
+pub const BUF_CACHE_BYTES: usize = 32 * 1024;
 
-/// Capacity of a cached heap data buffer (a page).
+/// The largest buffer class (a page).
 pub const PAGEBUF: usize = 4096;
+
+/// The smallest buffer class.
+const MINBUF: usize = 256;
+
+/// Buffer classes: 256, 512, 1024, 2048, 4096 bytes.
+const NCLASS: usize = 5;
+
+/// The class of a buffer of capacity `cap`, if it is one.
+fn class_of(cap: usize) -> Option<usize> {
+    if cap.is_power_of_two() && (MINBUF..=PAGEBUF).contains(&cap) {
+        Some(cap.trailing_zeros().saturating_sub(MINBUF.trailing_zeros()) as usize)
+    } else {
+        None
+    }
+}
+
+/// The buffer capacity for a message of `size` bytes (`FASTBUF < size <= PAGEBUF`).
+pub(crate) fn buf_capacity(size: usize) -> usize {
+    size.next_power_of_two().max(MINBUF)
+}
 
 /// Slots: CPUs beyond this share slots (correct through the busy bit, just more misses).
 const SLOTS: usize = 64;
@@ -141,56 +161,76 @@ impl Drop for FreeList {
 enum Kind {
     /// Its inline fast buffer.
     Fast,
-    /// A heap data buffer of capacity [`PAGEBUF`].
-    Page,
+    /// A heap data buffer of buffer class `c` (capacity `MINBUF << c`).
+    Buf(usize),
 }
 
-const KINDS: [(Kind, Pool); 4] = [
-    (Kind::Fast, Pool::Atomic),
-    (Kind::Fast, Pool::Charged),
-    (Kind::Page, Pool::Atomic),
-    (Kind::Page, Pool::Charged),
-];
+impl Kind {
+    /// Most blocks its list keeps.
+    const fn max(self) -> usize {
+        match self {
+            Kind::Fast => MBLK_CACHE_MAX,
+            Kind::Buf(c) => match MINBUF.checked_shl(c as u32) {
+                Some(cap) if cap > 0 && BUF_CACHE_BYTES / cap < MBLK_CACHE_MAX => {
+                    BUF_CACHE_BYTES / cap
+                }
+                Some(_) => MBLK_CACHE_MAX,
+                None => 0,
+            },
+        }
+    }
+}
 
-/// One slot: a list per [`Kind`] and [`Pool`].
+/// One slot: a list per [`Kind`] and [`Pool`] (index 0 atomic, 1 charged).
 struct CpuCache {
-    fast_atomic: FreeList,
-    fast_charged: FreeList,
-    page_atomic: FreeList,
-    page_charged: FreeList,
+    fast: [FreeList; 2],
+    bufs: [[FreeList; 2]; NCLASS],
 }
 
 impl CpuCache {
-    fn list(&mut self, kind: Kind, pool: Pool) -> &mut FreeList {
-        match (kind, pool) {
-            (Kind::Fast, Pool::Atomic) => &mut self.fast_atomic,
-            (Kind::Fast, Pool::Charged) => &mut self.fast_charged,
-            (Kind::Page, Pool::Atomic) => &mut self.page_atomic,
-            (Kind::Page, Pool::Charged) => &mut self.page_charged,
+    /// The list of `kind` and `pool`; `None` for a class that does not exist.
+    fn list(&mut self, kind: Kind, pool: Pool) -> Option<&mut FreeList> {
+        let p = match pool {
+            Pool::Atomic => 0,
+            Pool::Charged => 1,
+        };
+        match kind {
+            Kind::Fast => self.fast.get_mut(p),
+            Kind::Buf(c) => self.bufs.get_mut(c)?.get_mut(p),
         }
     }
     fn len(&self) -> usize {
-        self.fast_atomic.len()
-            + self.fast_charged.len()
-            + self.page_atomic.len()
-            + self.page_charged.len()
+        self.fast
+            .iter()
+            .chain(self.bufs.iter().flatten())
+            .map(FreeList::len)
+            .sum()
+    }
+    /// Unlink up to `n` blocks of any list.
+    fn take(&mut self, n: usize) -> [FreeList; 2 * (NCLASS + 1)] {
+        let mut left = n;
+        let mut out = [const { FreeList::new() }; 2 * (NCLASS + 1)];
+        let lists = self.fast.iter_mut().chain(self.bufs.iter_mut().flatten());
+        for (l, o) in lists.zip(out.iter_mut()) {
+            *o = l.take(left);
+            left = left.saturating_sub(o.len());
+        }
+        out
     }
 }
 
 static CACHE: PerCpu<CpuCache, SLOTS> = PerCpu::new(
     [const {
         CpuSlot::new(CpuCache {
-            fast_atomic: FreeList::new(),
-            fast_charged: FreeList::new(),
-            page_atomic: FreeList::new(),
-            page_charged: FreeList::new(),
+            fast: [const { FreeList::new() }; 2],
+            bufs: [const { [const { FreeList::new() }; 2] }; NCLASS],
         })
     }; SLOTS],
 );
 
 /// A free block from this CPU's list, if there is one and its slot is free.
 fn pop(kind: Kind, pool: Pool) -> Option<Msg> {
-    CACHE.this_cpu()?.try_lock()?.list(kind, pool).pop()
+    CACHE.this_cpu()?.try_lock()?.list(kind, pool)?.pop()
 }
 
 /// A one-block message of type `ty` with a fast buffer: from the cache (its bytes those of an
@@ -216,13 +256,14 @@ pub(crate) fn alloc_with(ty: MsgType, data: Data, pool: Pool) -> Result<Msg, NoM
 }
 
 /// A one-block message of type `ty` with a heap data block of exactly `size` bytes
-/// (`PAGEBUF / 2 < size <= PAGEBUF`) in a page-sized buffer: from the cache (the bytes an
-/// earlier message's, `init == 0`), else newly allocated (zeroed).
-pub(crate) fn alloc_page(ty: MsgType, size: usize, pool: Pool) -> Result<Msg, NoMem> {
-    let Some(m) = pop(Kind::Page, pool) else {
+/// (`FASTBUF < size <= PAGEBUF`) in a buffer of the class above: from the cache (the bytes
+/// an earlier message's, `init == 0`), else newly allocated (zeroed).
+pub(crate) fn alloc_buf(ty: MsgType, size: usize, pool: Pool) -> Result<Msg, NoMem> {
+    let cap = buf_capacity(size);
+    let Some(m) = class_of(cap).and_then(|c| pop(Kind::Buf(c), pool)) else {
         let mut v = match pool {
-            Pool::Atomic => sys::vec_zeroed(PAGEBUF)?,
-            Pool::Charged => sys::vec_zeroed_wait(PAGEBUF)?,
+            Pool::Atomic => sys::vec_zeroed(cap)?,
+            Pool::Charged => sys::vec_zeroed_wait(cap)?,
         };
         sys::vec_resize_in_place(&mut v, size)?;
         return new_block(ty, Data::Heap(v), pool);
@@ -234,7 +275,7 @@ pub(crate) fn alloc_page(ty: MsgType, size: usize, pool: Pool) -> Result<Msg, No
     let mut m = reuse(m, ty)?;
     match &mut m.0.data {
         Data::Heap(v) => sys::vec_resize_in_place(v, size)?,
-        _ => return Err(NoMem), // not on a page list (invariant of `FreeList`)
+        _ => return Err(NoMem), // not on a buffer list (invariant of `FreeList`)
     }
     Ok(m)
 }
@@ -274,23 +315,27 @@ impl Recycle for Mblk {
     fn recycle(mut b: Box<Mblk>) {
         let mut list = b.next.take();
         let mut cont = b.cont.take();
-        let kind = match &b.data {
-            Data::Fast(_) => Kind::Fast,
-            Data::Heap(v) if v.capacity() == PAGEBUF => Kind::Page,
-            _ => {
-                b.data = Data::empty(); // frees heap data, runs an esballoc free routine, …
+        let class = match &b.data {
+            Data::Fast(_) => None,
+            Data::Heap(v) => class_of(v.capacity()),
+            _ => None,
+        };
+        let kind = match class {
+            Some(c) => Kind::Buf(c),
+            None => {
+                if !matches!(b.data, Data::Fast(_)) {
+                    b.data = Data::empty(); // frees heap data, runs an esballoc free routine, …
+                }
                 Kind::Fast
             }
         };
-        let max = match kind {
-            Kind::Fast => MBLK_CACHE_MAX,
-            Kind::Page => PAGE_CACHE_MAX,
-        };
         let pool = b.pool;
-        let refused = match CACHE.this_cpu().and_then(CpuSlot::try_lock) {
-            Some(mut g) => g.list(kind, pool).push(b, max).err(),
+        let mut slot = CACHE.this_cpu().and_then(CpuSlot::try_lock);
+        let refused = match slot.as_mut().and_then(|g| g.list(kind, pool)) {
+            Some(l) => l.push(b, kind.max()).err(),
             None => Some(b),
         };
+        drop(slot);
         drop(refused); // freed: its chains were taken above
         while let Some(mut m) = list {
             list = m.0.next.take();
@@ -316,17 +361,15 @@ pub fn cached() -> usize {
 pub fn trim(n: usize) -> usize {
     let mut freed = 0;
     for slot in CACHE.slots() {
-        for (kind, pool) in KINDS {
-            if freed >= n {
-                return freed;
-            }
-            // Unlinked under the slot, freed after it is released.
-            let batch = match slot.try_lock() {
-                Some(mut g) => g.list(kind, pool).take(n - freed),
-                None => continue,
-            };
-            freed += batch.len();
+        if freed >= n {
+            break;
         }
+        // Unlinked under the slot, freed after it is released.
+        let batch = match slot.try_lock() {
+            Some(mut g) => g.take(n - freed),
+            None => continue,
+        };
+        freed += batch.iter().map(FreeList::len).sum::<usize>();
     }
     freed
 }

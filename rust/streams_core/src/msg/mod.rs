@@ -417,8 +417,8 @@ impl Msg {
     pub fn with_type(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
         if size <= FASTBUF {
             cache::alloc_fast(ty, Pool::Atomic)
-        } else if (cache::PAGEBUF / 2 + 1..=cache::PAGEBUF).contains(&size) {
-            cache::alloc_page(ty, size, Pool::Atomic)
+        } else if size <= cache::PAGEBUF {
+            cache::alloc_buf(ty, size, Pool::Atomic)
         } else {
             cache::alloc_with(ty, Data::Heap(sys::vec_zeroed(size)?), Pool::Atomic)
         }
@@ -429,8 +429,8 @@ impl Msg {
     pub fn with_type_wait(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
         if size <= FASTBUF {
             cache::alloc_fast(ty, Pool::Charged)
-        } else if (cache::PAGEBUF / 2 + 1..=cache::PAGEBUF).contains(&size) {
-            cache::alloc_page(ty, size, Pool::Charged)
+        } else if size <= cache::PAGEBUF {
+            cache::alloc_buf(ty, size, Pool::Charged)
         } else {
             cache::alloc_with(ty, Data::Heap(sys::vec_zeroed_wait(size)?), Pool::Charged)
         }

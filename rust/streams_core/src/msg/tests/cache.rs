@@ -143,7 +143,7 @@ pub(super) fn trim_and_drain_give_blocks_back() -> TestResult {
     }
     drop(head);
     check!(cache::cached() >= 1);
-    check!(cache::cached() <= 4 * MBLK_CACHE_MAX * 64);
+    check!(cache::cached() <= 12 * MBLK_CACHE_MAX * 64);
     check_eq!(cache::trim(1), 1);
     check!(cache::trim(3) <= 3);
     let _ = cache::drain();
@@ -221,5 +221,25 @@ pub(super) fn pullup_of_charged_block_goes_back_atomic() -> TestResult {
     check_ok!(m.pullupmsg(None));
     check_eq!(m.capacity(), PAGEBUF);
     check_eq!(m.0.pool, Pool::Atomic);
+    Ok(())
+}
+
+pub(super) fn buffer_classes_show_no_earlier_bytes() -> TestResult {
+    check_eq!(cache::buf_capacity(FASTBUF + 1), 256);
+    check_eq!(cache::buf_capacity(257), 512);
+    check_eq!(cache::buf_capacity(PAGEBUF), PAGEBUF);
+    let dirt = [0xa5u8; PAGEBUF];
+    for size in [200usize, 300, 1000, 2000] {
+        for _ in 0..2 {
+            let mut m = check_ok!(allocb(size, Bpri::Med));
+            check_eq!(m.append(dirt.get(..size).unwrap_or_default()), size);
+            drop(m);
+            // The same class, a little smaller: exactly that size, nothing of the last one.
+            let mut m = check_ok!(allocb(size - 1, Bpri::Med));
+            check_eq!((m.capacity(), m.blen()), (size - 1, 0));
+            check_eq!(m.adj_wptr(size - 1), size - 1);
+            check!(m.rd().iter().all(|&b| b == 0));
+        }
+    }
     Ok(())
 }
