@@ -95,7 +95,7 @@ pub(crate) enum Pool {
 ///
 /// # Invariants
 /// `count` is the number of blocks on `head`; none has a `b_cont`; each has a fast buffer
-/// (fast lists) or a heap buffer of capacity `PAGEBUF` (page lists).
+/// (fast lists) or a heap buffer of the list's class capacity (buffer lists).
 pub(crate) struct FreeList {
     head: Option<Msg>,
     count: usize,

@@ -344,7 +344,7 @@ impl Mblk {
         self.data = data;
     }
     /// [`Mblk::set_data`] with a data block allocated atomically (copy-on-write, pullup): a
-    /// heap buffer makes the block go back to an atomic list, so that a charged page list
+    /// heap buffer makes the block go back to an atomic list, so that a charged buffer list
     /// never holds an uncharged buffer (`cache.rs`).
     pub(crate) fn set_data_atomic(&mut self, data: Data) {
         if matches!(data, Data::Heap(_)) {
