@@ -76,7 +76,11 @@ fn class_of(cap: usize) -> Option<usize> {
 
 /// The buffer capacity for a message of `size` bytes (`FASTBUF < size <= PAGEBUF`).
 pub(crate) fn buf_capacity(size: usize) -> usize {
-    size.next_power_of_two().max(MINBUF)
+    // No power of two above `size` (never for a message size): no class, and the
+    // allocation of that many bytes fails.
+    size.checked_next_power_of_two()
+        .unwrap_or(usize::MAX)
+        .max(MINBUF)
 }
 
 /// Slots: CPUs beyond this share slots (correct through the busy bit, just more misses).
