@@ -22,6 +22,11 @@
 //!   A freed block whose data is anything else (a larger heap block, esballoc, shared, a
 //!   queue reference) lets go of it first (outside the slot: an esballoc free routine or the
 //!   last reference to a Stream may run) and is cached with a fast buffer.
+//! - **Across CPUs: the depot.** A pipe's reader frees on its CPU what the writer allocates
+//!   on another, so one CPU's list would stay empty and the other's full. A CPU whose list
+//!   is full moves half of it to the depot (one more set of lists, shared, bounded at
+//!   `DEPOT_LISTS` times a CPU's); a CPU whose list is empty takes a batch (half a list) from
+//!   there first: Bonwick's magazines and depot, with lists for magazines.
 //! - **No zeroing**: a block from the cache keeps the bytes of its previous message; its
 //!   `init` mark is 0, and no byte at or above `init` is ever shown to anyone (`mod.rs` says
 //!   how each accessor keeps to that). A write that copies the user's bytes in
@@ -138,6 +143,16 @@ impl FreeList {
         self.count
     }
 
+    /// Move blocks from `from` onto this list while it holds fewer than `max`.
+    pub(crate) fn splice(&mut self, from: &mut FreeList, max: usize) {
+        while self.count < max {
+            let Some(m) = from.pop() else { break };
+            if let Err(b) = self.push(m.0.into_box(), max) {
+                drop(b); // cannot happen: there was room
+            }
+        }
+    }
+
     /// Unlink up to `n` blocks, as a list to free outside the slot.
     pub(crate) fn take(&mut self, n: usize) -> FreeList {
         let mut out = FreeList::new();
@@ -223,18 +238,40 @@ impl CpuCache {
     }
 }
 
-static CACHE: PerCpu<CpuCache, SLOTS> = PerCpu::new(
-    [const {
-        CpuSlot::new(CpuCache {
+impl CpuCache {
+    const fn new() -> Self {
+        CpuCache {
             fast: [const { FreeList::new() }; 2],
             bufs: [const { [const { FreeList::new() }; 2] }; NCLASS],
-        })
-    }; SLOTS],
-);
+        }
+    }
+}
 
-/// A free block from this CPU's list, if there is one and its slot is free.
+static CACHE: PerCpu<CpuCache, SLOTS> =
+    PerCpu::new([const { CpuSlot::new(CpuCache::new()) }; SLOTS]);
+
+/// The depot: blocks on their way from the CPU that frees them to the CPU that allocates
+/// (a pipe's reader frees on its CPU what its writer allocates on another). A CPU whose list
+/// is full moves half of it here; a CPU whose list is empty takes a batch from here. Bounded
+/// at [`DEPOT_LISTS`] times a CPU's list per list, owned through its busy bit like a slot.
+static DEPOT: CpuSlot<CpuCache> = CpuSlot::new(CpuCache::new());
+
+/// A depot list holds at most this many times what a CPU's list does.
+const DEPOT_LISTS: usize = 4;
+
+/// A free block from this CPU's list, if there is one and its slot is free; an empty list is
+/// refilled with up to half its bound from the depot first.
 fn pop(kind: Kind, pool: Pool) -> Option<Msg> {
-    CACHE.this_cpu()?.try_lock()?.list(kind, pool)?.pop()
+    let mut g = CACHE.this_cpu()?.try_lock()?;
+    let l = g.list(kind, pool)?;
+    if l.len() == 0 {
+        // Nested busy bits cannot deadlock: nobody waits for one.
+        let mut d = DEPOT.try_lock()?;
+        let mut batch = d.list(kind, pool)?.take(kind.max() / 2);
+        drop(d);
+        l.splice(&mut batch, kind.max()); // all of it: the list was empty
+    }
+    l.pop()
 }
 
 /// A one-block message of type `ty` with a fast buffer: from the cache (its bytes those of an
@@ -334,12 +371,25 @@ impl Recycle for Mblk {
             }
         };
         let pool = b.pool;
+        let max = kind.max();
         let mut slot = CACHE.this_cpu().and_then(CpuSlot::try_lock);
+        let mut spill = FreeList::new();
         let refused = match slot.as_mut().and_then(|g| g.list(kind, pool)) {
-            Some(l) => l.push(b, kind.max()).err(),
+            Some(l) => match l.push(b, max) {
+                Ok(()) => None,
+                Err(b) => {
+                    // Full: half of the list goes to the depot, for a CPU that allocates.
+                    spill = l.take(max / 2);
+                    if let Some(d) = DEPOT.try_lock().as_mut().and_then(|d| d.list(kind, pool)) {
+                        d.splice(&mut spill, max.saturating_mul(DEPOT_LISTS));
+                    }
+                    l.push(b, max).err()
+                }
+            },
             None => Some(b),
         };
         drop(slot);
+        drop(spill); // what the depot had no room for, freed outside the slots
         drop(refused); // freed: its chains were taken above
         while let Some(mut m) = list {
             list = m.0.next.take();
@@ -355,6 +405,7 @@ impl Recycle for Mblk {
 pub fn cached() -> usize {
     CACHE
         .slots()
+        .chain(core::iter::once(&DEPOT))
         .filter_map(CpuSlot::try_lock)
         .map(|g| g.len())
         .sum()
@@ -364,7 +415,7 @@ pub fn cached() -> usize {
 /// Slots that are busy right now are skipped.
 pub fn trim(n: usize) -> usize {
     let mut freed = 0;
-    for slot in CACHE.slots() {
+    for slot in core::iter::once(&DEPOT).chain(CACHE.slots()) {
         if freed >= n {
             break;
         }

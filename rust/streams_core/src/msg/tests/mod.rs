@@ -119,6 +119,7 @@ crate::ktest_suite!(MSG_SUITE, "streams_msg":
     page_hit_obeys_fault_injection,
     pullup_of_charged_block_goes_back_atomic,
     buffer_classes_show_no_earlier_bytes,
+    free_list_splice_keeps_the_bound,
     // ops.rs
     copyb_is_deep_and_keeps_offsets,
     copyb_of_shared_is_unique,
