@@ -261,17 +261,40 @@ const DEPOT_LISTS: usize = 4;
 
 /// A free block from this CPU's list, if there is one and its slot is free; an empty list is
 /// refilled with up to half its bound from the depot first.
+#[inline]
 fn pop(kind: Kind, pool: Pool) -> Option<Msg> {
     let mut g = CACHE.this_cpu()?.try_lock()?;
     let l = g.list(kind, pool)?;
     if l.len() == 0 {
-        // Nested busy bits cannot deadlock: nobody waits for one.
-        let mut d = DEPOT.try_lock()?;
-        let mut batch = d.list(kind, pool)?.take(kind.max() / 2);
-        drop(d);
-        l.splice(&mut batch, kind.max()); // all of it: the list was empty
+        refill(l, kind, pool);
     }
     l.pop()
+}
+
+/// Move half a list's worth of blocks from the depot onto the empty CPU list `l`, whose slot
+/// the caller owns (nested busy bits cannot deadlock: nobody waits for one).
+#[cold]
+fn refill(l: &mut FreeList, kind: Kind, pool: Pool) {
+    let batch = DEPOT
+        .try_lock()
+        .as_mut()
+        .and_then(|d| d.list(kind, pool))
+        .map(|d| d.take(kind.max() / 2));
+    if let Some(mut batch) = batch {
+        l.splice(&mut batch, kind.max()); // all of it: the list was empty
+    }
+}
+
+/// The CPU list `l` (whose slot the caller owns) is full: move half of it to the depot.
+/// Returns what the depot had no room for, to be freed after the slot is released.
+#[cold]
+fn spill(l: &mut FreeList, kind: Kind, pool: Pool) -> FreeList {
+    let max = kind.max();
+    let mut half = l.take(max / 2);
+    if let Some(d) = DEPOT.try_lock().as_mut().and_then(|d| d.list(kind, pool)) {
+        d.splice(&mut half, max.saturating_mul(DEPOT_LISTS));
+    }
+    half
 }
 
 /// A one-block message of type `ty` with a fast buffer: from the cache (its bytes those of an
@@ -373,23 +396,20 @@ impl Recycle for Mblk {
         let pool = b.pool;
         let max = kind.max();
         let mut slot = CACHE.this_cpu().and_then(CpuSlot::try_lock);
-        let mut spill = FreeList::new();
+        let mut left = None;
         let refused = match slot.as_mut().and_then(|g| g.list(kind, pool)) {
             Some(l) => match l.push(b, max) {
                 Ok(()) => None,
                 Err(b) => {
                     // Full: half of the list goes to the depot, for a CPU that allocates.
-                    spill = l.take(max / 2);
-                    if let Some(d) = DEPOT.try_lock().as_mut().and_then(|d| d.list(kind, pool)) {
-                        d.splice(&mut spill, max.saturating_mul(DEPOT_LISTS));
-                    }
+                    left = Some(spill(l, kind, pool));
                     l.push(b, max).err()
                 }
             },
             None => Some(b),
         };
         drop(slot);
-        drop(spill); // what the depot had no room for, freed outside the slots
+        drop(left); // what the depot had no room for, freed outside the slots
         drop(refused); // freed: its chains were taken above
         while let Some(mut m) = list {
             list = m.0.next.take();
