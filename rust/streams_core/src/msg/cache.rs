@@ -12,6 +12,7 @@
 //!                                                    ├ 256 B, atomic: blk+buf ─b_next─▶ …          (≤ BUF_CACHE_BYTES / 256)
 //!                                                    ├ …   one list per buffer class and pool
 //!                                                    └ 4 KiB, charged: blk+buf ─b_next─▶ …         (≤ BUF_CACHE_BYTES / 4096)
+//!   DEPOT: one more slot of the same lists, shared by all CPUs          (≤ DEPOT_LISTS × a CPU's list)
 //! ```
 //!
 //! - **What is cached**: the block with its inline fast buffer (header and up to `FASTBUF`
@@ -37,8 +38,8 @@
 //!   same CPU, a migrated task, the shrinker) the allocation goes to the allocator and the
 //!   free frees. Nothing sleeps or spins, and no lock order involves the cache.
 //! - **Bounded**: at most [`MBLK_CACHE_MAX`] blocks per fast list and [`BUF_CACHE_BYTES`] of
-//!   buffers (and at most `MBLK_CACHE_MAX` blocks) per buffer list, per slot; a free beyond
-//!   that frees. [`trim`] gives blocks back under memory pressure (the module's shrinker) and
+//!   buffers (and at most `MBLK_CACHE_MAX` blocks) per buffer list, per slot, and
+//!   `DEPOT_LISTS` times that in the depot; a free beyond that frees. [`trim`] gives blocks back under memory pressure (the module's shrinker) and
 //!   [`drain`] gives all of them back at module unload.
 //! - **Memory accounting**: blocks allocated for a system call's caller before the Stream
 //!   lock (`GFP_KERNEL_ACCOUNT`, [`Msg::with_type_wait`]) are kept apart from atomic ones
@@ -47,8 +48,8 @@
 //!   moves through the cache, as with any object pool, within the bounds above
 //!   (`docs/security.md`).
 //! - **Fault injection** (test builds): a cache hit asks `sys::fault::should_fail` as the
-//!   allocations it replaces would (twice for a block with a buffer), so the KUnit cases that fail every allocation in turn keep
-//!   their meaning.
+//!   allocations it replaces would (twice for a block with a buffer), so the KUnit cases that
+//!   fail every allocation in turn keep their meaning.
 
 use super::{Data, Mblk, Msg, MsgFlags, MsgType};
 use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
