@@ -31,7 +31,7 @@
 //! - **No zeroing**: a block from the cache keeps the bytes of its previous message; its
 //!   `init` mark is 0, and no byte at or above `init` is ever shown to anyone (`mod.rs` says
 //!   how each accessor keeps to that). A write that copies the user's bytes in
-//!   ([`Msg::fill_spare`]) therefore zeroes nothing.
+//!   (`Msg::fill_spare`) therefore zeroes nothing.
 //! - **Per CPU, never waited for**: each slot is owned through a busy bit
 //!   ([`sys::CpuSlot::try_lock`]). Any context may allocate or free (process context before
 //!   or under a Stream lock, softirq, timers): if the slot is busy (an interrupted user on the

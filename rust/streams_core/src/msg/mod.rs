@@ -26,7 +26,7 @@
 //! ever shown, and `b_rptr <= b_wptr <= init` always:
 //! - readers see `b_rptr..b_wptr` only ([`Msg::rd`], [`Msg::rd_mut`]); headroom taken back
 //!   with [`Msg::unadj_rptr`] lies below `b_wptr`;
-//! - [`Msg::append`] and [`Msg::fill_spare`] write at `b_wptr` and move `init` up to the new
+//! - [`Msg::append`] and `Msg::fill_spare` write at `b_wptr` and move `init` up to the new
 //!   `b_wptr`: no zeroing on the write paths;
 //! - [`Msg::spare_mut`] hands out `b_wptr..db_lim` readable, so it zeroes `init..db_lim`
 //!   first (once per block); [`Msg::adj_wptr`] past `init` (write-offset headroom) zeroes the
@@ -537,7 +537,7 @@ impl Msg {
     }
     /// The writable space after `b_wptr` (`b_wptr..db_lim`), to fill before
     /// [`Msg::adj_wptr`]; `None` if the data block is shared. Bytes an earlier message left
-    /// there are zeroed first (module comment); [`Msg::append`] and [`Msg::fill_spare`]
+    /// there are zeroed first (module comment); [`Msg::append`] and `Msg::fill_spare`
     /// write without that.
     pub fn spare_mut(&mut self) -> Option<&mut [u8]> {
         let b = &mut *self.0;

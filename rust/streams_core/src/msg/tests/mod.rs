@@ -1,6 +1,7 @@
 //! The message layer's shared test cases (run by `cargo test` and as the `streams_msg` KUnit
 //! suite). Cases live in `alloc.rs` (allocation, block accessors, esballoc, dupb/COW) and
-//! `ops.rs` (chain utilities), `cache.rs` (the message block cache); this file holds their helpers and the one suite table.
+//! `ops.rs` (chain utilities), `cache.rs` (the message block cache); this file holds their
+//! helpers and the one suite table.
 //!
 //! Fault injection is per thread on the host and global in the kernel, so every case that sets
 //! it holds a [`FailGuard`], which clears it on every way out of the case.
