@@ -7,12 +7,12 @@
 //! the allocator:
 //!
 //! ```text
-//!   CACHE: PerCpu ── slot (CPU % SLOTS) ── busy bit ─┬ fast, atomic:  blk ─b_next─▶ blk ─▶ …        (≤ MBLK_CACHE_MAX)
-//!                                                    ├ fast, charged: blk ─b_next─▶ …              (≤ MBLK_CACHE_MAX)
-//!                                                    ├ 256 B, atomic: blk+buf ─b_next─▶ …          (≤ BUF_CACHE_BYTES / 256)
-//!                                                    ├ …   one list per buffer class and pool
-//!                                                    └ 4 KiB, charged: blk+buf ─b_next─▶ …         (≤ BUF_CACHE_BYTES / 4096)
-//!   DEPOT: one more slot of the same lists, shared by all CPUs          (≤ DEPOT_LISTS × a CPU's list)
+//!  CACHE: a slot per CPU ─ busy bit ─┬ fast, atomic:   blk ─b_next─▶ blk ─▶ …   ≤ MBLK_CACHE_MAX
+//!                                    ├ fast, charged:  blk ─b_next─▶ …         ≤ MBLK_CACHE_MAX
+//!                                    ├ 256 B, atomic:  blk+buf ─b_next─▶ …     ≤ 32 KiB / 256
+//!                                    ├ …  (a list per buffer class and pool)
+//!                                    └ 4 KiB, charged: blk+buf ─b_next─▶ …     ≤ 32 KiB / 4096
+//!  DEPOT: one more slot of the same lists, shared by all CPUs, ≤ DEPOT_LISTS × a CPU's list
 //! ```
 //!
 //! - **What is cached**: the block with its inline fast buffer (header and up to `FASTBUF`
@@ -39,8 +39,9 @@
 //!   free frees. Nothing sleeps or spins, and no lock order involves the cache.
 //! - **Bounded**: at most [`MBLK_CACHE_MAX`] blocks per fast list and [`BUF_CACHE_BYTES`] of
 //!   buffers (and at most `MBLK_CACHE_MAX` blocks) per buffer list, per slot, and
-//!   `DEPOT_LISTS` times that in the depot; a free beyond that frees. [`trim`] gives blocks back under memory pressure (the module's shrinker) and
-//!   [`drain`] gives all of them back at module unload.
+//!   `DEPOT_LISTS` times that in the depot; a free beyond that frees. [`trim`] gives blocks
+//!   back under memory pressure (the module's shrinker) and [`drain`] gives all of them back
+//!   at module unload.
 //! - **Memory accounting**: blocks allocated for a system call's caller before the Stream
 //!   lock (`GFP_KERNEL_ACCOUNT`, [`Msg::with_type_wait`]) are kept apart from atomic ones
 //!   (`charged` vs `atomic`) so that an uncharged block never stands in for a charged one.
