@@ -65,6 +65,7 @@ mod fattach;
 mod fdpass;
 mod fifo;
 mod iter;
+mod mblkcache;
 mod nullmod;
 mod pipemod;
 mod procfs;
@@ -140,6 +141,9 @@ struct Streams {
     /// The scheduler's runner: dropped after every device, so that destroying it drains
     /// whatever the last Streams scheduled.
     _runq: runq::RunQueue,
+    /// The message block cache's shrinker; dropped last, when nothing frees a message any
+    /// more, it gives every cached block back.
+    _mcache: mblkcache::MblkCache,
 }
 
 impl kernel::Module for Streams {
@@ -151,6 +155,8 @@ impl kernel::Module for Streams {
         for (_, tab) in LISTED {
             stream::reserve_totals(tab);
         }
+        // First, so that a failed load drops it last and frees what the cache holds.
+        let mcache = mblkcache::MblkCache::register()?;
         let runq = runq::RunQueue::create().map_err(|e| Error::from_errno(-e.0))?;
         let registry = fmodsw()?;
         // Test build: run the KUnit suites, register the test devices.
@@ -199,6 +205,7 @@ impl kernel::Module for Streams {
             #[cfg(rstreams_test)]
             _test: test,
             _runq: runq,
+            _mcache: mcache,
         })
     }
 }

@@ -34,6 +34,7 @@
 #include <linux/bottom_half.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
+#include <linux/shrinker.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -755,6 +756,81 @@ void rstreams_local_bh_enable(void)
 	local_bh_enable();
 }
 EXPORT_SYMBOL_GPL(rstreams_local_bh_enable);
+
+/*
+ * A shrinker around two Rust callbacks (rust/modules/mblkcache.rs: the message block cache):
+ * how many objects could be freed, and free up to `nr` of them. 6.12's Rust crate has no
+ * shrinker abstraction, and `struct shrinker` wants C callbacks.
+ */
+struct rstreams_shrink {
+	unsigned long (*count)(void);
+	unsigned long (*scan)(unsigned long nr);
+};
+
+static unsigned long rstreams_shrink_count(struct shrinker *s, struct shrink_control *sc)
+{
+	struct rstreams_shrink *r = s->private_data;
+	unsigned long n = r->count();
+
+	return n ? n : SHRINK_EMPTY;
+}
+
+static unsigned long rstreams_shrink_scan(struct shrinker *s, struct shrink_control *sc)
+{
+	struct rstreams_shrink *r = s->private_data;
+	unsigned long n = r->scan(sc->nr_to_scan);
+
+	return n ? n : SHRINK_STOP;
+}
+
+void *rstreams_shrinker_new(const char *name, unsigned long (*count)(void),
+			    unsigned long (*scan)(unsigned long nr));
+void *rstreams_shrinker_new(const char *name, unsigned long (*count)(void),
+			    unsigned long (*scan)(unsigned long nr))
+{
+	struct rstreams_shrink *r = kmalloc(sizeof(*r), GFP_KERNEL);
+	struct shrinker *s;
+
+	if (!r)
+		return NULL;
+	r->count = count;
+	r->scan = scan;
+	s = shrinker_alloc(0, "%s", name);
+	if (!s) {
+		kfree(r);
+		return NULL;
+	}
+	s->count_objects = rstreams_shrink_count;
+	s->scan_objects = rstreams_shrink_scan;
+	s->seeks = DEFAULT_SEEKS;
+	s->private_data = r;
+	shrinker_register(s);
+	return s;
+}
+EXPORT_SYMBOL_GPL(rstreams_shrinker_new);
+
+/* Unregister; shrinker_free waits for callbacks in progress, so none runs afterwards. */
+void rstreams_shrinker_free(void *handle);
+void rstreams_shrinker_free(void *handle)
+{
+	struct shrinker *s = handle;
+	struct rstreams_shrink *r = s->private_data;
+
+	shrinker_free(s);
+	kfree(r);
+}
+EXPORT_SYMBOL_GPL(rstreams_shrinker_free);
+
+/*
+ * The CPU the caller runs on, for the core's per-CPU slots (sys::cpu_id, the message block
+ * cache): a hint that may be stale at once, so the raw form (no preemption check).
+ */
+unsigned int rstreams_cpu_id(void);
+unsigned int rstreams_cpu_id(void)
+{
+	return raw_smp_processor_id();
+}
+EXPORT_SYMBOL_GPL(rstreams_cpu_id);
 
 /*
  * The STREAMS scheduler's runner (runq.rs): a per-CPU workqueue (not WQ_UNBOUND, so a

@@ -21,7 +21,7 @@
 #![no_std]
 #![deny(unsafe_code)]
 
-#[allow(unsafe_code)] // kernel build only; see the module docs
+#[allow(unsafe_code)] // the seam's primitives; see the module docs
 pub mod sys;
 
 pub mod errno;

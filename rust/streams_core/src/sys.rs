@@ -9,9 +9,13 @@
 //! panics. Functions that would consume a value on failure hand it back instead, so a failed
 //! allocation never loses a message.
 //!
-//! This is also the one module of the core that may contain `unsafe`, in the kernel build only:
-//! the 6.12 `KBox` has no unsized coercion (see [`box_dyn!`]), and `release_kept` re-owns the
-//! run-long test buffers at module exit (test build only). Each block carries a SAFETY comment.
+//! This is also the one module of the core that may contain `unsafe`. In the kernel build:
+//! the 6.12 `KBox` has no unsized coercion (see [`box_dyn!`]), `release_kept` re-owns the
+//! run-long test buffers at module exit (test build only), the inbound lock's bottom halves
+//! and the CPU number. In both builds: the per-CPU slots of the message block cache
+//! ([`CpuSlot`], an `UnsafeCell` owned through a busy bit) and [`Recycled`] (a box taken out
+//! of a `ManuallyDrop` exactly once). Each block carries a SAFETY comment; the host tests run
+//! under valgrind.
 
 #[cfg(not(rstreams_kernel))]
 extern crate alloc;
@@ -135,7 +139,7 @@ pub mod fault {
 /// constant folds away at every call site, so no symbol and no load remain (`cargo xtask test`
 /// checks the production `streams.ko` with `nm`).
 #[cfg(all(rstreams_kernel, not(rstreams_test)))]
-mod fault {
+pub(crate) mod fault {
     #[inline(always)]
     pub(crate) const fn should_fail() -> bool {
         false
@@ -331,6 +335,37 @@ pub fn vec_zeroed_wait(n: usize) -> Result<Vec<u8>, NoMem> {
     #[cfg(rstreams_kernel)]
     {
         kernel::alloc::KVec::from_elem(0u8, n, gfp_wait()).map_err(|_| NoMem)
+    }
+}
+
+/// Make the byte vector `v` exactly `n` long without reallocating: cut it short, or extend it
+/// with zeros up to its capacity (a cached data buffer made the size of a new message; what
+/// it keeps is initialised, an earlier message's bytes). `NoMem` if `n` is over the capacity.
+pub fn vec_resize_in_place(v: &mut Vec<u8>, n: usize) -> Result<(), NoMem> {
+    if n > v.capacity() {
+        return Err(NoMem);
+    }
+    if n <= v.len() {
+        #[cfg(not(rstreams_kernel))]
+        v.truncate(n);
+        // SAFETY: `n <= len`, so the first `n` bytes are initialised, and the bytes cut off
+        // need no drop. (6.12's `KVec` has no `truncate`.)
+        #[cfg(rstreams_kernel)]
+        unsafe {
+            v.set_len(n)
+        };
+        return Ok(());
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        v.resize(n, 0);
+        Ok(())
+    }
+    // Within the capacity: `extend_with` does not allocate.
+    #[cfg(rstreams_kernel)]
+    {
+        let more = n - v.len();
+        v.extend_with(more, 0u8, gfp()).map_err(|_| NoMem)
     }
 }
 
@@ -602,5 +637,191 @@ impl<T> Drop for BhGuard<'_, T> {
         unsafe { core::mem::ManuallyDrop::drop(&mut self.g) };
         // SAFETY: pairs with the `local_bh_disable` in `BhLock::lock`; the lock is released.
         unsafe { rstreams_local_bh_enable() };
+    }
+}
+
+// --- Per-CPU slots and recycled boxes: what the message block cache (`msg/cache.rs`) is
+// made of. ---
+
+#[cfg(rstreams_kernel)]
+extern "C" {
+    fn rstreams_cpu_id() -> u32;
+}
+
+/// The CPU this code runs on now (`raw_smp_processor_id`): a hint for choosing a [`PerCpu`]
+/// slot, which may be stale as soon as it is read (the task may migrate; the slots are locked,
+/// so a stale choice is correct, only slower). On the host each thread has its own number.
+pub fn cpu_id() -> usize {
+    #[cfg(rstreams_kernel)]
+    {
+        // SAFETY: `raw_smp_processor_id` only reads the current CPU number; it is valid in any
+        // context, with or without preemption disabled.
+        unsafe { rstreams_cpu_id() as usize }
+    }
+    #[cfg(all(not(rstreams_kernel), not(loom), feature = "std"))]
+    {
+        use core::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        std::thread_local! {
+            static ID: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+        }
+        ID.with(|i| *i)
+    }
+    #[cfg(all(not(rstreams_kernel), any(loom, not(feature = "std"))))]
+    {
+        0
+    }
+}
+
+/// One CPU's share of a [`PerCpu`] structure: a value owned by whoever holds the slot's busy
+/// bit. Nobody ever waits for it: [`CpuSlot::try_lock`] either gets the slot at once or
+/// fails, and the caller does without (the message cache falls back to the allocator). So the
+/// slot may be taken from any context (process, softirq, timer, under any lock) with
+/// preemption and interrupts as they are: an interrupting or preempting user of the same
+/// slot simply fails its `try_lock`, and no lock order or deadlock involves it.
+///
+/// Under the loom model checker `try_lock` always fails (loom cannot see these atomics, and
+/// the models do not cover the cache): every cache user then takes its fallback path.
+///
+/// # Invariants
+/// `v` is accessed only through a [`CpuSlotGuard`], and at most one guard exists at a time
+/// (the one that set `busy`).
+#[repr(align(64))] // one cache line per slot: CPUs do not share lines
+pub struct CpuSlot<T> {
+    busy: core::sync::atomic::AtomicBool,
+    v: core::cell::UnsafeCell<T>,
+}
+
+// SAFETY: the value is only reached through the one guard that owns the busy bit (type
+// invariant), which moves it between threads no more than a `Mutex<T>` would: `T: Send`.
+unsafe impl<T: Send> Sync for CpuSlot<T> {}
+
+impl<T> CpuSlot<T> {
+    /// A free slot holding `v`.
+    pub const fn new(v: T) -> Self {
+        CpuSlot {
+            busy: core::sync::atomic::AtomicBool::new(false),
+            v: core::cell::UnsafeCell::new(v),
+        }
+    }
+
+    /// Own the slot now, or `None` if somebody else does (never waits).
+    pub fn try_lock(&self) -> Option<CpuSlotGuard<'_, T>> {
+        #[cfg(loom)]
+        {
+            None
+        }
+        #[cfg(not(loom))]
+        {
+            use core::sync::atomic::Ordering;
+            if self.busy.swap(true, Ordering::Acquire) {
+                return None;
+            }
+            Some(CpuSlotGuard { slot: self })
+        }
+    }
+}
+
+/// Ownership of a [`CpuSlot`]'s value; the slot is free again when it is dropped.
+///
+/// # Invariants
+/// `slot.busy` was set by the `try_lock` that made this guard and is cleared only by its drop.
+pub struct CpuSlotGuard<'a, T> {
+    slot: &'a CpuSlot<T>,
+}
+
+impl<T> core::ops::Deref for CpuSlotGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: this guard owns the busy bit (type invariant), so no other reference to the
+        // value exists while the returned one lives (it borrows the guard).
+        unsafe { &*self.slot.v.get() }
+    }
+}
+
+impl<T> core::ops::DerefMut for CpuSlotGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`; `&mut self` makes this reference unique among the guard's.
+        unsafe { &mut *self.slot.v.get() }
+    }
+}
+
+impl<T> Drop for CpuSlotGuard<'_, T> {
+    fn drop(&mut self) {
+        // Release: what was done to the value is visible to the next owner's Acquire.
+        self.slot
+            .busy
+            .store(false, core::sync::atomic::Ordering::Release);
+    }
+}
+
+/// `N` [`CpuSlot`]s, one per CPU (CPU `c` uses slot `c % N`, so a machine with more CPUs
+/// than `N` shares slots, which the busy bit makes correct). A `static` needs no set-up and
+/// no teardown beyond what its users do with the values.
+pub struct PerCpu<T, const N: usize>([CpuSlot<T>; N]);
+
+impl<T, const N: usize> PerCpu<T, N> {
+    /// The slots, built by the caller (`[const { CpuSlot::new(..) }; N]`).
+    pub const fn new(slots: [CpuSlot<T>; N]) -> Self {
+        PerCpu(slots)
+    }
+    /// The slot of the CPU this code runs on (see [`cpu_id`]).
+    pub fn this_cpu(&self) -> Option<&CpuSlot<T>> {
+        self.0.get(cpu_id().checked_rem(N)?)
+    }
+    /// Every slot (to drain them all).
+    pub fn slots(&self) -> core::slice::Iter<'_, CpuSlot<T>> {
+        self.0.iter()
+    }
+}
+
+/// A type whose boxes are handed back to it when dropped instead of being freed: its
+/// [`Recycle::recycle`] decides (keep the box in a cache, or drop it).
+pub trait Recycle: Sized {
+    /// Take back a box whose [`Recycled`] owner was dropped. Dropping `b` in here frees it
+    /// (the box's own drop; it is not recycled again).
+    fn recycle(b: Box<Self>);
+}
+
+/// A [`Box`] that goes back to `T::recycle` when dropped (`Msg` holds its first block in
+/// one, so that freemsg refills the message block cache).
+///
+/// # Invariants
+/// The box is always initialised; it is taken out exactly once, by `drop` or `into_box`,
+/// after which `self` is never used again.
+pub struct Recycled<T: Recycle>(core::mem::ManuallyDrop<Box<T>>);
+
+impl<T: Recycle> Recycled<T> {
+    /// Own `b`; dropping the result recycles it.
+    pub fn new(b: Box<T>) -> Self {
+        Recycled(core::mem::ManuallyDrop::new(b))
+    }
+    /// The box itself: dropping it frees it without recycling.
+    pub fn into_box(self) -> Box<T> {
+        let mut me = core::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped (ManuallyDrop) nor used again, so the box is taken
+        // out exactly once (type invariant).
+        unsafe { core::mem::ManuallyDrop::take(&mut me.0) }
+    }
+}
+
+impl<T: Recycle> core::ops::Deref for Recycled<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Recycle> core::ops::DerefMut for Recycled<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<T: Recycle> Drop for Recycled<T> {
+    fn drop(&mut self) {
+        // SAFETY: `drop` runs once and nothing uses `self.0` afterwards (type invariant).
+        let b = unsafe { core::mem::ManuallyDrop::take(&mut self.0) };
+        T::recycle(b)
     }
 }

@@ -15,11 +15,30 @@
 //!
 //! This file holds the types, allocation (allocb, esballoc) and the per-block accessors; the
 //! DDI utilities over whole messages (dupmsg, copymsg, pullupmsg, adjmsg, …) are in `ops`.
-//! freeb/freemsg are `drop`: dropping a `Msg` frees its whole chain, iteratively.
+//! freeb/freemsg are `drop`: dropping a `Msg` frees its whole chain, iteratively, into the
+//! per-CPU message block cache (`cache.rs`), from which allocb takes blocks again.
+//!
+//! ## Bytes of an earlier message
+//!
+//! A block from the cache is not zeroed: its fast buffer still holds an earlier message's
+//! bytes, possibly another user's. Each block's `init` mark says how far its data block is
+//! this message's own (written by it, or zeroed): `0..init`. Nothing at or above `init` is
+//! ever shown, and `b_rptr <= b_wptr <= init` always:
+//! - readers see `b_rptr..b_wptr` only ([`Msg::rd`], [`Msg::rd_mut`]); headroom taken back
+//!   with [`Msg::unadj_rptr`] lies below `b_wptr`;
+//! - [`Msg::append`] and `Msg::fill_spare` write at `b_wptr` and move `init` up to the new
+//!   `b_wptr`: no zeroing on the write paths;
+//! - [`Msg::spare_mut`] hands out `b_wptr..db_lim` readable, so it zeroes `init..db_lim`
+//!   first (once per block); [`Msg::adj_wptr`] past `init` (write-offset headroom) zeroes the
+//!   bytes it publishes;
+//! - a new data block (heap, esballoc, copy-on-write, pullup) is fully initialised: `init` is
+//!   its size; dupb shares the data read-only and copies the mark.
 
 use crate::stream::QRef;
-use crate::sys::{self, Box, NoMem};
+use crate::sys::{self, NoMem, Recycled};
+use cache::Pool;
 
+pub mod cache;
 mod ops;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]
@@ -223,14 +242,22 @@ pub struct Mblk {
     pub(crate) next: Option<Msg>,
     /// `b_queue`: the queue a message on an inbound list is for (a `QueueId::raw`).
     pub(crate) dest: u64,
+    /// Bytes `0..init` of the data block are this message's (written or zeroed); bytes above
+    /// may be an earlier message's and are never shown (module comment). `wptr <= init`.
+    pub(crate) init: usize,
+    /// The cache list this block goes back to when freed (how it was allocated).
+    pub(crate) pool: Pool,
 }
 
-/// An owned message: the first block of a `b_cont` chain.
-pub struct Msg(pub(crate) Box<Mblk>);
+/// An owned message: the first block of a `b_cont` chain. Dropping it hands the block to the
+/// message block cache (`cache.rs`).
+pub struct Msg(pub(crate) Recycled<Mblk>);
 
 impl Drop for Mblk {
     /// Free the rest of the chain one block at a time: the default drop would recurse once per
-    /// block and overflow a kernel stack on a long message.
+    /// block and overflow a kernel stack on a long message. (A `Msg` is recycled instead,
+    /// `cache.rs`; this runs when a block's box itself is freed, with its chains usually
+    /// taken already.)
     fn drop(&mut self) {
         // `b_next` lists are freed the same way, message by message.
         let mut list = self.next.take();
@@ -295,7 +322,8 @@ impl Data {
 
 impl Mblk {
     /// A block of type `ty` over `data` with `rptr == wptr == db_base`.
-    pub(crate) const fn new(ty: MsgType, data: Data) -> Mblk {
+    pub(crate) fn new(ty: MsgType, data: Data) -> Mblk {
+        let init = data.bytes().len();
         Mblk {
             ty,
             band: 0,
@@ -306,7 +334,23 @@ impl Mblk {
             cont: None,
             next: None,
             dest: 0,
+            init,
+            pool: Pool::Atomic,
         }
+    }
+    /// Give the block a new, fully initialised data block (the old one is dropped).
+    pub(crate) fn set_data(&mut self, data: Data) {
+        self.init = data.bytes().len();
+        self.data = data;
+    }
+    /// [`Mblk::set_data`] with a data block allocated atomically (copy-on-write, pullup): a
+    /// heap buffer makes the block go back to an atomic list, so that a charged buffer list
+    /// never holds an uncharged buffer (`cache.rs`).
+    pub(crate) fn set_data_atomic(&mut self, data: Data) {
+        if matches!(data, Data::Heap(_)) {
+            self.pool = Pool::Atomic;
+        }
+        self.set_data(data);
     }
     /// `b_wptr - b_rptr`.
     pub(crate) fn blen(&self) -> usize {
@@ -347,10 +391,10 @@ pub fn allocb(size: usize, _pri: Bpri) -> Result<Msg, NoMem> {
 /// called: the caller still owns it, as with a NULL return in SVR4.
 pub fn esballoc(ext: ExtBuf, _pri: Bpri) -> Result<Msg, ExtBuf> {
     // Allocate the block before wrapping the buffer, so failure cannot run the free routine.
-    match sys::new_box(Mblk::new(M_DATA, Data::empty())) {
-        Ok(mut b) => {
-            b.data = Data::Ext(ExtData(ext));
-            Ok(Msg(b))
+    match cache::alloc_fast(M_DATA, Pool::Atomic) {
+        Ok(mut m) => {
+            m.0.set_data(Data::Ext(ExtData(ext)));
+            Ok(m)
         }
         Err(NoMem) => Err(ext),
     }
@@ -371,19 +415,25 @@ impl Msg {
     /// A one-block message of type `ty` with room for at least `size` bytes (allocb + set
     /// `db_type`).
     pub fn with_type(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
-        let data = Data::alloc(size)?;
-        Ok(Msg(sys::new_box(Mblk::new(ty, data))?))
+        if size <= FASTBUF {
+            cache::alloc_fast(ty, Pool::Atomic)
+        } else if size <= cache::PAGEBUF {
+            cache::alloc_buf(ty, size, Pool::Atomic)
+        } else {
+            cache::alloc_with(ty, Data::Heap(sys::vec_zeroed(size)?), Pool::Atomic)
+        }
     }
     /// [`Msg::with_type`] for a system call that builds its message before it takes the
     /// Stream lock (Solaris `allocb_wait`): the allocations may sleep to find memory, so this
     /// is never called with a Stream lock held or from a put or service procedure.
     pub fn with_type_wait(ty: MsgType, size: usize) -> Result<Msg, NoMem> {
-        let data = if size <= FASTBUF {
-            Data::Fast([0; FASTBUF])
+        if size <= FASTBUF {
+            cache::alloc_fast(ty, Pool::Charged)
+        } else if size <= cache::PAGEBUF {
+            cache::alloc_buf(ty, size, Pool::Charged)
         } else {
-            Data::Heap(sys::vec_zeroed_wait(size)?)
-        };
-        Ok(Msg(sys::new_box_wait(Mblk::new(ty, data))?))
+            cache::alloc_with(ty, Data::Heap(sys::vec_zeroed_wait(size)?), Pool::Charged)
+        }
     }
     /// A one-block message of type `ty` holding a copy of `src` (sized as allocb would).
     pub fn from_bytes(ty: MsgType, src: &[u8]) -> Result<Msg, NoMem> {
@@ -396,12 +446,12 @@ impl Msg {
     /// Only kernel code makes these: the Stream head for I_FDINSERT, drivers that introduce
     /// themselves to another Stream.
     pub fn with_qref(ty: MsgType, q: QRef, name: &'static str) -> Result<Msg, NoMem> {
-        Ok(Msg(sys::new_box(Mblk::new(ty, Data::Ref(q, name)))?))
+        cache::alloc_with(ty, Data::Ref(q, name), Pool::Atomic)
     }
     /// [`Msg::with_qref`] before a Stream lock is taken (the allocation may sleep, as with
     /// [`Msg::with_type_wait`]).
     pub fn with_qref_wait(ty: MsgType, q: QRef, name: &'static str) -> Result<Msg, NoMem> {
-        Ok(Msg(sys::new_box_wait(Mblk::new(ty, Data::Ref(q, name)))?))
+        cache::alloc_with(ty, Data::Ref(q, name), Pool::Charged)
     }
     /// The queue reference the first block carries, with the name of the module or driver
     /// owning that queue; `None` for an ordinary block. (Freeing the block lets go of the
@@ -486,11 +536,38 @@ impl Msg {
         self.capacity().saturating_sub(self.0.wptr)
     }
     /// The writable space after `b_wptr` (`b_wptr..db_lim`), to fill before
-    /// [`Msg::adj_wptr`]; `None` if the data block is shared.
+    /// [`Msg::adj_wptr`]; `None` if the data block is shared. Bytes an earlier message left
+    /// there are zeroed first (module comment); [`Msg::append`] and `Msg::fill_spare`
+    /// write without that.
     pub fn spare_mut(&mut self) -> Option<&mut [u8]> {
         let b = &mut *self.0;
+        let (w, init) = (b.wptr, b.init);
+        let d = b.data.bytes_mut()?;
+        if let Some(stale) = d.get_mut(init..) {
+            stale.fill(0);
+            b.init = d.len();
+        }
+        d.get_mut(w..)
+    }
+    /// Write up to `n` bytes at `b_wptr` with `fill`, which returns how many it wrote (from
+    /// the start of the slice it is given); `b_wptr` moves past them. `None` (nothing done)
+    /// if the block is shared or has less than `n` bytes of room.
+    ///
+    /// The slice may hold an earlier message's bytes and is not zeroed: `fill` must only
+    /// write into it (a copy from user space), which is why this is not public. Only the
+    /// bytes `fill` reports are published.
+    pub(crate) fn fill_spare(
+        &mut self,
+        n: usize,
+        fill: impl FnOnce(&mut [u8]) -> usize,
+    ) -> Option<usize> {
+        let b = &mut *self.0;
         let w = b.wptr;
-        b.data.bytes_mut().and_then(|d| d.get_mut(w..))
+        let dst = b.data.bytes_mut()?.get_mut(w..w.checked_add(n)?)?;
+        let got = fill(dst).min(n);
+        b.wptr = w + got;
+        b.init = b.init.max(b.wptr);
+        Some(got)
     }
     /// `b_rptr += n`, clamped to `b_wptr`: consume bytes from the head of the first block.
     /// Returns how far it moved.
@@ -510,7 +587,16 @@ impl Msg {
     /// [`Msg::spare_mut`]. Returns how far it moved (0 for a shared block).
     pub fn adj_wptr(&mut self, n: usize) -> usize {
         let k = n.min(self.wr_room());
-        self.0.wptr += k;
+        let b = &mut *self.0;
+        let w = b.wptr + k;
+        if w > b.init {
+            // Published without being written (write-offset headroom): no earlier bytes.
+            if let Some(stale) = b.data.bytes_mut().and_then(|d| d.get_mut(b.init..w)) {
+                stale.fill(0);
+            }
+            b.init = w;
+        }
+        b.wptr = w;
         k
     }
     /// `b_wptr -= n`, clamped to `b_rptr`: drop bytes from the tail of the first block.
@@ -528,11 +614,14 @@ impl Msg {
     /// Copy as much of `src` as fits into the first block's free space after `b_wptr` and
     /// advance `b_wptr`; returns the number of bytes copied (0 for a shared block).
     pub fn append(&mut self, src: &[u8]) -> usize {
-        let Some(room) = self.spare_mut() else {
+        let b = &mut *self.0;
+        let w = b.wptr;
+        let Some(room) = b.data.bytes_mut().and_then(|d| d.get_mut(w..)) else {
             return 0;
         };
         let n = sys::copy_bytes(room, src);
-        self.0.wptr += n;
+        b.wptr = w + n;
+        b.init = b.init.max(b.wptr);
         n
     }
     /// Whether the first block's data is shared with a `dupb` copy (and so read-only).
@@ -544,7 +633,8 @@ impl Msg {
     /// old data. On failure nothing changes.
     pub fn make_writable(&mut self) -> Result<(), NoMem> {
         if self.is_shared() {
-            self.0.data = self.0.copy_data()?;
+            let d = self.0.copy_data()?;
+            self.0.set_data_atomic(d);
         }
         Ok(())
     }

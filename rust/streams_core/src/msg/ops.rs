@@ -5,6 +5,7 @@
 //! loop, never recursion (kernel stacks are small), and every function that can fail leaves
 //! the message as it was: allocations happen before the first change.
 
+use super::cache::{self, Pool};
 use super::{Data, Mblk, Msg, M_DATA};
 use crate::sys::{self, NoMem};
 use core::mem;
@@ -92,8 +93,9 @@ impl Msg {
     /// be written without [`Msg::make_writable`]. On failure nothing changes.
     pub fn dupb(&mut self) -> Result<Msg, NoMem> {
         // The new block first: if it fails, this block's data is still unique.
-        let mut nb = sys::new_box(Mblk::new(self.0.ty, Data::empty()))?;
+        let mut m = cache::alloc_fast(self.0.ty, Pool::Atomic)?;
         share(&mut self.0)?;
+        let nb = &mut *m.0;
         if let Data::Shared(a) = &self.0.data {
             nb.data = Data::Shared(a.clone());
         }
@@ -101,7 +103,8 @@ impl Msg {
         nb.flag = self.0.flag;
         nb.rptr = self.0.rptr;
         nb.wptr = self.0.wptr;
-        Ok(Msg(nb))
+        nb.init = self.0.init;
+        Ok(m)
     }
 
     /// dupmsg: dupb every block of the message. All or nothing: on failure no copy exists and
@@ -123,12 +126,13 @@ impl Msg {
     /// readable bytes copied at the same offset, and the same type, band and flag.
     pub fn copyb(&self) -> Result<Msg, NoMem> {
         let data = self.0.copy_data()?;
-        let mut nb = sys::new_box(Mblk::new(self.0.ty, data))?;
+        let mut m = cache::alloc_with(self.0.ty, data, Pool::Atomic)?;
+        let nb = &mut *m.0;
         nb.band = self.0.band;
         nb.flag = self.0.flag;
         nb.rptr = self.0.rptr;
         nb.wptr = self.0.wptr;
-        Ok(Msg(nb))
+        Ok(m)
     }
 
     /// copymsg: copyb every block. All or nothing; the original is untouched.
@@ -236,7 +240,7 @@ impl Msg {
                 break;
             }
         }
-        self.0.data = data;
+        self.0.set_data_atomic(data);
         self.0.rptr = 0;
         self.0.wptr = off;
         self.0.cont = rest;

@@ -203,11 +203,10 @@ fn write_chunk<H: HeadCall>(
     if sh.prebuilt(n) {
         // Build the message before the lock (`fast.rs`).
         let mut m = Msg::with_type_wait(M_DATA, n).map_err(|_| Errno::ENOSR)?;
-        let got = match m.spare_mut().and_then(|s| s.get_mut(..n)) {
-            Some(dst) => io.copy_from_user_partial(dst, off).min(n),
-            None => return Err(Errno::ENOSR),
-        };
-        m.adj_wptr(got);
+        // Into the block's bytes as they are: only what the copy wrote is published.
+        let got = m
+            .fill_spare(n, |dst| io.copy_from_user_partial(dst, off))
+            .ok_or(Errno::ENOSR)?;
         if got == 0 {
             return Err(Errno::EFAULT);
         }
@@ -343,12 +342,17 @@ pub fn fdinsert<H: HeadCall>(
 /// A one-block message holding the `n` bytes at the start of `io`, built before the lock.
 fn copy_in_msg(io: &mut dyn UserIo, n: usize) -> Result<Msg, Errno> {
     let mut m = Msg::with_type_wait(M_DATA, n).map_err(|_| Errno::ENOSR)?;
-    let dst = m
-        .spare_mut()
-        .and_then(|s| s.get_mut(..n))
-        .ok_or(Errno::ENOSR)?;
-    io.copy_from_user(dst, 0)?;
-    m.adj_wptr(n);
+    let mut copied = Ok(());
+    m.fill_spare(n, |dst| {
+        copied = io.copy_from_user(dst, 0);
+        if copied.is_ok() {
+            n
+        } else {
+            0
+        }
+    })
+    .ok_or(Errno::ENOSR)?;
+    copied?;
     Ok(m)
 }
 

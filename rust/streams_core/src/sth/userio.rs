@@ -10,6 +10,10 @@
 use crate::errno::Errno;
 
 /// One user buffer, addressed by byte offset from its start.
+///
+/// The `dst` of the copies from user space may be the unzeroed fast buffer of a cached
+/// message block, holding an earlier message's bytes (`msg/mod.rs`): an implementation only
+/// writes into it, and reports what it wrote.
 pub trait UserIo {
     /// Copy `dst.len()` bytes from user offset `off` into `dst` (EFAULT on a bad address).
     fn copy_from_user(&mut self, dst: &mut [u8], off: usize) -> Result<(), Errno>;

@@ -1,6 +1,7 @@
 //! The message layer's shared test cases (run by `cargo test` and as the `streams_msg` KUnit
 //! suite). Cases live in `alloc.rs` (allocation, block accessors, esballoc, dupb/COW) and
-//! `ops.rs` (chain utilities); this file holds their helpers and the one suite table.
+//! `ops.rs` (chain utilities), `cache.rs` (the message block cache); this file holds their
+//! helpers and the one suite table.
 //!
 //! Fault injection is per thread on the host and global in the kernel, so every case that sets
 //! it holds a [`FailGuard`], which clears it on every way out of the case.
@@ -9,9 +10,11 @@ use super::{Msg, MsgType};
 use crate::sys::{fault, NoMem};
 
 mod alloc;
+mod cache;
 mod ops;
 
 use self::alloc::*;
+use self::cache::*;
 use self::ops::*;
 
 /// Clears fault injection when dropped (also when a check returns early).
@@ -105,6 +108,19 @@ crate::ktest_suite!(MSG_SUITE, "streams_msg":
     dup_pointers_are_independent,
     dupmsg_dups_every_block,
     dupmsg_failure_is_all_or_nothing,
+    // cache.rs
+    cache_reuses_freed_block,
+    cache_block_shows_no_earlier_bytes,
+    cache_keeps_pools_apart,
+    cache_hit_obeys_fault_injection,
+    free_list_is_bounded,
+    trim_and_drain_give_blocks_back,
+    long_list_drop_is_iterative,
+    page_cache_shows_no_earlier_bytes,
+    page_hit_obeys_fault_injection,
+    pullup_of_charged_block_goes_back_atomic,
+    buffer_classes_show_no_earlier_bytes,
+    free_list_splice_keeps_the_bound,
     // ops.rs
     copyb_is_deep_and_keeps_offsets,
     copyb_of_shared_is_unique,

@@ -1,0 +1,458 @@
+//! The message block cache: free message blocks kept per CPU for the next allocb (LfS keeps
+//! per-CPU `mdbblock` caches; issue 12).
+//!
+//! Without it every write on a pipe allocates a block and the reader's CPU frees it. Here
+//! freemsg/freeb (the drop of a [`Msg`], through [`Recycle`]) puts the block on its CPU's free
+//! list, and allocb/[`Msg::with_type`]/[`Msg::from_bytes`] take one from there before asking
+//! the allocator:
+//!
+//! ```text
+//!  CACHE: a slot per CPU ─ busy bit ─┬ fast, atomic:   blk ─b_next─▶ blk ─▶ …   ≤ MBLK_CACHE_MAX
+//!                                    ├ fast, charged:  blk ─b_next─▶ …         ≤ MBLK_CACHE_MAX
+//!                                    ├ 256 B, atomic:  blk+buf ─b_next─▶ …     ≤ 32 KiB / 256
+//!                                    ├ …  (a list per buffer class and pool)
+//!                                    └ 4 KiB, charged: blk+buf ─b_next─▶ …     ≤ 32 KiB / 4096
+//!  DEPOT: one more slot of the same lists, shared by all CPUs, ≤ DEPOT_LISTS × a CPU's list
+//! ```
+//!
+//! - **What is cached**: the block with its inline fast buffer (header and up to `FASTBUF`
+//!   bytes, one allocation), and the block together with its heap data buffer when that has
+//!   the capacity of a buffer class: a power of two from 256 bytes to [`PAGEBUF`]. A message
+//!   of `FASTBUF + 1` to `PAGEBUF` bytes gets a buffer of the next class up, made exactly its
+//!   size in place (the allocator would have rounded the size up to the same power of two).
+//!   A freed block whose data is anything else (a larger heap block, esballoc, shared, a
+//!   queue reference) lets go of it first (outside the slot: an esballoc free routine or the
+//!   last reference to a Stream may run) and is cached with a fast buffer.
+//! - **Across CPUs: the depot.** A pipe's reader frees on its CPU what the writer allocates
+//!   on another, so one CPU's list would stay empty and the other's full. A CPU whose list
+//!   is full moves half of it to the depot (one more set of lists, shared, bounded at
+//!   `DEPOT_LISTS` times a CPU's); a CPU whose list is empty takes a batch (half a list) from
+//!   there first: Bonwick's magazines and depot, with lists for magazines.
+//! - **No zeroing**: a block from the cache keeps the bytes of its previous message; its
+//!   `init` mark is 0, and no byte at or above `init` is ever shown to anyone (`mod.rs` says
+//!   how each accessor keeps to that). A write that copies the user's bytes in
+//!   (`Msg::fill_spare`) therefore zeroes nothing.
+//! - **Per CPU, never waited for**: each slot is owned through a busy bit
+//!   ([`sys::CpuSlot::try_lock`]). Any context may allocate or free (process context before
+//!   or under a Stream lock, softirq, timers): if the slot is busy (an interrupted user on the
+//!   same CPU, a migrated task, the shrinker) the allocation goes to the allocator and the
+//!   free frees. Nothing sleeps or spins, and no lock order involves the cache.
+//! - **Bounded**: at most [`MBLK_CACHE_MAX`] blocks per fast list and [`BUF_CACHE_BYTES`] of
+//!   buffers (and at most `MBLK_CACHE_MAX` blocks) per buffer list, per slot, and
+//!   `DEPOT_LISTS` times that in the depot; a free beyond that frees. [`trim`] gives blocks
+//!   back under memory pressure (the module's shrinker) and [`drain`] gives all of them back
+//!   at module unload.
+//! - **Memory accounting**: blocks allocated for a system call's caller before the Stream
+//!   lock (`GFP_KERNEL_ACCOUNT`, [`Msg::with_type_wait`]) are kept apart from atomic ones
+//!   (`charged` vs `atomic`) so that an uncharged block never stands in for a charged one.
+//!   A charged block stays charged to the memory cgroup that first allocated it while it
+//!   moves through the cache, as with any object pool, within the bounds above
+//!   (`docs/security.md`).
+//! - **Fault injection** (test builds): a cache hit asks `sys::fault::should_fail` as the
+//!   allocations it replaces would (twice for a block with a buffer), so the KUnit cases that
+//!   fail every allocation in turn keep their meaning.
+
+use super::{Data, Mblk, Msg, MsgFlags, MsgType};
+use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
+
+/// Most blocks one fast list of one slot keeps (each is one `kmalloc-192` object in the
+/// kernel: 24 KiB per list per CPU at most).
+pub const MBLK_CACHE_MAX: usize = 128;
+
+/// Most buffer bytes one buffer list of one slot keeps (256-byte buffers: 128, …, 4 KiB
+/// buffers: 8; 160 KiB per pool per CPU for the five classes at most).
+pub const BUF_CACHE_BYTES: usize = 32 * 1024;
+
+/// The largest buffer class (a page).
+pub const PAGEBUF: usize = 4096;
+
+/// The smallest buffer class.
+const MINBUF: usize = 256;
+
+/// Buffer classes: 256, 512, 1024, 2048, 4096 bytes.
+const NCLASS: usize = 5;
+
+/// The class of a buffer of capacity `cap`, if it is one.
+fn class_of(cap: usize) -> Option<usize> {
+    if cap.is_power_of_two() && (MINBUF..=PAGEBUF).contains(&cap) {
+        Some(cap.trailing_zeros().saturating_sub(MINBUF.trailing_zeros()) as usize)
+    } else {
+        None
+    }
+}
+
+/// The buffer capacity for a message of `size` bytes (`FASTBUF < size <= PAGEBUF`).
+pub(crate) fn buf_capacity(size: usize) -> usize {
+    // No power of two above `size` (never for a message size): no class, and the
+    // allocation of that many bytes fails.
+    size.checked_next_power_of_two()
+        .unwrap_or(usize::MAX)
+        .max(MINBUF)
+}
+
+/// Slots: CPUs beyond this share slots (correct through the busy bit, just more misses).
+const SLOTS: usize = 64;
+
+/// How a block was allocated, which decides the list it goes back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pool {
+    /// Atomic, not charged to a memory cgroup (put and service procedures, under a lock).
+    Atomic,
+    /// For a system call before its Stream lock, charged to the caller's memory cgroup.
+    Charged,
+}
+
+/// Free blocks linked through `b_next`, newest first.
+///
+/// # Invariants
+/// `count` is the number of blocks on `head`; none has a `b_cont`; each has a fast buffer
+/// (fast lists) or a heap buffer of the list's class capacity (buffer lists).
+pub(crate) struct FreeList {
+    head: Option<Msg>,
+    count: usize,
+}
+
+impl FreeList {
+    pub(crate) const fn new() -> Self {
+        FreeList {
+            head: None,
+            count: 0,
+        }
+    }
+
+    /// Keep `b` (which has no `b_cont`/`b_next` and the data of this list), or hand it back if
+    /// the list holds `max` blocks already.
+    pub(crate) fn push(&mut self, mut b: Box<Mblk>, max: usize) -> Result<(), Box<Mblk>> {
+        if self.count >= max {
+            return Err(b);
+        }
+        b.next = self.head.take();
+        self.head = Some(Msg(Recycled::new(b)));
+        self.count = self.count.saturating_add(1);
+        Ok(())
+    }
+
+    /// The newest free block, unlinked.
+    pub(crate) fn pop(&mut self) -> Option<Msg> {
+        let mut m = self.head.take()?;
+        self.head = m.0.next.take();
+        self.count = self.count.saturating_sub(1);
+        Some(m)
+    }
+
+    /// Blocks on the list.
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Move blocks from `from` onto this list while it holds fewer than `max`.
+    pub(crate) fn splice(&mut self, from: &mut FreeList, max: usize) {
+        while self.count < max {
+            let Some(m) = from.pop() else { break };
+            if let Err(b) = self.push(m.0.into_box(), max) {
+                drop(b); // cannot happen: there was room
+            }
+        }
+    }
+
+    /// Unlink up to `n` blocks, as a list to free outside the slot.
+    pub(crate) fn take(&mut self, n: usize) -> FreeList {
+        let mut out = FreeList::new();
+        while out.count < n {
+            let Some(mut m) = self.pop() else { break };
+            m.0.next = out.head.take();
+            out.head = Some(m);
+            out.count = out.count.saturating_add(1);
+        }
+        out
+    }
+}
+
+impl Drop for FreeList {
+    /// Give every block back to the allocator (not to the cache), one at a time.
+    fn drop(&mut self) {
+        while let Some(m) = self.pop() {
+            drop(m.0.into_box());
+        }
+    }
+}
+
+/// What a cached block carries besides its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Its inline fast buffer.
+    Fast,
+    /// A heap data buffer of buffer class `c` (capacity `MINBUF << c`).
+    Buf(usize),
+}
+
+impl Kind {
+    /// Most blocks its list keeps.
+    const fn max(self) -> usize {
+        match self {
+            Kind::Fast => MBLK_CACHE_MAX,
+            Kind::Buf(c) => match MINBUF.checked_shl(c as u32) {
+                Some(cap) if cap > 0 && BUF_CACHE_BYTES / cap < MBLK_CACHE_MAX => {
+                    BUF_CACHE_BYTES / cap
+                }
+                Some(_) => MBLK_CACHE_MAX,
+                None => 0,
+            },
+        }
+    }
+}
+
+/// One slot: a list per [`Kind`] and [`Pool`] (index 0 atomic, 1 charged).
+struct CpuCache {
+    fast: [FreeList; 2],
+    bufs: [[FreeList; 2]; NCLASS],
+}
+
+impl CpuCache {
+    /// The list of `kind` and `pool`; `None` for a class that does not exist.
+    fn list(&mut self, kind: Kind, pool: Pool) -> Option<&mut FreeList> {
+        let p = match pool {
+            Pool::Atomic => 0,
+            Pool::Charged => 1,
+        };
+        match kind {
+            Kind::Fast => self.fast.get_mut(p),
+            Kind::Buf(c) => self.bufs.get_mut(c)?.get_mut(p),
+        }
+    }
+    fn len(&self) -> usize {
+        self.fast
+            .iter()
+            .chain(self.bufs.iter().flatten())
+            .map(FreeList::len)
+            .sum()
+    }
+    /// Unlink up to `n` blocks of any list.
+    fn take(&mut self, n: usize) -> [FreeList; 2 * (NCLASS + 1)] {
+        let mut left = n;
+        let mut out = [const { FreeList::new() }; 2 * (NCLASS + 1)];
+        let lists = self.fast.iter_mut().chain(self.bufs.iter_mut().flatten());
+        for (l, o) in lists.zip(out.iter_mut()) {
+            *o = l.take(left);
+            left = left.saturating_sub(o.len());
+        }
+        out
+    }
+}
+
+impl CpuCache {
+    const fn new() -> Self {
+        CpuCache {
+            fast: [const { FreeList::new() }; 2],
+            bufs: [const { [const { FreeList::new() }; 2] }; NCLASS],
+        }
+    }
+}
+
+static CACHE: PerCpu<CpuCache, SLOTS> =
+    PerCpu::new([const { CpuSlot::new(CpuCache::new()) }; SLOTS]);
+
+/// The depot: blocks on their way from the CPU that frees them to the CPU that allocates
+/// (a pipe's reader frees on its CPU what its writer allocates on another). A CPU whose list
+/// is full moves half of it here; a CPU whose list is empty takes a batch from here. Bounded
+/// at [`DEPOT_LISTS`] times a CPU's list per list, owned through its busy bit like a slot.
+static DEPOT: CpuSlot<CpuCache> = CpuSlot::new(CpuCache::new());
+
+/// A depot list holds at most this many times what a CPU's list does.
+const DEPOT_LISTS: usize = 4;
+
+/// A free block from this CPU's list, if there is one and its slot is free; an empty list is
+/// refilled with up to half its bound from the depot first.
+#[inline]
+fn pop(kind: Kind, pool: Pool) -> Option<Msg> {
+    let mut g = CACHE.this_cpu()?.try_lock()?;
+    let l = g.list(kind, pool)?;
+    if l.len() == 0 {
+        refill(l, kind, pool);
+    }
+    l.pop()
+}
+
+/// Move half a list's worth of blocks from the depot onto the empty CPU list `l`, whose slot
+/// the caller owns (nested busy bits cannot deadlock: nobody waits for one).
+#[cold]
+fn refill(l: &mut FreeList, kind: Kind, pool: Pool) {
+    let batch = DEPOT
+        .try_lock()
+        .as_mut()
+        .and_then(|d| d.list(kind, pool))
+        .map(|d| d.take(kind.max() / 2));
+    if let Some(mut batch) = batch {
+        l.splice(&mut batch, kind.max()); // all of it: the list was empty
+    }
+}
+
+/// The CPU list `l` (whose slot the caller owns) is full: move half of it to the depot.
+/// Returns what the depot had no room for, to be freed after the slot is released.
+#[cold]
+fn spill(l: &mut FreeList, kind: Kind, pool: Pool) -> FreeList {
+    let max = kind.max();
+    let mut half = l.take(max / 2);
+    if let Some(d) = DEPOT.try_lock().as_mut().and_then(|d| d.list(kind, pool)) {
+        d.splice(&mut half, max.saturating_mul(DEPOT_LISTS));
+    }
+    half
+}
+
+/// A one-block message of type `ty` with a fast buffer: from the cache (its bytes those of an
+/// earlier message, `init == 0`), else newly allocated (zeroed).
+pub(crate) fn alloc_fast(ty: MsgType, pool: Pool) -> Result<Msg, NoMem> {
+    match pop(Kind::Fast, pool) {
+        Some(m) => reuse(m, ty),
+        None => new_block(ty, Data::empty(), pool),
+    }
+}
+
+/// A one-block message of type `ty` over `data` (fully initialised: a zeroed heap block, an
+/// external buffer, a queue reference). On failure `data` is dropped.
+pub(crate) fn alloc_with(ty: MsgType, data: Data, pool: Pool) -> Result<Msg, NoMem> {
+    match pop(Kind::Fast, pool) {
+        Some(m) => {
+            let mut m = reuse(m, ty)?;
+            m.0.set_data(data);
+            Ok(m)
+        }
+        None => new_block(ty, data, pool),
+    }
+}
+
+/// A one-block message of type `ty` with a heap data block of exactly `size` bytes
+/// (`FASTBUF < size <= PAGEBUF`) in a buffer of the class above: from the cache (the bytes
+/// an earlier message's, `init == 0`), else newly allocated (zeroed).
+pub(crate) fn alloc_buf(ty: MsgType, size: usize, pool: Pool) -> Result<Msg, NoMem> {
+    let cap = buf_capacity(size);
+    let Some(m) = class_of(cap).and_then(|c| pop(Kind::Buf(c), pool)) else {
+        let mut v = match pool {
+            Pool::Atomic => sys::vec_zeroed(cap)?,
+            Pool::Charged => sys::vec_zeroed_wait(cap)?,
+        };
+        sys::vec_resize_in_place(&mut v, size)?;
+        return new_block(ty, Data::Heap(v), pool);
+    };
+    // A hit stands for two allocations, the data buffer and the block, as a miss makes.
+    if sys::fault::should_fail() {
+        return Err(NoMem);
+    }
+    let mut m = reuse(m, ty)?;
+    match &mut m.0.data {
+        Data::Heap(v) => sys::vec_resize_in_place(v, size)?,
+        _ => return Err(NoMem), // not on a buffer list (invariant of `FreeList`)
+    }
+    Ok(m)
+}
+
+/// A cached block made new: the allocation it stands for may be failed by fault injection
+/// (then it goes back to the cache).
+fn reuse(mut m: Msg, ty: MsgType) -> Result<Msg, NoMem> {
+    if sys::fault::should_fail() {
+        return Err(NoMem);
+    }
+    let b = &mut *m.0;
+    b.ty = ty;
+    b.band = 0;
+    b.flag = MsgFlags(0);
+    b.rptr = 0;
+    b.wptr = 0;
+    b.init = 0;
+    b.dest = 0;
+    Ok(m)
+}
+
+fn new_block(ty: MsgType, data: Data, pool: Pool) -> Result<Msg, NoMem> {
+    let mut b = Mblk::new(ty, data);
+    b.pool = pool;
+    let b = match pool {
+        Pool::Atomic => sys::new_box(b)?,
+        Pool::Charged => sys::new_box_wait(b)?,
+    };
+    Ok(Msg(Recycled::new(b)))
+}
+
+impl Recycle for Mblk {
+    /// freeb: keep the block on this CPU's list (or free it), then free its `b_cont` chain
+    /// and the `b_next` list it headed, one block at a time: a block reached from here has
+    /// neither any more, so its own recycling goes no deeper and a long message cannot
+    /// overflow the stack.
+    fn recycle(mut b: Box<Mblk>) {
+        let mut list = b.next.take();
+        let mut cont = b.cont.take();
+        let class = match &b.data {
+            Data::Fast(_) => None,
+            Data::Heap(v) => class_of(v.capacity()),
+            _ => None,
+        };
+        let kind = match class {
+            Some(c) => Kind::Buf(c),
+            None => {
+                if !matches!(b.data, Data::Fast(_)) {
+                    b.data = Data::empty(); // frees heap data, runs an esballoc free routine, …
+                }
+                Kind::Fast
+            }
+        };
+        let pool = b.pool;
+        let max = kind.max();
+        let mut slot = CACHE.this_cpu().and_then(CpuSlot::try_lock);
+        let mut left = None;
+        let refused = match slot.as_mut().and_then(|g| g.list(kind, pool)) {
+            Some(l) => match l.push(b, max) {
+                Ok(()) => None,
+                Err(b) => {
+                    // Full: half of the list goes to the depot, for a CPU that allocates.
+                    left = Some(spill(l, kind, pool));
+                    l.push(b, max).err()
+                }
+            },
+            None => Some(b),
+        };
+        drop(slot);
+        drop(left); // what the depot had no room for, freed outside the slots
+        drop(refused); // freed: its chains were taken above
+        while let Some(mut m) = list {
+            list = m.0.next.take();
+            // `m` is recycled here with no `b_next`; its `b_cont` chain goes as above.
+        }
+        while let Some(mut m) = cont {
+            cont = m.0.cont.take();
+        }
+    }
+}
+
+/// Blocks in all caches now (a snapshot: what the shrinker reports as freeable).
+pub fn cached() -> usize {
+    CACHE
+        .slots()
+        .chain(core::iter::once(&DEPOT))
+        .filter_map(CpuSlot::try_lock)
+        .map(|g| g.len())
+        .sum()
+}
+
+/// Give up to `n` cached blocks back to the allocator (memory pressure); returns how many.
+/// Slots that are busy right now are skipped.
+pub fn trim(n: usize) -> usize {
+    let mut freed = 0;
+    for slot in core::iter::once(&DEPOT).chain(CACHE.slots()) {
+        if freed >= n {
+            break;
+        }
+        // Unlinked under the slot, freed after it is released.
+        let batch = match slot.try_lock() {
+            Some(mut g) => g.take(n - freed),
+            None => continue,
+        };
+        freed += batch.iter().map(FreeList::len).sum::<usize>();
+    }
+    freed
+}
+
+/// Give every cached block back (module unload, after everything that frees messages has
+/// stopped, so no slot is busy). Returns how many were freed.
+pub fn drain() -> usize {
+    trim(usize::MAX)
+}

@@ -1,0 +1,296 @@
+//! Cases for the message block cache (`msg/cache.rs`): reuse, the bound, trimming, the
+//! two pools, fault injection on a hit, and that a reused block never shows the bytes of the
+//! message it held before.
+//!
+//! The cache is global (per CPU in the kernel, per thread's slot on the host) and other
+//! cases run alongside, so a case never counts on finding its own block again: the checks
+//! hold whether an allocation hit or missed, and "it was reused" is asked over a few rounds.
+
+use super::fail_after;
+use crate::ktest::TestResult;
+use crate::msg::cache::{self, FreeList, Pool, MBLK_CACHE_MAX, PAGEBUF};
+use crate::msg::{allocb, Bpri, Data, Mblk, Msg, FASTBUF, M_DATA, M_PROTO};
+use crate::sys;
+use crate::{check, check_eq, check_ok, check_some};
+
+/// The address of the first block (to see it come back from the cache).
+fn addr(m: &Msg) -> usize {
+    core::ptr::from_ref::<Mblk>(&m.0).addr()
+}
+
+/// A message whose fast buffer is full of `0xa5`, the "earlier user's" bytes.
+fn dirty(ty: crate::msg::MsgType) -> Result<Msg, sys::NoMem> {
+    let mut m = Msg::with_type(ty, FASTBUF)?;
+    m.append(&[0xa5; FASTBUF]);
+    Ok(m)
+}
+
+pub(super) fn cache_reuses_freed_block() -> TestResult {
+    // A few rounds: a migration (kernel) or a neighbour on the same slot (host) may take it.
+    let mut hit = false;
+    for _ in 0..8 {
+        let m = check_ok!(allocb(1, Bpri::Med));
+        let a = addr(&m);
+        drop(m);
+        let m = check_ok!(allocb(1, Bpri::Med));
+        if addr(&m) == a {
+            hit = true;
+            break;
+        }
+    }
+    check!(hit);
+    Ok(())
+}
+
+pub(super) fn cache_block_shows_no_earlier_bytes() -> TestResult {
+    for _ in 0..4 {
+        drop(check_ok!(dirty(M_DATA)));
+        // Readable: nothing.
+        let mut m = check_ok!(allocb(1, Bpri::Med));
+        check_eq!(m.blen(), 0);
+        check_eq!(m.capacity(), FASTBUF);
+        // What spare_mut shows is zeroed (or written by this message).
+        check!(m.append(b"ab") == 2);
+        let spare = check_some!(m.spare_mut());
+        check!(spare.iter().all(|&b| b == 0));
+        check_eq!(m.rd(), b"ab");
+        drop(m);
+
+        drop(check_ok!(dirty(M_DATA)));
+        // Headroom published by adj_wptr (the write offset) and taken back: zeros.
+        let mut m = check_ok!(allocb(16, Bpri::Med));
+        check_eq!(m.adj_wptr(8), 8);
+        check_eq!(m.adj_rptr(8), 8);
+        check_eq!(m.append(b"data"), 4);
+        check_eq!(m.unadj_rptr(8), 8);
+        check_eq!(m.rd(), b"\0\0\0\0\0\0\0\0data");
+        drop(m);
+
+        drop(check_ok!(dirty(M_PROTO)));
+        // from_bytes, dupb and copyb see only what was written.
+        let mut m = check_ok!(Msg::from_bytes(M_PROTO, b"xyz"));
+        let d = check_ok!(m.dupb());
+        let c = check_ok!(m.copyb());
+        check_eq!(
+            (m.rd(), d.rd(), c.rd()),
+            (&b"xyz"[..], &b"xyz"[..], &b"xyz"[..])
+        );
+        check_eq!(m.0.init, 3);
+        check!(c.0.init >= 3);
+    }
+    Ok(())
+}
+
+pub(super) fn cache_keeps_pools_apart() -> TestResult {
+    let m = check_ok!(Msg::with_type(M_DATA, 1));
+    check_eq!(m.0.pool, Pool::Atomic);
+    drop(m);
+    let m = check_ok!(Msg::with_type_wait(M_DATA, 1));
+    check_eq!(m.0.pool, Pool::Charged);
+    drop(m);
+    let m = check_ok!(Msg::with_type_wait(M_DATA, FASTBUF + 1));
+    check_eq!(m.0.pool, Pool::Charged);
+    drop(m);
+    // A heap block goes back with a fast buffer, and comes out with a fresh heap block.
+    let m = check_ok!(Msg::with_type(M_DATA, 1));
+    check!(matches!(m.0.data, Data::Fast(_)));
+    let m = check_ok!(Msg::with_type(M_DATA, 4096));
+    check!(matches!(m.0.data, Data::Heap(_)));
+    check_eq!(m.capacity(), 4096);
+    Ok(())
+}
+
+pub(super) fn cache_hit_obeys_fault_injection() -> TestResult {
+    drop(check_ok!(allocb(1, Bpri::Med)));
+    let g = fail_after(0);
+    check!(allocb(1, Bpri::Med).is_err());
+    check!(Msg::with_type_wait(M_DATA, 1).is_err());
+    check!(Msg::from_bytes(M_DATA, b"x").is_err());
+    drop(g);
+    check_ok!(allocb(1, Bpri::Med));
+    Ok(())
+}
+
+pub(super) fn free_list_is_bounded() -> TestResult {
+    let mut l = FreeList::new();
+    let mut addrs = [0usize; 3];
+    for a in addrs.iter_mut() {
+        let b = check_ok!(sys::new_box(Mblk::new(M_DATA, Data::empty())));
+        *a = core::ptr::from_ref::<Mblk>(&b).addr();
+        check!(l.push(b, 3).is_ok());
+    }
+    let b = check_ok!(sys::new_box(Mblk::new(M_DATA, Data::empty())));
+    check!(l.push(b, 3).is_err()); // refused, and freed here
+    check_eq!(l.len(), 3);
+    // Newest first.
+    let m = check_some!(l.pop());
+    check_eq!(addr(&m), addrs[2]);
+    check!(m.0.next.is_none());
+    drop(m.0.into_box()); // freed, not recycled
+    let t = l.take(5);
+    check_eq!((t.len(), l.len()), (2, 0));
+    check!(l.pop().is_none());
+    drop(t); // both freed (valgrind and kmemleak would see a leak)
+    Ok(())
+}
+
+pub(super) fn trim_and_drain_give_blocks_back() -> TestResult {
+    // Fill this CPU's list past its bound: frees beyond it go to the allocator.
+    let mut head = check_ok!(allocb(1, Bpri::Med));
+    for _ in 0..2 * MBLK_CACHE_MAX {
+        let b = check_ok!(allocb(1, Bpri::Med));
+        head.linkb(b);
+    }
+    drop(head);
+    check!(cache::cached() >= 1);
+    check!(cache::cached() <= 12 * MBLK_CACHE_MAX * 64);
+    check_eq!(cache::trim(1), 1);
+    check!(cache::trim(3) <= 3);
+    let _ = cache::drain();
+    // Still usable after a drain.
+    check_ok!(allocb(1, Bpri::Med));
+    Ok(())
+}
+
+pub(super) fn long_list_drop_is_iterative() -> TestResult {
+    // A b_next list of messages each with a b_cont block: recycled without recursion.
+    const N: usize = 50_000;
+    let mut list: Option<Msg> = None;
+    for _ in 0..N {
+        let mut m = check_ok!(allocb(1, Bpri::Med));
+        m.linkb(check_ok!(allocb(1, Bpri::Med)));
+        m.0.next = list.take();
+        list = Some(m);
+    }
+    drop(list);
+    Ok(())
+}
+
+pub(super) fn page_cache_shows_no_earlier_bytes() -> TestResult {
+    for _ in 0..4 {
+        let mut m = check_ok!(allocb(PAGEBUF, Bpri::Med));
+        check_eq!(m.append(&[0xa5; PAGEBUF]), PAGEBUF);
+        drop(m);
+        // Smaller than the page, then larger than the last use: exactly the size asked for.
+        let mut m = check_ok!(allocb(3000, Bpri::Med));
+        check_eq!((m.capacity(), m.blen()), (3000, 0));
+        check!(matches!(m.0.data, Data::Heap(_)));
+        check_eq!(m.append(b"abc"), 3);
+        check!(check_some!(m.spare_mut()).iter().all(|&b| b == 0));
+        check_eq!(m.rd(), b"abc");
+        drop(m);
+        let mut m = check_ok!(allocb(PAGEBUF, Bpri::Med));
+        check_eq!(m.capacity(), PAGEBUF);
+        check_eq!(m.adj_wptr(PAGEBUF), PAGEBUF);
+        check!(m.rd().iter().all(|&b| b == 0));
+    }
+    // Outside the page range: heap blocks of exactly the size.
+    check_eq!(
+        check_ok!(allocb(PAGEBUF / 2, Bpri::Med)).capacity(),
+        PAGEBUF / 2
+    );
+    check_eq!(
+        check_ok!(allocb(PAGEBUF + 1, Bpri::Med)).capacity(),
+        PAGEBUF + 1
+    );
+    Ok(())
+}
+
+pub(super) fn page_hit_obeys_fault_injection() -> TestResult {
+    // Hit or miss, a page message is two allocations (the buffer and the block).
+    drop(check_ok!(allocb(PAGEBUF, Bpri::Med)));
+    let g = fail_after(0);
+    check!(allocb(PAGEBUF, Bpri::Med).is_err());
+    drop(g);
+    drop(check_ok!(allocb(PAGEBUF, Bpri::Med)));
+    let g = fail_after(1);
+    check!(allocb(PAGEBUF, Bpri::Med).is_err());
+    drop(g);
+    drop(check_ok!(allocb(PAGEBUF, Bpri::Med)));
+    let g = fail_after(2);
+    check_ok!(allocb(PAGEBUF, Bpri::Med));
+    drop(g);
+    Ok(())
+}
+
+pub(super) fn pullup_of_charged_block_goes_back_atomic() -> TestResult {
+    let mut m = check_ok!(Msg::with_type_wait(M_DATA, 1));
+    m.append(b"x");
+    m.linkb(check_ok!(Msg::from_bytes(M_DATA, &[1; PAGEBUF - 1])));
+    check_eq!(m.0.pool, Pool::Charged);
+    check_ok!(m.pullupmsg(None));
+    check_eq!(m.capacity(), PAGEBUF);
+    check_eq!(m.0.pool, Pool::Atomic);
+    Ok(())
+}
+
+pub(super) fn buffer_classes_show_no_earlier_bytes() -> TestResult {
+    check_eq!(cache::buf_capacity(FASTBUF + 1), 256);
+    check_eq!(cache::buf_capacity(257), 512);
+    check_eq!(cache::buf_capacity(PAGEBUF), PAGEBUF);
+    let dirt = [0xa5u8; PAGEBUF];
+    for size in [200usize, 300, 1000, 2000] {
+        for _ in 0..2 {
+            let mut m = check_ok!(allocb(size, Bpri::Med));
+            check_eq!(m.append(dirt.get(..size).unwrap_or_default()), size);
+            drop(m);
+            // The same class, a little smaller: exactly that size, nothing of the last one.
+            let mut m = check_ok!(allocb(size - 1, Bpri::Med));
+            check_eq!((m.capacity(), m.blen()), (size - 1, 0));
+            check_eq!(m.adj_wptr(size - 1), size - 1);
+            check!(m.rd().iter().all(|&b| b == 0));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn free_list_splice_keeps_the_bound() -> TestResult {
+    let mut a = FreeList::new();
+    let mut b = FreeList::new();
+    for _ in 0..5 {
+        let blk = check_ok!(sys::new_box(Mblk::new(M_DATA, Data::empty())));
+        check!(b.push(blk, 8).is_ok());
+    }
+    a.splice(&mut b, 3);
+    check_eq!((a.len(), b.len()), (3, 2));
+    a.splice(&mut b, 10);
+    check_eq!((a.len(), b.len()), (5, 0));
+    Ok(())
+}
+
+/// Blocks freed by one thread (another CPU's slot on the host) are found again by another
+/// thread's allocations, through the depot (host only: the kernel's KUnit cases run on one
+/// task).
+#[cfg(all(not(rstreams_kernel), feature = "std"))]
+#[test]
+fn cross_cpu_frees_come_back_through_the_depot() {
+    extern crate std;
+    use std::collections::BTreeSet;
+    let mut hit = false;
+    for _ in 0..3 {
+        let mut m = allocb(1, Bpri::Med).expect("allocb");
+        let mut addrs = BTreeSet::new();
+        addrs.insert(addr(&m));
+        for _ in 0..4 * MBLK_CACHE_MAX {
+            let b = allocb(1, Bpri::Med).expect("allocb");
+            addrs.insert(addr(&b));
+            m.linkb(b);
+        }
+        // The reader's CPU frees them all: its list fills, half of it spills each time.
+        std::thread::spawn(move || drop(m)).join().expect("reader");
+        let mut held = std::vec::Vec::new(); // kept out of the cache while looking
+        for _ in 0..8 * MBLK_CACHE_MAX {
+            let b = allocb(1, Bpri::Med).expect("allocb");
+            // From the cache (not zeroed: `init` 0), and one of the reader's.
+            if b.0.init == 0 && addrs.contains(&addr(&b)) {
+                hit = true;
+                break;
+            }
+            held.push(b);
+        }
+        if hit {
+            break;
+        }
+    }
+    assert!(hit);
+}
