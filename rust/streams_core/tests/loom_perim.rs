@@ -24,7 +24,8 @@
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
-//!   marks before clearing "full" is caught.
+//!   marks before clearing "full" is caught. A lock hold that changed nothing, and so did
+//!   not publish, between the refusal and the drain loses nothing either.
 #![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize as StdUsize, Ordering::SeqCst as StdSeqCst};
@@ -202,7 +203,18 @@ fn linked_full() -> (Arc<Perim>, Arc<Perim>, QueueId) {
 
 #[test]
 fn f_refused_writer_is_back_enabled() {
-    model(|| {
+    refused_writer_model(false);
+}
+
+/// A lock hold that changes no queue skips the publish (`Stream::take_flow_changed`): one
+/// that runs between the refusal and the drain must not cost the writer its back-enable.
+#[test]
+fn f_refused_writer_is_back_enabled_after_a_quiet_hold() {
+    refused_writer_model(true);
+}
+
+fn refused_writer_model(quiet_first: bool) {
+    model(move || {
         let (r, w, entry) = linked_full();
         let before = w.runs();
         let refused = LArc::new(AtomicBool::new(false));
@@ -214,6 +226,11 @@ fn f_refused_writer_is_back_enabled() {
                 }
             })
         };
+        if quiet_first {
+            r.op(|s| {
+                let _ = s.head_rq();
+            });
+        }
         r.op(|s| while s.read().is_some() {});
         writer.join().expect("writer");
         let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();

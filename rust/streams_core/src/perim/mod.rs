@@ -27,7 +27,9 @@
 //! 3. **leave** ([`Perim::leave`]): before unlocking, the head's sync again, run the enabled
 //!    service procedures, then publish the flow control of the entries (answering refused
 //!    writers with back-enables, which may enable service procedures of this Stream: they run
-//!    too), apply what came in meanwhile (a few rounds at most, each published), and take the
+//!    too; skipped when no queue or link changed since the last publish, as in a write that
+//!    only joins the held message: a refused writer waits for a queue to drain or for the
+//!    inbound list to be taken, and both are changes), apply what came in meanwhile (a few rounds at most, each published), and take the
 //!    [`Later`] list. After unlocking, the platform acts on what the Stream head
 //!    reported and finishes the `Later` list.
 //! 4. **busy hand-off** ([`Perim::needs_run`]): while the lock is held by someone who will
@@ -149,6 +151,7 @@ impl<H: HeadProcs> Perim<H> {
     fn apply_inbound(&self, s: &mut Stream<H>) {
         self.gate.flag.begin_run();
         let mut t = self.gate.take();
+        s.flow_changed(); // the pending counts went back to zero
         for (q, band) in t.backs() {
             s.backenable_at(q, band);
         }
@@ -162,8 +165,9 @@ impl<H: HeadProcs> Perim<H> {
 
     /// Before unlocking (step 3): let the head take up outside changes
     /// ([`HeadProcs::sync`]), run the enabled service procedures, publish the entries' flow
-    /// control, and take what is left for after the unlock. Publishing may back-enable an
-    /// entry in place (`Side::publish`), so service procedures run again until none is left.
+    /// control (if anything it is computed from changed, [`Stream::take_flow_changed`]), and
+    /// take what is left for after the unlock. Publishing may back-enable an entry in place
+    /// (`Side::publish`), so service procedures run again until none is left.
     ///
     /// Inbound work that arrived during this hold (a loop driver answering a put of ours, a
     /// softirq producer putting meanwhile) is applied here too, for at most [`LEAVE_ROUNDS`]
@@ -189,7 +193,9 @@ impl<H: HeadProcs> Perim<H> {
             while s.has_enabled() {
                 s.runqueues();
             }
-            self.publish(s);
+            if s.take_flow_changed() {
+                self.publish(s);
+            }
             if s.has_enabled() {
                 continue; // a back-enable in place (`Side::publish`) enabled a queue here
             }

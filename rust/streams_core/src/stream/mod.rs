@@ -227,6 +227,9 @@ pub struct Stream<H: HeadProcs> {
     entries: [Option<QueueId>; cross::NENTRY],
     /// A link changed since `entries` was computed (`links_changed`).
     entries_stale: bool,
+    /// Something the entries' published flow control is computed from (a queue, a link)
+    /// may have changed since the last publish ([`Stream::take_flow_changed`]).
+    flow_changed: bool,
     /// This Stream's own perimeter, given by the platform ([`Stream::set_perimeter`]) so that
     /// drivers can hand other Streams a [`QRef`] to their queues; let go of at close.
     me: Option<sys::Arc<dyn Perimeter>>,
@@ -279,6 +282,7 @@ impl<H: HeadProcs> Stream<H> {
             later: Later::new(),
             entries: [None; cross::NENTRY],
             entries_stale: true,
+            flow_changed: true,
             me: None,
         };
         let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
@@ -288,6 +292,7 @@ impl<H: HeadProcs> Stream<H> {
 
     pub(crate) fn alloc_pair(&mut self, info: ModuleInfo, role: Role) -> Result<usize, Errno> {
         self.entries_stale = true;
+        self.flow_changed = true;
         // Room on the run list for both new queues, so qenable never allocates.
         let nq = self.pairs.len().saturating_add(1).saturating_mul(2);
         self.runlist.reserve(nq)?;
@@ -362,8 +367,24 @@ impl<H: HeadProcs> Stream<H> {
     pub(crate) fn pair(&self, p: usize) -> Option<&Pair> {
         self.pairs.as_slice().get(p)?.as_ref()
     }
+    /// Pair `p`, to change it: every change of a queue (counts, flags, water marks, links)
+    /// comes through here, so this is where the flow control goes stale.
     pub(crate) fn pair_mut(&mut self, p: usize) -> Option<&mut Pair> {
+        self.flow_changed = true;
         self.pairs.as_mut_slice().get_mut(p)?.as_mut()
+    }
+
+    /// Whether the flow control published at the end of the last lock hold may be out of
+    /// date, and start counting again: nothing in the Stream's queues or links changed since
+    /// then otherwise (`Perim::leave` skips the publish; what a refused writer waits for is
+    /// always such a change: a queue draining, or the inbound list taken).
+    pub fn take_flow_changed(&mut self) -> bool {
+        core::mem::replace(&mut self.flow_changed, false)
+    }
+
+    /// Say that the published flow control may be out of date (the inbound list was taken).
+    pub fn flow_changed(&mut self) {
+        self.flow_changed = true;
     }
     pub(crate) fn side(&self, q: QueueId) -> Option<&Side> {
         self.pair(q.pair())?.sides.get(q.side())
@@ -381,6 +402,7 @@ impl<H: HeadProcs> Stream<H> {
     /// Say that a queue's links or its `publish` mark changed (the entries are recomputed).
     pub(crate) fn links_changed(&mut self) {
         self.entries_stale = true;
+        self.flow_changed = true;
     }
 
     /// The Stream head's state.
@@ -596,6 +618,7 @@ impl<H: HeadProcs> Stream<H> {
     /// lock is dropped) and its run-list entries go.
     pub(crate) fn free_pair(&mut self, p: usize) {
         self.entries_stale = true;
+        self.flow_changed = true;
         self.runlist.extract_if(|q| q.pair() == p, |_| {});
         for side in [false, true] {
             self.set_remote(QueueId::of(p, side), None);
