@@ -21,6 +21,10 @@
 //!   counted itself. Nothing is stranded, no claim is left standing with nobody to serve it;
 //!   a reader that counts itself before it is on the wait queue, or that sleeps without that
 //!   last look, is caught (a wakeup lost).
+//! - (j) write hold without the Stream lock (`sth/hold.rs`): writes that join the held
+//!   message race with the head taking it (a flush: read, timer, close) and sealing it; every
+//!   byte a join accepted is in what the head took, once, and none joins after the take or the
+//!   seal.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -543,4 +547,36 @@ fn i_sleeper_counted_before_queueing_is_caught() {
 #[should_panic(expected = "wakeup lost")]
 fn i_sleeper_without_last_look_is_caught() {
     sleeper_model(Sleeper::NoLastLook);
+}
+
+// (j) ------------------------------------------------------------------------------------------
+
+#[test]
+fn j_held_writes_vs_flush_lose_nothing() {
+    use streams_core::sth::hold::HoldCell;
+    model(|| {
+        let cell = Arc::new(HoldCell::new().expect("cell"));
+        let mut m = Msg::with_type(streams_core::msg::M_DATA, 8).expect("msg");
+        m.append(b"a");
+        cell.put(m, true);
+        let joiners: Vec<_> = [b"b", b"c"]
+            .into_iter()
+            .map(|b| {
+                let cell = cell.clone();
+                thread::spawn(move || cell.join(b))
+            })
+            .collect();
+        // The head, under its lock: seal (a hangup), then take (a flush).
+        cell.seal();
+        let sealed = cell.state().map_or(0, |(n, _)| n);
+        let taken = cell.take().map_or(0, |m| m.msgsize());
+        let joined = joiners
+            .into_iter()
+            .map(|j| usize::from(j.join().expect("joiner")))
+            .sum::<usize>();
+        assert_eq!(taken, 1 + joined, "a joined byte lost or duplicated");
+        assert_eq!(sealed, taken, "a byte joined after the seal");
+        assert!(!cell.join(b"d"), "joined after the take");
+        assert!(cell.take().is_none());
+    });
 }

@@ -255,6 +255,34 @@ fn prebuilt_flow_control_keeps_the_message() -> TestResult {
     Ok(())
 }
 
+/// Held writes join the held message without the Stream lock (`sth/hold.rs`) until it is
+/// full (the write that fills it sends it, under the lock) and never after a hangup.
+fn held_writes_join_until_full_or_hangup() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let r = Registry::new();
+    check_ok!(s.end(0, |s| s.strioctl(
+        &r,
+        I_SWROPT,
+        IocArg::Int(i64::from(SNDHOLD))
+    )));
+    let hold = STRHOLDSZ;
+    for i in 0..hold {
+        check_eq!(write(&s, 0, &[(i % 251) as u8]), Ok(1));
+        let held = s.end(0, |s| s.sth().held());
+        check_eq!(held, (i + 1) % hold);
+    }
+    let (b, n) = check_ok!(read(&s, 1, 64));
+    check_eq!(n, 64);
+    check!(b.iter().enumerate().all(|(i, &x)| x == (i % 251) as u8));
+    check_eq!(write(&s, 0, b"x"), Ok(1));
+    check_eq!(write(&s, 0, b"y"), Ok(1));
+    check_eq!(s.end(0, |s| s.sth().held()), 2);
+    s.close(1);
+    check!(write(&s, 0, b"z").is_err());
+    check_eq!(s.end(0, |s| s.sth().held()), 2);
+    Ok(())
+}
+
 ktest_suite!(PIPE_TWOPHASE_SUITE, "streams_pipe_twophase":
     prebuilt_write_then_read_across,
     read_smaller_than_the_message_splits_it,
@@ -264,4 +292,5 @@ ktest_suite!(PIPE_TWOPHASE_SUITE, "streams_pipe_twophase":
     getmsg_fault_in_finish_puts_back,
     options_turn_the_write_fast_path_off,
     prebuilt_flow_control_keeps_the_message,
+    held_writes_join_until_full_or_hangup,
 );

@@ -8,7 +8,7 @@
 //! | call | before the lock | under the lock | after the lock |
 //! | --- | --- | --- | --- |
 //! | read | — | [`Stream::strread`]: take what is read, hold the reader token | copy out; on a fault put back from there ([`Stream::sth_untake`]); give the token back |
-//! | write | the bytes, at most [`STRMSGSZ`] at a time: into the message itself (fast path), on the stack (up to [`STAGE_STACK`]) or a buffer | [`Stream::strwrite_prebuilt`] / [`Stream::strwrite`] | — |
+//! | write | the bytes, at most [`STRMSGSZ`] at a time: into the message itself (fast path), on the stack (up to [`STAGE_STACK`]) or a buffer | [`Stream::strwrite_prebuilt`] / [`Stream::strwrite`]; none for a write that joins the held message ([`HoldCell::join`]) | — |
 //! | putmsg | both parts (at most [`STRCTLSZ`] / [`STRMSGSZ`], else ERANGE), as messages | [`Stream::strputpmsg`]: check and send | — |
 //! | I_FDINSERT | check the request; the control part with the token written in, the reference block to `fildes`'s queue, the data part, as messages | `Stream::sth_fdinsert`: check and send, as putmsg | — |
 //! | getmsg | — | [`Stream::strgetpmsg`]: take, hold the token | copy both parts and the caller's lengths; on a fault put back |
@@ -25,6 +25,7 @@ use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use super::consts::*;
 use super::fdinsert::{fdinsert_token, FdInsert, FdInsertArgs, FdInsertShape, FDINSERT_TOKEN};
+use super::hold::HoldCell;
 use super::ioctl::{istr_timeout_ms, IocArg, PeekArgs, StrIoctl};
 use super::msg::{peek_copy_out, GetMsg, Part};
 use super::take::{ReaderToken, Taken};
@@ -60,14 +61,19 @@ pub trait HeadCall {
 }
 
 /// The part of a Stream head that its system calls use without the Stream lock: the reader
-/// token (`take.rs`) and the hint from which size writes may build their message before the
-/// lock. One per head, kept by the platform next to the lock.
+/// token (`take.rs`), the hint from which size writes may build their message before the
+/// lock, and write hold's buffer (`hold.rs`). One per head, kept by the platform next to the
+/// lock.
 pub struct HeadShared {
     /// The head's reader token.
     pub reader: ReaderToken,
     /// The smallest write that may build its message before taking the lock
     /// ([`Stream::sth_prebuilt_min`], last seen under the lock; the head checks again there).
     prebuilt_min: AtomicUsize,
+    /// Write hold's buffer, given to the head on the first write under the lock
+    /// ([`Stream::sth_share_hold`]); `None` if it could not be allocated (writes then join
+    /// the held message under the lock).
+    hold: Option<sys::Arc<HoldCell>>,
 }
 
 impl Default for HeadShared {
@@ -77,11 +83,26 @@ impl Default for HeadShared {
 }
 
 impl HeadShared {
-    /// A head with no take in progress; writes start on the fast path.
+    /// A head with no take in progress; writes start on the fast path. Allocates the hold
+    /// cell (a sleeping allocation: in process context, holding no lock).
     pub fn new() -> HeadShared {
         HeadShared {
             reader: ReaderToken::new(),
             prebuilt_min: AtomicUsize::new(1),
+            hold: HoldCell::new().ok().and_then(|c| sys::new_arc(c).ok()),
+        }
+    }
+
+    /// Join `data`, a whole write, to the held message without the Stream lock
+    /// ([`HoldCell::join`]).
+    fn join_hold(&self, data: &[u8]) -> bool {
+        data.len() <= FASTBUF && self.hold.as_ref().is_some_and(|c| c.join(data))
+    }
+
+    /// Give the head the hold cell (under its lock; once).
+    fn share_hold(&self, s: &mut Stream) {
+        if let Some(c) = &self.hold {
+            s.sth_share_hold(c);
         }
     }
 
@@ -220,6 +241,7 @@ fn write_chunk<H: HeadCall>(
                     return s.strwrite_prebuilt(&mut slot, nonblock);
                 }
                 sh.set_prebuilt_min(s.sth_prebuilt_min());
+                sh.share_hold(s);
                 let bytes = slot.as_ref().map_or(&[][..], Msg::rd);
                 s.strwrite(bytes, off, total, nonblock)
             },
@@ -241,11 +263,16 @@ fn write_chunk<H: HeadCall>(
         return Err(Errno::EFAULT);
     }
     let bytes = buf.get(..got).unwrap_or_default();
+    // A whole small write joins the held message without the lock when it may (`hold.rs`).
+    if off == 0 && got == total && sh.join_hold(bytes) {
+        return Ok((got, true));
+    }
     let sent = h.run(
         nonblock,
         None,
         |s| {
             sh.set_prebuilt_min(s.sth_prebuilt_min());
+            sh.share_hold(s);
             s.strwrite(bytes, off, total, nonblock)
         },
         |_| {},

@@ -178,6 +178,8 @@ impl Stream {
     /// Apply M_SETOPTS.
     pub(crate) fn sth_setopts(&mut self, o: &StrOptions) {
         let f = o.so_flags;
+        // The write offset, delimiting: writes join the held message under the lock again.
+        self.sth.hold.seal();
         if f & SO_READOPT != 0 {
             let _ = self.sth_set_rdopt(o.so_readopt as u32);
         }
@@ -246,7 +248,7 @@ impl Stream {
         }
         if flags & FLUSHW != 0 {
             if matches!(band, None | Some(0)) {
-                self.sth.hold = None;
+                drop(self.sth.hold.take());
             }
             let h = self.head_wq();
             let mut cx = self.qctx(h);
@@ -354,6 +356,7 @@ impl Stream {
     /// is drained, writers EPIPE/ENXIO; everybody waiting wakes.
     pub(crate) fn sth_set_hangup(&mut self) {
         self.sth.hangup = true;
+        self.sth.hold.seal();
         self.sth
             .note(WAKE_READ | WAKE_WRITE | WAKE_POLL | WAKE_IOCTL, S_HANGUP);
     }

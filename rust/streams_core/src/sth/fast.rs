@@ -28,7 +28,7 @@ impl Stream {
     pub fn sth_prebuilt_min(&self) -> usize {
         if self.sth.wroff != 0 || self.sth_psz().0 != 0 {
             usize::MAX
-        } else if self.sth.wropt & SNDHOLD != 0 || self.sth.hold.is_some() {
+        } else if self.sth.wropt & SNDHOLD != 0 || self.sth.hold.state().is_some() {
             FASTBUF + 1
         } else {
             1

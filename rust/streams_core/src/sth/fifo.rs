@@ -36,7 +36,7 @@ impl Stream {
         s.set_next(hw, Some(hr));
         s.sth.ispipe = true;
         s.sth.wropt |= SNDPIPE;
-        s.sth.hangup = true;
+        s.sth.hangup = true; // no write has been held yet: nothing to seal
         Ok(s)
     }
 

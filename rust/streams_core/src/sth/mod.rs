@@ -40,6 +40,7 @@ pub mod fast;
 pub mod fdinsert;
 mod fdpass;
 pub mod fifo;
+pub mod hold;
 pub mod ioctl;
 pub mod layout;
 pub mod msg;
@@ -201,8 +202,9 @@ pub struct StrHead {
     pub(crate) cltime: u32,
     /// The last close waits for a write queue to drain (`close.rs`).
     pub(crate) draining: bool,
-    /// SNDHOLD: small writes coalesced here until full, flushed, or a read/putmsg/ioctl.
-    pub(crate) hold: Option<Msg>,
+    /// SNDHOLD: small writes coalesced here until full, flushed, or a read/putmsg/ioctl
+    /// (`hold.rs`: shared with the write fast path).
+    pub(crate) hold: hold::HeadHold,
     pub(crate) sigs: [Option<SigReg>; NSIGREG],
     pub(crate) ioc: IocSlot,
     pub(crate) ioc_seq: u32,
@@ -235,7 +237,7 @@ impl StrHead {
             closed: false,
             cltime: STRCLTIME_DEFAULT,
             draining: false,
-            hold: None,
+            hold: hold::HeadHold::new(),
             sigs: [const { None }; NSIGREG],
             ioc: IocSlot::Free,
             ioc_seq: 0,
@@ -307,7 +309,7 @@ impl StrHead {
     }
     /// Bytes held by write hold, not yet sent.
     pub fn held(&self) -> usize {
-        self.hold.as_ref().map_or(0, Msg::msgsize)
+        self.hold.state().map_or(0, |(n, _)| n)
     }
     /// The SIGPOLL registrations.
     pub fn sig_list(&self) -> impl Iterator<Item = &SigReg> + '_ {
@@ -378,6 +380,12 @@ impl Stream {
     pub fn sth_take_events(&mut self) -> HeadEvents {
         self.sth_drain_note();
         core::mem::take(&mut self.sth.ev)
+    }
+
+    /// Share write hold's buffer with the platform's write fast path (`hold.rs`); the
+    /// platform calls this under the lock before a write, once is enough.
+    pub fn sth_share_hold(&mut self, cell: &crate::sys::Arc<hold::HoldCell>) {
+        self.sth.hold.share(cell);
     }
 
     /// Send what write hold (SNDHOLD) has coalesced (the platform's hold timer calls this;

@@ -153,18 +153,20 @@ impl Stream {
     fn sth_hold_fits(&self, n: usize) -> bool {
         self.sth.wropt & SNDHOLD != 0
             && n <= FASTBUF
-            && self.sth.hold.as_ref().is_some_and(|h| h.wr_room() >= n)
+            && self.sth.hold.state().is_some_and(|(_, room)| room >= n)
     }
 
     /// Write hold: coalesce a small piece into the held fast buffer. `Ok(false)` if hold is
     /// off or the piece is too big to hold; the held message is sent when it fills up.
+    /// Afterwards the hold cell is open (`hold.rs`) if later writes may join it without the
+    /// lock: this write passed the head's checks and the top module's packet sizes allow it.
     fn sth_hold_write(&mut self, data: &[u8]) -> Result<bool, Stop> {
         let wroff = self.sth.wroff;
         let n = data.len();
         if self.sth.wropt & SNDHOLD == 0 || n > FASTBUF || n.saturating_add(wroff) > STRHOLDSZ {
             return Ok(false);
         }
-        if self.sth.hold.as_ref().is_some_and(|h| h.wr_room() < n) {
+        if self.sth.hold.state().is_some_and(|(_, room)| room < n) {
             self.sth_flush_hold();
         }
         let mut h = match self.sth.hold.take() {
@@ -179,7 +181,9 @@ impl Stream {
         };
         h.append(data);
         let full = h.wr_room() == 0;
-        self.sth.hold = Some(h);
+        let (minpsz, maxpsz) = self.sth_psz();
+        let open = minpsz == 0 && piece(maxpsz) >= FASTBUF && self.sth.plex.is_none();
+        self.sth.hold.put(h, open);
         if full {
             self.sth_flush_hold();
         }

@@ -1,0 +1,160 @@
+//! Write hold's buffer (SNDHOLD), shared between the Stream head, under the Stream lock, and
+//! the write(2) fast path, which joins small writes to it without that lock.
+//!
+//! ```text
+//!   write(2) ≤ a fast buffer ──stage on the stack──▶ HoldCell::join ──(open, room)──▶ appended
+//!        │ not open, no room, no held message                                    (no Stream lock)
+//!        ▼
+//!   Stream lock ──▶ strwrite: create / fill / flush the held message, open the cell
+//!   read, putmsg, ioctl, close, the hold timer, M_FLUSH ──▶ take (send or free) ── closes it
+//!   M_HANGUP, M_SETOPTS ──▶ seal: the held message stays, joins go under the lock again
+//! ```
+//!
+//! A held write changes nothing in the Stream but the held message's bytes: no queue, no flow
+//! control, no event (the hold timer is armed when the message is created, under the lock).
+//! So a write that only joins it need not enter the perimeter, and with the lock it skips its
+//! whole protocol (enter, the inbound list, leave, the `Later` list). The cell is a leaf lock
+//! of its own, taken under the Stream lock or alone, with nothing taken under it.
+//!
+//! # Invariants
+//! While the cell is *open*, a write of up to a fast buffer that fits in the held message's
+//! room would join that message under the Stream lock too: SNDHOLD is on, the head has no
+//! write error and no hangup, is not closed nor linked under a multiplexor, the top module
+//! has no `minpsz` and a piece is at least a fast buffer. Only [`Stream::sth_hold_write`]
+//! (`write.rs`) opens it, having checked all that; everything that changes one of them under
+//! the Stream lock takes the held message (an ioctl, I_SWROPT, I_LINK, close, a write error's
+//! flush) or seals the cell (hangup, M_SETOPTS). A join leaves room for at least one more byte,
+//! so the message that fills up is sent by the write under the lock, never left full here.
+//!
+//! Accepted data is never lost: a join appends under the cell's lock to the message the head
+//! later takes under the same lock; a join after the take finds no message and goes the slow
+//! way (`tests/loom_perim.rs` (j)).
+
+use crate::msg::Msg;
+use crate::sys;
+
+/// The held message and whether writes may join it without the Stream lock.
+#[derive(Default)]
+struct Held {
+    msg: Option<Msg>,
+    open: bool,
+}
+
+/// Write hold's buffer (see the module docs), one per Stream head, shared through an `Arc`
+/// between the head and the platform's [`HeadShared`](super::call::HeadShared).
+pub struct HoldCell {
+    held: sys::BhLock<Held>,
+}
+
+impl HoldCell {
+    /// An empty, closed cell (a sleeping allocation: in process context, holding no lock).
+    pub fn new() -> Result<HoldCell, sys::NoMem> {
+        Ok(HoldCell {
+            held: sys::BhLock::new(Held::default())?,
+        })
+    }
+
+    /// The write fast path: append `data` to the held message if the cell is open and the
+    /// message keeps room after it. False if the write must go under the Stream lock.
+    pub fn join(&self, data: &[u8]) -> bool {
+        let mut h = self.held.lock();
+        if !h.open {
+            return false;
+        }
+        match h.msg.as_mut() {
+            Some(m) if m.wr_room() > data.len() => m.append(data) == data.len(),
+            _ => false,
+        }
+    }
+
+    /// Take the held message (to send it or free it); the cell closes. The Stream head's
+    /// side, under the Stream lock.
+    pub fn take(&self) -> Option<Msg> {
+        let mut h = self.held.lock();
+        h.open = false;
+        h.msg.take()
+    }
+
+    /// Hold `m` again, and let writes join it without the lock if `open` (the invariant of
+    /// the module docs holds). The Stream head's side, under the Stream lock.
+    pub fn put(&self, m: Msg, open: bool) {
+        let mut h = self.held.lock();
+        h.msg = Some(m);
+        h.open = open;
+    }
+
+    /// Writes may no longer join the held message without the Stream lock. The Stream head's
+    /// side, under the Stream lock.
+    pub fn seal(&self) {
+        self.held.lock().open = false;
+    }
+
+    /// Bytes held, and the room left (`None` without a held message).
+    pub fn state(&self) -> Option<(usize, usize)> {
+        let h = self.held.lock();
+        h.msg.as_ref().map(|m| (m.msgsize(), m.wr_room()))
+    }
+}
+
+/// The Stream head's side of write hold: the cell it shares with the platform's write fast
+/// path once the platform gave it one ([`HeadHold::share`], on the first write under the
+/// lock), or the held message itself until then (a head the platform never gave a cell, or
+/// one whose cell could not be allocated: writes then always join under the lock).
+#[derive(Default)]
+pub(crate) struct HeadHold {
+    /// INVARIANT: `None` while `cell` is set.
+    own: Option<Msg>,
+    cell: Option<sys::Arc<HoldCell>>,
+}
+
+impl HeadHold {
+    /// No held message, no cell.
+    pub(crate) const fn new() -> HeadHold {
+        HeadHold {
+            own: None,
+            cell: None,
+        }
+    }
+
+    /// Share `cell` with the platform from now on (what is held moves into it, closed).
+    pub(crate) fn share(&mut self, cell: &sys::Arc<HoldCell>) {
+        if self.cell.is_some() {
+            return;
+        }
+        if let Some(m) = self.own.take() {
+            cell.put(m, false);
+        }
+        self.cell = Some(cell.clone());
+    }
+
+    /// Take the held message; a shared cell closes.
+    pub(crate) fn take(&mut self) -> Option<Msg> {
+        match &self.cell {
+            Some(c) => c.take(),
+            None => self.own.take(),
+        }
+    }
+
+    /// Hold `m`; a shared cell opens if `open`.
+    pub(crate) fn put(&mut self, m: Msg, open: bool) {
+        match &self.cell {
+            Some(c) => c.put(m, open),
+            None => self.own = Some(m),
+        }
+    }
+
+    /// Writes may no longer join without the Stream lock (a hangup, new options).
+    pub(crate) fn seal(&mut self) {
+        if let Some(c) = &self.cell {
+            c.seal();
+        }
+    }
+
+    /// Bytes held, and the room left (`None` without a held message).
+    pub(crate) fn state(&self) -> Option<(usize, usize)> {
+        match &self.cell {
+            Some(c) => c.state(),
+            None => self.own.as_ref().map(|m| (m.msgsize(), m.wr_room())),
+        }
+    }
+}
