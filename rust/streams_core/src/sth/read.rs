@@ -215,6 +215,9 @@ impl Stream {
         let Some(q) = self.queue(self.head_rq()) else {
             return (0, false);
         };
+        if q.first().is_none() {
+            return (0, false); // the common case of a reader trying again
+        }
         let mut avail = 0usize;
         for pos in 0.. {
             let Some(m) = q.peek(pos) else {
