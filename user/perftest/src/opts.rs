@@ -97,7 +97,8 @@ pub struct Opts {
     pub count: Option<u64>,
     /// Write hold / coalescing, SNDHOLD (`-H`).
     pub hold: bool,
-    /// M_READ notification (`-M`; not supported by the rstreams Stream head yet).
+    /// M_READ notification (`-M`; ignored: nothing sets SO_MREADON on an rstreams pipe end
+    /// yet).
     pub mread: bool,
     /// Read-fill mode, RFILL (`-w`).
     pub readfill: bool,

@@ -199,7 +199,11 @@ pub(crate) fn setup(
                 .map_err(|e| format!("ioctl(I_SRDOPT, RFILL|RPROTNORM): {}", strip_os(&e)))?;
         }
         if o.mread {
-            warn("-M (M_READ) is not supported by the rstreams Stream head yet; ignored".into());
+            warn(
+                "-M (M_READ): nothing sets SO_MREADON on an rstreams pipe end yet (the head \
+                 answers M_READ, but no user interface turns it on); ignored"
+                    .into(),
+            );
         }
         let marks = WaterMarks::of(o);
         if let Err(e) = marks.set([rd, wr]) {

@@ -8,7 +8,7 @@ use super::TestPipe;
 use core::cell::Cell;
 use streams_core::errno::Errno;
 use streams_core::ktest::TestResult;
-use streams_core::msg::{Msg, FASTBUF, M_DATA};
+use streams_core::msg::{Msg, FASTBUF, M_DATA, M_SETOPTS};
 use streams_core::sth::call::{self, HeadCall};
 use streams_core::sth::consts::*;
 use streams_core::sth::tests::{nread, wr};
@@ -283,6 +283,42 @@ fn held_writes_join_until_full_or_hangup() -> TestResult {
     Ok(())
 }
 
+/// SO_MREADON at end 1: a read that blocks there sends M_READ across, and end 0's head sends
+/// what write hold holds at once instead of at the hold timer.
+fn mread_from_a_blocking_reader_sends_held_data() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let r = Registry::new();
+    check_ok!(s.end(0, |s| s.strioctl(
+        &r,
+        I_SWROPT,
+        IocArg::Int(i64::from(SNDHOLD))
+    )));
+    let so = StrOptions {
+        so_flags: SO_MREADON,
+        ..StrOptions::default()
+    };
+    let m = check_ok!(Msg::from_bytes(M_SETOPTS, &so.encode()));
+    s.end(1, |s| {
+        let h = s.head_rq();
+        s.qctx(h).put(m);
+    });
+    check!(s.end(1, |s| s.sth().mread()));
+    check_eq!(write(&s, 0, b"held"), Ok(4));
+    check_eq!(s.end(0, |s| s.sth().held()), 4);
+    // A non-blocking read sends no M_READ.
+    check_eq!(read(&s, 1, 64).err(), Some(Errno::EAGAIN));
+    check_eq!(s.end(0, |s| s.sth().held()), 4);
+    let end1 = s.call(1);
+    let tok = &end1.shared().reader;
+    let mut t = Taken::new();
+    let blocked = s.end(1, |s| s.strread(64, false, tok, &mut t));
+    check_eq!(blocked, Err(Stop::Block(Block::Readable)));
+    s.settle();
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!(bytes(&check_ok!(read(&s, 1, 64))), b"held");
+    Ok(())
+}
+
 ktest_suite!(PIPE_TWOPHASE_SUITE, "streams_pipe_twophase":
     prebuilt_write_then_read_across,
     read_smaller_than_the_message_splits_it,
@@ -293,4 +329,5 @@ ktest_suite!(PIPE_TWOPHASE_SUITE, "streams_pipe_twophase":
     options_turn_the_write_fast_path_off,
     prebuilt_flow_control_keeps_the_message,
     held_writes_join_until_full_or_hangup,
+    mread_from_a_blocking_reader_sends_held_data,
 );

@@ -5,7 +5,8 @@
 //! as in SVR4: a second one is freed). M_SETOPTS changes head options, M_FLUSH flushes the
 //! head and turns the write half around downstream (FLUSHR cleared), M_ERROR and M_HANGUP
 //! set the error/hangup state, M_SIG/M_PCSIG become pending signals, and ioctl answers go to
-//! the ioctl slot. Anything else is freed. Wakeups and SIGPOLL events are recorded in
+//! the ioctl slot. M_READ at a pipe end or FIFO (the reader there is about to block) sends
+//! what write hold holds at once. Anything else is freed. Wakeups and SIGPOLL events are recorded in
 //! `HeadEvents` for the platform. Back-enables reaching the head wake writers
 //! (`sth_backenable`, called by the Stream engine).
 
@@ -133,6 +134,11 @@ impl Stream {
             self.sth_ioc_answer(mp);
         } else if ty == M_IOCTL {
             self.sth_nak_ioctl(mp);
+        } else if ty == M_READ && self.sth.ispipe {
+            // The reader at the other end (or of this FIFO) is about to block for data
+            // (SO_MREADON there): what write hold holds here goes to it now, not at the hold
+            // timer (LfS; the requested count is not waited for).
+            self.sth_flush_hold();
         }
         // Anything else has no meaning at the head and is freed here.
     }
