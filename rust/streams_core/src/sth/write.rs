@@ -37,7 +37,9 @@ fn piece(maxpsz: usize) -> usize {
 
 /// Capacity of the write-hold (SNDHOLD) buffer: small writes (up to a fast buffer each) are
 /// coalesced into one message of up to this many bytes, which goes down when it is full, at
-/// the hold timer, or at the next read, putmsg, ioctl or close of this head.
+/// the hold timer, at the next read, putmsg, ioctl or close of this head, or at an M_READ
+/// from the reader at the other end of a pipe. Writes that only join it do so without the
+/// Stream lock (`hold.rs`).
 pub const STRHOLDSZ: usize = 1024;
 
 impl Stream {
