@@ -79,6 +79,8 @@ impl HoldCell {
     /// the module docs holds). The Stream head's side, under the Stream lock.
     pub fn put(&self, m: Msg, open: bool) {
         let mut h = self.held.lock();
+        // Only after a take: nothing is freed under the cell's lock.
+        debug_assert!(h.msg.is_none());
         h.msg = Some(m);
         h.open = open;
     }
