@@ -16,10 +16,12 @@ mount -t tmpfs tmpfs /tmp
 ip link set lo up 2>/dev/null
 mode=probe
 KMEMLEAK=/sys/kernel/debug/kmemleak
+STRESS=/usr/bin/strstress
 for a in $(cat /proc/cmdline); do
 	case "$a" in
 	rstreams.mode=*) mode=${a#rstreams.mode=} ;;
-	rstreams.noleakscan) KMEMLEAK=/nonexistent ;; # the negative control only needs the KUnit verdict
+	# The negative control only needs the KUnit verdict: no leak scans, no stress run.
+	rstreams.noleakscan) KMEMLEAK=/nonexistent STRESS=/nonexistent ;;
 	esac
 done
 fail=0
@@ -83,7 +85,7 @@ test)
 	# the KASAN guest under TCG) (docs/stress.md), before the leak scans and the unload below
 	# judge what they left. The fault-injection pass is `cargo xtask stress --faults` only, until
 	# the failures it found are fixed (docs/stress.md).
-	[ -x /usr/bin/strstress ] && step strstress strstress -n 300000 -p 4 -t 3 -s 1 --max-secs 480
+	[ -x $STRESS ] && step strstress strstress -n 300000 -p 4 -t 3 -s 1 --max-secs 480
 	# Scan while the module is loaded (backtraces name its functions), then after unloading
 	# (memory the module did not give back at exit).
 	[ -e $KMEMLEAK ] && step kmemleak-loaded leaks

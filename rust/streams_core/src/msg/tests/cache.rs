@@ -267,7 +267,11 @@ fn cross_cpu_frees_come_back_through_the_depot() {
     extern crate std;
     use std::collections::BTreeSet;
     let mut hit = false;
-    for _ in 0..3 {
+    // The test threads of `cargo test` share the cache: one of them may take the depot's
+    // blocks or hold a slot (allocb then bypasses the cache) during a round. A round missed
+    // about one time in three with parallel tests (3 rounds failed 3 times in 80 runs); 30
+    // rounds make a false failure negligible.
+    for _ in 0..30 {
         let mut m = allocb(1, Bpri::Med).expect("allocb");
         let mut addrs = BTreeSet::new();
         addrs.insert(addr(&m));
