@@ -21,7 +21,7 @@
 
 use kernel::sync::Arc;
 
-use crate::chardev::{CallFile, FileOps, O_NONBLOCK};
+use crate::chardev::CallFile;
 use crate::errno::Errno;
 use crate::fdpass::passfp_msg;
 use crate::pipe::connld::{connld_pass, sth_connld};
@@ -42,18 +42,14 @@ pub(crate) fn open(
     if !attached.op(Caller::Nobody, |s| sth_connld(s)) {
         return Ok(None);
     }
-    let (client_end, server_end) = crate::weld::new_pipe()?;
-    let server = StrFile::new(server_end, false, registry.clone(), None)?;
-    // Dropping the message (on any failure below) closes the server's file, and its end.
-    let mut mp = Some(passfp_msg(call.new_fifo_file(server, false)?, attached)?);
-    let client = StrFile::new(client_end, false, registry.clone(), None)?;
+    // Until it is the opener's file, dropping the client's end (on any failure below) closes
+    // it; dropping the message closes the server's file, and its end.
+    let (client, server) = crate::weld::new_pipe_files(registry)?;
+    let mut mp = Some(passfp_msg(server.into_fifo_file(call, false)?, attached)?);
     match crate::strwait::run_quiet(attached, nonblock, |s| connld_pass(s, &mut mp, nonblock)) {
-        Ok(true) => Ok(Some(client)),
-        r => {
-            // Not sent (connld popped meanwhile: an ordinary open after all). The client's
-            // end was never a file: close it here, without waiting.
-            <StrFile as FileOps>::release(client, O_NONBLOCK);
-            r.map(|_| None)
-        }
+        // Not sent (connld popped meanwhile: an ordinary open after all): the client's end
+        // closes as it drops.
+        Ok(true) => Ok(client.into_opened()),
+        r => r.map(|_| None),
     }
 }

@@ -435,12 +435,12 @@ pub(crate) fn fifo_pipe(f: &StrFile, call: &CallFile<'_, StrFile>, arg: usize) -
     }
     let fd0 = UnusedFd::reserve(flags & cloexec)?;
     let fd1 = UnusedFd::reserve(flags & cloexec)?;
-    let (a, z) = crate::weld::new_pipe()?;
-    let a = StrFile::new(a, false, f.registry.clone(), None)?;
-    let z = StrFile::new(z, false, f.registry.clone(), None)?;
+    // Each step that fails closes what it was given: an end not yet a file closes when its
+    // `Unfiled` drops, an end that is a file when its `FileRef` does.
+    let (a, z) = crate::weld::new_pipe_files(&f.registry)?;
     let nb = flags & nonblock != 0;
-    let fa = call.new_fifo_file(a, nb)?;
-    let fz = call.new_fifo_file(z, nb)?;
+    let fa = a.into_fifo_file(call, nb)?;
+    let fz = z.into_fifo_file(call, nb)?;
     let (n0, n1) = (fd0.0.to_ne_bytes(), fd1.0.to_ne_bytes());
     let fds = [n0[0], n0[1], n0[2], n0[3], n1[0], n1[1], n1[2], n1[3]];
     // On EFAULT everything is undone: the files close (their Streams with them) and the

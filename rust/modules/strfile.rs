@@ -135,6 +135,47 @@ impl StrFile {
     }
 }
 
+/// A [`StrFile`] that no `struct file` owns yet (a new pipe end on its way to becoming a
+/// file). Dropping it closes its Stream without waiting, as the release of its file would: a
+/// pipe end that never became a file is closed, not left holding its peer (each connected
+/// end holds the other through its queues' remote references, a cycle only a close breaks).
+pub(crate) struct Unfiled(Option<Arc<StrFile>>);
+
+impl Unfiled {
+    /// A new file on the head of the connected pipe end `perim` (holding it open).
+    pub(crate) fn new(perim: Arc<StrPerim>, registry: Arc<Registry>) -> Result<Self, Errno> {
+        StrFile::new(perim, false, registry, None).map(|f| Unfiled(Some(f)))
+    }
+
+    /// A new FIFO-typed file (`CallFile::new_fifo_file`) owning this object; on failure the
+    /// Stream is closed.
+    pub(crate) fn into_fifo_file(
+        mut self,
+        call: &CallFile<'_, StrFile>,
+        nonblock: bool,
+    ) -> Result<crate::fdpass::FileRef, Errno> {
+        let f = self.0.clone().ok_or(Errno::EINVAL)?;
+        let file = call.new_fifo_file(f, nonblock)?;
+        // The file owns the object now; its release closes the Stream.
+        self.0 = None;
+        Ok(file)
+    }
+
+    /// The object, for a caller that makes it the `private_data` of a file being opened (the
+    /// kernel calls its release when that file closes).
+    pub(crate) fn into_opened(mut self) -> Option<Arc<StrFile>> {
+        self.0.take()
+    }
+}
+
+impl Drop for Unfiled {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            <StrFile as FileOps>::release(f, O_NONBLOCK);
+        }
+    }
+}
+
 impl HeadCall for StrFile {
     fn run<R>(
         &self,

@@ -13,8 +13,8 @@ use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
 
 use crate::errno::Errno;
-use crate::stream::Perimeter;
-use crate::strfile::{StrFile, CONNECTED, UNCONNECTED, WELDING};
+use crate::stream::{Perimeter, Registry};
+use crate::strfile::{StrFile, Unfiled, CONNECTED, UNCONNECTED, WELDING};
 use crate::strperim::{Caller, StrPerim};
 
 /// Connect the pipe ends of `a` and `b` to each other (each under its own lock in turn).
@@ -56,7 +56,23 @@ pub(crate) fn new_pipe() -> Result<(Arc<StrPerim>, Arc<StrPerim>), Errno> {
     Ok((a, b))
 }
 
-/// I_PIPE: connect this unconnected pipe end and `other` into a STREAMS pipe. EINVAL unless
+/// The two ends of a new, connected STREAMS pipe as files-to-be: whatever fails, both ends are
+/// closed (dropping an [`Unfiled`] closes its Stream).
+pub(crate) fn new_pipe_files(registry: &Arc<Registry>) -> Result<(Unfiled, Unfiled), Errno> {
+    let (a, b) = new_pipe()?;
+    let a = match Unfiled::new(a, registry.clone()) {
+        Ok(a) => a,
+        Err(e) => {
+            // `a` was closed by the failed `StrFile::new`; `b` is not a file yet.
+            b.close_now(Caller::Nobody);
+            return Err(e);
+        }
+    };
+    let b = Unfiled::new(b, registry.clone())?;
+    Ok((a, b))
+}
+
+/// I_PIPE: connect/// I_PIPE: connect this unconnected pipe end and `other` into a STREAMS pipe. EINVAL unless
 /// both are distinct unconnected ends of the pipe device.
 pub(crate) fn weld(me: &StrFile, other: &StrFile) -> Result<(), Errno> {
     if ptr::eq(me, other) {

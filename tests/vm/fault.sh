@@ -96,7 +96,7 @@ if [ "$st" = 124 ] || [ "$st" -gt 128 ]; then
 	rc=1
 fi
 t1=$(date +%s)
-strstress -n "$calls" -p 4 -t 2 -s 7 --max-secs 150 || rc=1
+strstress -n "$calls" -p 4 -t 2 -s 7 --max-secs 150 --faults || rc=1
 echo "fault.sh: strstress under faults: $(($(date +%s) - t1)) s"
 off
 for f in failslab fail_page_alloc; do

@@ -25,7 +25,13 @@
 //!
 //! Queueing never allocates for band 0 and high-priority messages (a class is linked through
 //! the messages' `b_next`, `mlist.rs`); the first message of a new band allocates that band's
-//! `qband`, and is handed back if that fails.
+//! `qband`. If that fails the message is not handed back (a put procedure has accepted it and
+//! nobody upstream can take it back) but waits in the *overflow* list, a class of its own
+//! that needs no allocation either: getq takes it after the allocated bands and before band
+//! 0, and while it holds anything every message of a band goes there too, so that messages
+//! of one band still come off in the order they went on. Its bytes count in `q_count` (band
+//! 0's flow control, and the block limit, hold it back). Only the priority between bands
+//! suffers, and only until the overflow list drains.
 
 mod flags;
 mod mlist;
@@ -63,6 +69,8 @@ pub(crate) struct QBand {
 enum Class {
     Hi,
     Band(u8),
+    /// The overflow list (module docs): after the bands, before band 0.
+    Over,
     Norm,
 }
 
@@ -82,6 +90,8 @@ pub struct Queue {
     norm: MsgList,
     /// `bands[n - 1]` is band `n`; `bands.len()` is `q_nband`.
     bands: Vec<QBand>,
+    /// Band messages queued while a `qband` could not be allocated (module docs), FIFO.
+    over: MsgList,
     count: usize,
     hiwat: usize,
     lowat: usize,
@@ -104,6 +114,7 @@ impl Queue {
             hi: MsgList::new(),
             norm: MsgList::new(),
             bands: Vec::new(),
+            over: MsgList::new(),
             count: 0,
             hiwat,
             lowat,
@@ -174,7 +185,9 @@ impl Queue {
     pub fn qsize(&self) -> usize {
         self.bands
             .iter()
-            .fold(self.hi.len() + self.norm.len(), |n, b| n + b.msgs.len())
+            .fold(self.hi.len() + self.over.len() + self.norm.len(), |n, b| {
+                n + b.msgs.len()
+            })
     }
     /// No message queued (`q_first == NULL`).
     pub fn is_empty(&self) -> bool {
@@ -238,22 +251,24 @@ impl Queue {
         match c {
             Class::Hi => Some(&mut self.hi),
             Class::Norm => Some(&mut self.norm),
+            Class::Over => Some(&mut self.over),
             Class::Band(b) => self.band_mut(b).map(|qb| &mut qb.msgs),
         }
     }
 
-    /// Classes in getq order: high priority, bands nband..1, band 0.
+    /// Classes in getq order: high priority, bands nband..1, the overflow list, band 0.
     fn classes(&self) -> impl Iterator<Item = Class> {
         let nb = u8::try_from(self.bands.len()).unwrap_or(u8::MAX);
         core::iter::once(Class::Hi)
             .chain((1..=nb).rev().map(Class::Band))
-            .chain(core::iter::once(Class::Norm))
+            .chain([Class::Over, Class::Norm])
     }
 
     fn class_len(&self, c: Class) -> usize {
         match c {
             Class::Hi => self.hi.len(),
             Class::Norm => self.norm.len(),
+            Class::Over => self.over.len(),
             Class::Band(b) => self.band(b).map_or(0, |qb| qb.msgs.len()),
         }
     }
@@ -266,7 +281,8 @@ impl Queue {
                 (Class::Hi, Class::Hi) => false,
                 (Class::Hi, _) => true,
                 (Class::Band(a), Class::Band(b)) => a > b,
-                (Class::Band(_), Class::Norm) => true,
+                (Class::Band(_), Class::Over | Class::Norm) => true,
+                (Class::Over, Class::Norm) => true,
                 _ => false,
             };
             if before {
@@ -294,6 +310,7 @@ impl Queue {
         match c {
             Class::Hi => self.hi.get(i),
             Class::Norm => self.norm.get(i),
+            Class::Over => self.over.get(i),
             Class::Band(b) => self.band(b)?.msgs.get(i),
         }
     }
@@ -316,7 +333,7 @@ impl Queue {
                 return Some(m);
             }
         }
-        self.norm.first()
+        self.over.first().or_else(|| self.norm.first())
     }
 
     /// Recompute QFULL / QB_FULL from the counts (hysteresis comes from QWANTW + lowat).
@@ -354,7 +371,7 @@ impl Queue {
             self.mblkcnt.saturating_sub(blocks)
         };
         let cnt = match c {
-            Class::Hi | Class::Norm => Some(&mut self.count),
+            Class::Hi | Class::Over | Class::Norm => Some(&mut self.count),
             Class::Band(b) => self.band_mut(b).map(|qb| &mut qb.count),
         };
         if let Some(cnt) = cnt {
@@ -390,13 +407,16 @@ impl Queue {
         }
     }
 
-    /// putq: queue `mp` behind messages of its class. Band 0 and high priority never fail;
-    /// the first message of a new band is handed back untouched if its `qband` cannot be
-    /// allocated. The event asks for qenable when `mp` is high priority, or when
-    /// enabling is allowed (no QNOENB) and a reader is waiting (QWANTR) or `mp` is in a band.
+    /// putq: queue `mp` behind messages of its class. It does not fail: a band message whose
+    /// `qband` cannot be allocated, and every band message while some are, goes on the
+    /// overflow list (module docs). The event asks for qenable when `mp` is high priority, or
+    /// when enabling is allowed (no QNOENB) and a reader is waiting (QWANTR) or `mp` is in a
+    /// band.
     pub fn putq(&mut self, mut mp: Msg) -> Result<QEvent, Msg> {
-        let Ok(c) = self.prepare(&mut mp) else {
-            return Err(mp);
+        let c = match self.prepare(&mut mp) {
+            Ok(Class::Band(_)) if !self.over.is_empty() => Class::Over,
+            Ok(c) => c,
+            Err(NoMem) => Class::Over,
         };
         let size = mp.msgsize_blocks();
         match self.ring_mut(c) {
@@ -416,11 +436,12 @@ impl Queue {
 
     /// putbq: return `mp` to the front of its class (a service procedure that cannot pass it
     /// on). Enables only if a reader is waiting and enabling is allowed, so a service procedure
-    /// that puts back is not rescheduled in a loop.
+    /// that puts back is not rescheduled in a loop. A band message whose `qband` cannot be
+    /// allocated goes to the front of the overflow list: it came from there (its band has no
+    /// `qband`), and getq took it only because every band was empty, so it is the oldest of
+    /// its band either way.
     pub fn putbq(&mut self, mut mp: Msg) -> Result<QEvent, Msg> {
-        let Ok(c) = self.prepare(&mut mp) else {
-            return Err(mp);
-        };
+        let c = self.prepare(&mut mp).unwrap_or(Class::Over);
         let size = mp.msgsize_blocks();
         self.insert_in(c, 0, mp)?;
         self.account(c, size, true);
@@ -492,12 +513,16 @@ impl Queue {
         (mp, ev)
     }
 
-    /// Free the messages of class `c` selected by `flag`; returns (messages, bytes).
-    fn flush_class(&mut self, c: Class, flag: i32) -> (usize, usize) {
+    /// Free the messages of class `c` selected by `flag` (and, if `band` is given, of that
+    /// band only: the overflow list mixes bands); returns (messages, bytes).
+    fn flush_class(&mut self, c: Class, flag: i32, band: Option<u8>) -> (usize, usize) {
         let (mut n, mut bytes, mut blocks) = (0usize, 0usize, 0usize);
         if let Some(r) = self.ring_mut(c) {
             r.extract_if(
-                |m| flag == FLUSHALL || m.db_type().is_data(),
+                |m| {
+                    (flag == FLUSHALL || m.db_type().is_data())
+                        && band.is_none_or(|b| m.band() == b)
+                },
                 |m| {
                     n += 1;
                     let (b, k) = m.msgsize_blocks();
@@ -511,14 +536,20 @@ impl Queue {
         (n, bytes)
     }
 
-    fn flush_classes(&mut self, which: impl Fn(Class) -> bool, flag: i32) -> Flushed {
+    fn flush_classes(
+        &mut self,
+        which: impl Fn(Class) -> bool,
+        flag: i32,
+        band: Option<u8>,
+    ) -> Flushed {
         let (mut msgs, mut bytes) = (0, 0);
         let nb = u8::try_from(self.bands.len()).unwrap_or(u8::MAX);
-        let all = [Class::Hi, Class::Norm]
+        let all = [Class::Hi, Class::Norm, Class::Over]
             .into_iter()
             .chain((1..=nb).map(Class::Band));
         for c in all.filter(|c| which(*c)) {
-            let (n, b) = self.flush_class(c, flag);
+            let only = if c == Class::Over { band } else { None };
+            let (n, b) = self.flush_class(c, flag, only);
             msgs += n;
             bytes += b;
         }
@@ -529,7 +560,7 @@ impl Queue {
 
     /// flushq: free all messages (FLUSHALL) or only data messages (FLUSHDATA).
     pub fn flushq(&mut self, flag: i32) -> Flushed {
-        self.flush_classes(|_| true, flag)
+        self.flush_classes(|_| true, flag, None)
     }
 
     /// flushband: free the messages of band `band`. As in SVR4, band 0 means every message
@@ -538,9 +569,11 @@ impl Queue {
         self.flush_classes(
             |c| match c {
                 Class::Hi | Class::Norm => band == 0,
+                Class::Over => band != 0,
                 Class::Band(b) => b == band,
             },
             flag,
+            Some(band),
         )
     }
 

@@ -162,9 +162,8 @@ impl Stream {
         match r {
             Ok(ev) => self.apply(h, ev),
             Err(m) => {
-                // Only the first message of a new band can get here (its `qband` could not
-                // be allocated: band 0 and high priority never allocate, `queue` module
-                // docs); nobody is left to hand it back to.
+                // Not reached: putq keeps a band message whose `qband` cannot be allocated
+                // on its overflow list (`queue` module docs).
                 drop(m);
                 self.count_drop();
                 return;

@@ -80,6 +80,11 @@ struct Args {
     /// Modules not to push (comma-separated)
     #[arg(long, value_delimiter = ',', value_name = "MODULES")]
     skip_modules: Vec<String>,
+    /// Allocation failures are being injected (tests/vm/fault.sh): EFAULT is then expected
+    /// from any call, because the kernel fails the page fault of a valid user buffer when
+    /// the page allocation it needs is failed under our modules' frames
+    #[arg(long)]
+    faults: bool,
     /// Directory of the files Streams are attached to
     #[arg(long, default_value = "/tmp/strstress")]
     dir: String,
@@ -244,6 +249,7 @@ fn cleanup(run: &Run) {
 
 fn main() {
     let args = Args::parse();
+    worker::FAULTS.store(args.faults, Ordering::Relaxed);
     std::process::exit(match orchestrate(args) {
         Ok(()) => 0,
         Err(e) => {

@@ -14,8 +14,8 @@ use crate::table::{lock, Entry};
 use crate::worker::{Ctx, Th};
 
 use libc::{
-    EAGAIN, EBADMSG, EBUSY, EINTR, EINVAL, EIO, ELOOP, EMFILE, ENODATA, ENOENT, ENOMEM, ENOSR,
-    ENXIO, EPERM, EPIPE, EPROTO, ERANGE, ETIME, ETOOMANYREFS,
+    EAGAIN, EBADMSG, EBUSY, EINTR, EINVAL, EIO, ELOOP, EMFILE, ENFILE, ENODATA, ENOENT, ENOMEM,
+    ENOSR, ENXIO, EPERM, EPIPE, EPROTO, ERANGE, ETIME, ETOOMANYREFS,
 };
 
 /// Errors any call on a Stream may return: flow control, a signal, no memory, and what an
@@ -78,6 +78,11 @@ const OPEN: &[i32] = &[
     libc::EACCES,
     EAGAIN,
     ENOENT,
+];
+/// s_pipe (I_FIFO_PIPE): plus ENFILE (the kernel could not make a file or its inode: what
+/// pipe(2) returns then, and what an allocation failure there looks like) and EMFILE.
+const PIPE: &[i32] = &[
+    EINTR, ENOSR, ENOMEM, ENXIO, EIO, EPERM, EAGAIN, ENFILE, EMFILE,
 ];
 /// fattach/fdetach: EPERM (unprivileged), EBUSY (attached already), EINVAL (not attached),
 /// ENOENT/ENOTDIR (the path), plus the Stream errors.
@@ -211,7 +216,7 @@ fn op_open(ctx: &Ctx, th: &mut Th) {
 }
 
 fn op_pipe(ctx: &Ctx, th: &mut Th) {
-    if let Ok((a, b)) = ctx.call(th, "s_pipe", OPEN, Stream::pipe) {
+    if let Ok((a, b)) = ctx.call(th, "s_pipe", PIPE, Stream::pipe) {
         add(ctx, th, a, None);
         add(ctx, th, b, None);
     }

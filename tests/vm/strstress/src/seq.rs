@@ -31,6 +31,14 @@ const BANDS: [i32; 4] = [0, 1, 2, 7];
 const HDR: usize = 20;
 
 const RETRY: &[i32] = &[libc::EINTR, libc::EAGAIN, libc::ENOSR, libc::ENOMEM];
+/// s_pipe: plus ENFILE (no file or inode for an end; nothing was made).
+const PIPE_RETRY: &[i32] = &[
+    libc::EINTR,
+    libc::EAGAIN,
+    libc::ENOSR,
+    libc::ENOMEM,
+    libc::ENFILE,
+];
 
 fn band_index(b: i32) -> Option<usize> {
     BANDS.iter().position(|x| *x == b)
@@ -94,7 +102,7 @@ fn pair(ctx: &Ctx, th: &mut Th) -> io::Result<(Stream, Stream)> {
             Ok((a, b))
         }
         _ => {
-            let (a, b) = ctx.call(th, "seq s_pipe", RETRY, Stream::pipe)?;
+            let (a, b) = ctx.call(th, "seq s_pipe", PIPE_RETRY, Stream::pipe)?;
             match choice {
                 1 | 2 => {
                     let m = if choice == 1 { "nullmod" } else { "pipemod" };
@@ -106,7 +114,7 @@ fn pair(ctx: &Ctx, th: &mut Th) -> io::Result<(Stream, Stream)> {
                 }
                 4 => {
                     // Pass the reading end through a second pipe.
-                    let (c0, c1) = ctx.call(th, "seq s_pipe", RETRY, Stream::pipe)?;
+                    let (c0, c1) = ctx.call(th, "seq s_pipe", PIPE_RETRY, Stream::pipe)?;
                     ctx.call(th, "seq I_SENDFD", RETRY, || {
                         sys::ioctl_int(c0.raw(), I_SENDFD, b.raw())
                     })?;

@@ -4,7 +4,7 @@
 //! writes, FIFO opens, I_STR and closes are both exercised and bounded.
 
 use std::io;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,9 @@ use crate::table::Table;
 
 /// How long a thread may sleep in one call before the watchdog signals it.
 const INTERRUPT_AFTER: Duration = Duration::from_millis(25);
+/// `--faults`: EFAULT is expected from every call (set before the workers are forked).
+pub(crate) static FAULTS: AtomicBool = AtomicBool::new(false);
+
 /// Unexpected errnos printed per worker process (all are counted).
 const MAX_REPORTS: u32 = 20;
 
@@ -84,7 +87,7 @@ impl Ctx {
         }
         if let Err(e) = &r {
             let n = sys::errno(e);
-            if allowed.contains(&n) {
+            if allowed.contains(&n) || (n == libc::EFAULT && FAULTS.load(Ordering::Relaxed)) {
                 self.slot.expected_errors.fetch_add(1, Ordering::Relaxed);
             } else {
                 self.unexpected(&format!("{op}: {} ({e})", sys::errno_name(n)));

@@ -153,7 +153,11 @@ pub(crate) fn t_bufmod_timeout_fires() -> R {
     e(a.write(b"alpha"), "write")?;
     e(a.write(b"beta"), "write")?;
     let mut buf = [0u8; 256];
-    // A blocking read: the chunk arrives only through the timer.
+    // Wait at most 5 s (bufmod drops, and counts, a record it has no memory for: under the
+    // fault-injection pass nothing may come), then a blocking read: the chunk arrives only
+    // through the timer.
+    let ev = crate::poll1(&b, libc::POLLIN, 5000)?;
+    ensure!(ev & libc::POLLIN != 0, "no chunk within 5 s (poll {ev:#x})");
     let n = e(b.read(&mut buf), "read the timed-out chunk")?;
     let took = t0.elapsed();
     let recs = records(&buf[..n])?;

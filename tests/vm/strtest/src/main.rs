@@ -132,7 +132,7 @@ fn read_n(s: &Stream, n: usize) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn poll1(s: &Stream, events: i16, timeout_ms: i32) -> Result<i16, String> {
+pub(crate) fn poll1(s: &Stream, events: i16, timeout_ms: i32) -> Result<i16, String> {
     let mut p = libc::pollfd {
         fd: s.raw(),
         events,

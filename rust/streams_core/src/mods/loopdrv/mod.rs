@@ -19,7 +19,10 @@
 //! the reference I_FDINSERT adds, to the driver read queue of another Stream of this driver
 //! (same name); if not, the requester gets M_ERROR EINVAL. The requester puts an M_CTL CONNECT
 //! on the peer's read queue; an unconnected peer accepts, any other answers REFUSE and the
-//! requester gets M_ERROR EBUSY. Both answers come back through the requester's perimeter,
+//! requester gets M_ERROR EBUSY (ENOSR if the peer had no memory to accept). A refusal is the
+//! CONNECT sent back, and the requester's M_ERROR is made of it: no answer and no error
+//! needs memory, so a requester never stays connecting for want of one, and an allocation
+//! failure never reads as "connected already". Both answers come back through the requester's perimeter,
 //! which the platform runs before the ioctl returns. Data written meanwhile is held on the
 //! write queue.
 //!
@@ -38,7 +41,8 @@
 //! Close: what this end still holds on its write queue goes up the peer regardless of flow
 //! control, then an M_CTL DISCONNECT (made when the connection was, so a close never lacks
 //! memory for it): the peer frees what it held for this end and sends M_HANGUP up its Stream
-//! (its reader gets end of file after the data, its writer ENXIO). A hung-up Stream never
+//! (its reader gets end of file after the data, its writer ENXIO); the M_HANGUP is the
+//! DISCONNECT itself. A hung-up Stream never
 //! connects again.
 //!
 //! What changed from the single-arena design: the peer is reached through its perimeter
@@ -139,6 +143,36 @@ fn error_up(cx: &mut QCtx<'_>, e: Errno) {
     }
 }
 
+/// Send M_ERROR `e` up the Stream of the read queue `cx` acts on, made of `mp` (a message this
+/// driver was given and is done with), so that an error path does not need memory itself; a
+/// new message only if `mp`'s block cannot be reused.
+fn error_up_in(cx: &mut QCtx<'_>, mut mp: Msg, e: Errno) {
+    drop(mp.unlinkb());
+    mp.reset();
+    if !mp.is_shared() && mp.append(&[e.0 as u8]) == 1 {
+        mp.set_type(M_ERROR);
+        mp.set_band(0);
+        cx.putnext(mp);
+    } else {
+        drop(mp);
+        error_up(cx, e);
+    }
+}
+
+/// Answer the CONNECT `mp` (from `from`'s Stream) with REFUSE and errno `e` (EBUSY: this end
+/// is not unconnected; ENOSR: no memory to accept). The answer is the CONNECT itself, which
+/// names the requester's read queue: refusing needs no memory, so a requester never stays
+/// connecting for want of an answer.
+fn refuse(cx: &mut QCtx<'_>, mut mp: Msg, from: &QRef, e: Errno) {
+    if let Some([what, arg, ..]) = mp.rd_mut() {
+        *what = REFUSE;
+        *arg = e.0 as u8;
+        let _ = cx.put_to(from, mp);
+    } else if let Some(m) = ctl_msg(cx, REFUSE, e.0 as u8) {
+        let _ = cx.put_to(from, m);
+    }
+}
+
 /// A reference to the other queue of the pair `q` names.
 fn otherq(q: &QRef) -> QRef {
     QRef::new(q.perim().clone(), q.qid().otherq())
@@ -158,7 +192,6 @@ impl Loop {
             .blocks()
             .find_map(|b| b.qref())
             .map(|(q, n)| (q.clone(), n));
-        drop(mp);
         let me = cx.otherq().qref_here();
         let ok = match (&to, &me) {
             (Some((q, name)), Some(me)) => {
@@ -166,20 +199,22 @@ impl Loop {
             }
             _ => false,
         };
+        // The errors below are made of the request itself (`error_up_in`).
         let Some((to, _)) = to.filter(|_| ok) else {
-            error_up(&mut cx.otherq(), Errno::EINVAL);
+            error_up_in(&mut cx.otherq(), mp, Errno::EINVAL);
             return;
         };
         let m = ctl_msg(&cx.otherq(), CONNECT, 0);
         let bye = ctl_msg(&cx.otherq(), DISCONNECT, 0);
         let (Some(m), Some(bye)) = (m, bye) else {
-            error_up(&mut cx.otherq(), Errno::ENOSR);
+            error_up_in(&mut cx.otherq(), mp, Errno::ENOSR);
             return;
         };
         if cx.put_to(&to, m).is_err() {
-            error_up(&mut cx.otherq(), Errno::EINVAL); // closed meanwhile
+            error_up_in(&mut cx.otherq(), mp, Errno::EINVAL); // closed meanwhile
             return;
         }
+        drop(mp);
         self.bye = Some(bye);
         self.peer = Peer::Connecting(to);
     }
@@ -203,42 +238,46 @@ impl Loop {
     }
 
     /// One of our M_CTLs, on the read queue.
-    fn ctl(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
+    fn ctl(&mut self, cx: &mut QCtx<'_>, mut mp: Msg) {
         let Some((what, arg, from)) = parse_ctl(&mp) else {
             return;
         };
         let from = from.clone();
-        drop(mp);
         let mine = |p: &QRef| p.same(&from);
+        // A refusal comes back in our own CONNECT (naming our read queue); an older peer's
+        // REFUSE names the peer.
+        let own = cx.qref_here().is_some_and(|me| me.same(&from));
         match (what, &self.peer) {
             (CONNECT, Peer::Unconnected) => {
                 let (Some(m), Some(bye)) = (ctl_msg(cx, ACCEPT, 0), ctl_msg(cx, DISCONNECT, 0))
                 else {
-                    if let Some(m) = ctl_msg(cx, REFUSE, 0) {
-                        let _ = cx.put_to(&from, m);
-                    }
+                    refuse(cx, mp, &from, Errno::ENOSR);
                     return;
                 };
+                drop(mp);
                 if cx.put_to(&from, m).is_ok() {
                     self.bye = Some(bye);
                     self.connected(cx, from);
                 }
             }
-            (CONNECT, _) => {
-                if let Some(m) = ctl_msg(cx, REFUSE, 0) {
-                    let _ = cx.put_to(&from, m);
-                }
-            }
+            (CONNECT, _) => refuse(cx, mp, &from, Errno::EBUSY),
             (ACCEPT, Peer::Connecting(p)) if mine(p) => self.connected(cx, from),
-            (REFUSE, Peer::Connecting(p)) if mine(p) => {
+            (REFUSE, Peer::Connecting(p)) if own || mine(p) => {
                 self.cut(cx, Peer::Unconnected);
-                error_up(cx, Errno::EBUSY);
+                let e = if arg == 0 {
+                    Errno::EBUSY
+                } else {
+                    Errno(i32::from(arg))
+                };
+                error_up_in(cx, mp, e);
             }
             (DISCONNECT, Peer::Connected(p) | Peer::Connecting(p)) if mine(p) => {
                 self.cut(cx, Peer::HungUp);
-                if let Ok(m) = Msg::from_bytes(M_HANGUP, &[]) {
-                    cx.putnext(m);
-                }
+                // The M_HANGUP is the DISCONNECT itself: a hangup never lacks memory.
+                drop(mp.unlinkb());
+                mp.reset();
+                mp.set_type(M_HANGUP);
+                cx.putnext(mp);
             }
             (FLUSHW_PEER, Peer::Connected(p)) if mine(p) => {
                 let mut w = cx.otherq();

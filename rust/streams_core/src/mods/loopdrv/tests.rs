@@ -315,7 +315,31 @@ fn close_while_connecting() -> TestResult {
     Ok(())
 }
 
+/// A peer that has no memory to accept refuses in the requester's own CONNECT, and the
+/// requester's M_ERROR is made of it: ENOSR (not EBUSY, "connected already"), with every
+/// allocation failing, and the peer stays free to connect.
+fn connect_without_memory_is_enosr() -> TestResult {
+    let (a, b) = (open_loop()?, open_loop()?);
+    check_eq!(fdinsert_to_busy(&a, &b), Ok(0));
+    {
+        let _g = crate::queue::tests::FaultGuard::fail_after(0);
+        settle(&[&*b, &*a]);
+    }
+    settle(&[&*b, &*a]);
+    check_eq!(err_of(&a), Some(Stop::Err(Errno::ENOSR)));
+    check_eq!(err_of(&b), Some(Stop::Err(Errno::EAGAIN)));
+    let n = open_loop()?;
+    check_eq!(fdinsert(&n, &b), Ok(0));
+    check_eq!(n.op(|s| wr(s, b"hello")), Ok(5));
+    check_eq!(check_ok!(b.op(|s| rd(s, 64))).bytes(), b"hello");
+    for p in [a, b, n] {
+        close(&p);
+    }
+    Ok(())
+}
+
 ktest_suite!(LOOP_SUITE, "streams_loop":
+    connect_without_memory_is_enosr,
     s_pipe_full_duplex,
     flow_control_across,
     flush_crosses_like_a_pipe,

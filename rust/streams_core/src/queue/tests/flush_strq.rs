@@ -156,8 +156,9 @@ pub(super) fn qenable_once_and_back_flags() -> TestResult {
 
 /// Band 0 and high-priority messages are linked through `b_next`: putq never allocates for
 /// them, so it goes through with every allocation failing; the first message of a new band
-/// needs its `qband` and is handed back untouched when that allocation fails.
-pub(super) fn putq_alloc_failure_hands_back() -> TestResult {
+/// needs its `qband`, and when that allocation fails it is still queued (on the overflow
+/// list), never handed back or lost.
+pub(super) fn putq_alloc_failure_keeps_band_message() -> TestResult {
     let mut q = q(1000, 0);
     let m1 = check_some!(mk(M_DATA, 0, b"first"));
     let m2 = check_some!(mk(M_DATA, 9, b"band"));
@@ -167,21 +168,64 @@ pub(super) fn putq_alloc_failure_hands_back() -> TestResult {
         (q.putq(m1), q.putq(m2), q.putq(m3))
     };
     let _ = check_ok!(r1);
+    let _ = check_ok!(r2);
     let _ = check_ok!(r3);
-    let m2 = match r2 {
-        Err(m) => m,
-        Ok(_) => {
-            return Err(crate::ktest::Failure {
-                file: file!(),
-                line: line!(),
-                what: "new band allocated under fault",
-            })
+    // No qband, the band message counted with band 0; getq order: high priority, the band
+    // message, band 0.
+    check_eq!((q.count(), q.nband(), q.qsize()), (11, 0, 3));
+    check_eq!(check_some!(q.peek(1)).rd(), b"band");
+    let order: [&[u8]; 3] = [b"hi", b"band", b"first"];
+    for want in order {
+        let (m, _ev) = q.getq();
+        check_eq!(check_some!(m).rd(), want);
+    }
+    check_eq!((q.count(), q.mblkcnt()), (0, 0));
+    Ok(())
+}
+
+/// While band messages wait on the overflow list, messages of one band still come off in
+/// the order they went on (the ones of an allocated band first, the overflow list after the
+/// bands), putbq returns a message to where it was taken from, and flushband finds the
+/// band's messages on the overflow list too.
+pub(super) fn overflow_keeps_band_order() -> TestResult {
+    let mut q = q(usize::MAX, 0);
+    let _ = check_ok!(q.putq(check_some!(mk(M_DATA, 2, b"2a"))));
+    let m = check_some!(mk(M_DATA, 7, b"7a"));
+    {
+        let _g = FaultGuard::fail_after(0);
+        let _ = check_ok!(q.putq(m));
+    }
+    check!(q.nband() < 7);
+    // Band 7 can be allocated now, but the overflow list holds messages: later band
+    // messages (of any band) queue behind them.
+    let _ = check_ok!(q.putq(check_some!(mk(M_DATA, 7, b"7b"))));
+    let _ = check_ok!(q.putq(check_some!(mk(M_DATA, 2, b"2b"))));
+    let _ = check_ok!(q.putq(check_some!(mk(M_DATA, 0, b"0a"))));
+    let _ = check_ok!(q.putq(check_some!(mk(M_DATA, 3, b"3a"))));
+    check_eq!(q.qsize(), 6);
+    // flushband(3) finds 3a on the overflow list.
+    let f = q.flushband(3, FLUSHALL);
+    check_eq!((f.msgs, f.bytes), (1, 2));
+    let (m, _ev) = q.getq();
+    let m = check_some!(m);
+    check_eq!(m.rd(), b"2a");
+    let _ = check_ok!(q.putbq(m));
+    let mut got = [[0u8; 2]; 5];
+    for g in got.iter_mut() {
+        let (m, _ev) = q.getq();
+        let m = check_some!(m);
+        g.copy_from_slice(m.rd());
+        if g == b"7a" {
+            // Put back from the overflow list while band 7 has no qband: it stays first.
+            let _g = FaultGuard::fail_after(0);
+            let _ = check_ok!(q.putbq(m));
+            let (m, _ev) = q.getq();
+            check_eq!(check_some!(m).rd(), b"7a");
         }
-    };
-    check_eq!(m2.rd(), b"band");
-    check_eq!((q.count(), q.nband(), q.qsize()), (7, 0, 2));
-    let _ = check_ok!(q.putq(m2));
-    check_eq!((q.band_count(9), q.nband(), q.qsize()), (4, 9, 3));
+    }
+    check_eq!(got, [*b"2a", *b"7a", *b"7b", *b"2b", *b"0a"]);
+    check!(q.is_empty());
+    check_eq!((q.count(), q.mblkcnt()), (0, 0));
     Ok(())
 }
 
