@@ -65,16 +65,18 @@ impl Attachment {
     /// Attach the head of `f` (EINVAL for a FIFO file or an unconnected pipe end).
     fn new(f: &StrFile) -> Result<KBox<Attachment>, Errno> {
         let perim = attachable(f)?;
-        let a = KBox::new(
+        // The hold first: an `Attachment` gives one back when it drops, and one that could not
+        // be boxed drops right here (it used to release a hold it never took, closing the head
+        // under the still-open file: EBADF on every later call, found by the fault pass).
+        perim.hold_head();
+        KBox::new(
             Attachment {
-                perim: perim.clone(),
+                perim,
                 registry: f.registry.clone(),
             },
             GFP_KERNEL,
         )
-        .map_err(|_| Errno::ENOSR)?;
-        perim.hold_head();
-        Ok(a)
+        .map_err(|_| Errno::ENOSR)
     }
 
     /// Whether the head is an end of a STREAMS pipe (the path is then a FIFO).
