@@ -265,9 +265,25 @@ fn op_loop_pair(ctx: &Ctx, th: &mut Th) {
     };
     let (a, b) = (Stream::from_fd(a), Stream::from_fd(b));
     let joined = fdinsert(ctx, th, &a, b.raw(), 8, 0, 0).is_ok();
-    let how = if joined { "joined" } else { "I_FDINSERT failed" };
-    add(ctx, th, a, Some(DevKind::Loop), format!("{path} pair end a, {how}"));
-    add(ctx, th, b, Some(DevKind::Loop), format!("{path} pair end b, {how}"));
+    let how = if joined {
+        "joined"
+    } else {
+        "I_FDINSERT failed"
+    };
+    add(
+        ctx,
+        th,
+        a,
+        Some(DevKind::Loop),
+        format!("{path} pair end a, {how}"),
+    );
+    add(
+        ctx,
+        th,
+        b,
+        Some(DevKind::Loop),
+        format!("{path} pair end b, {how}"),
+    );
 }
 
 fn fdinsert(
@@ -711,7 +727,11 @@ fn op_link(ctx: &Ctx, th: &mut Th) {
     let cmd = if persistent { I_PLINK } else { I_LINK };
     let r = ctx.call(th, "I_LINK", LINK, || sys::ioctl_int(u.fd(), cmd, l.fd()));
     let what = if persistent { "I_PLINK" } else { "I_LINK" };
-    note_result(&u, &format!("{what} of #{} (muxid {:?})", l.id, r.as_ref().ok()), &r);
+    note_result(
+        &u,
+        &format!("{what} of #{} (muxid {:?})", l.id, r.as_ref().ok()),
+        &r,
+    );
     note_result(&l, &format!("{what}ed under #{}", u.id), &r);
     if let Ok(id) = r {
         if persistent {
