@@ -98,7 +98,7 @@ impl Attachment {
 impl Drop for Attachment {
     fn drop(&mut self) {
         // Nobody's process to send a signal to: this is an unmount.
-        if self.perim.release_head() {
+        if self.perim.release_head("an fattach attachment") {
             self.perim.close_now(Caller::Nobody);
         }
     }

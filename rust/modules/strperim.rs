@@ -325,8 +325,18 @@ impl StrPerim {
     }
 
     /// A holder of the head is gone: whether it was the last (the caller then closes it).
-    pub(crate) fn release_head(&self) -> bool {
-        self.opens.fetch_sub(1, Ordering::AcqRel) == 1
+    /// `who` names the holder for the report of a release with no hold left: the head was
+    /// then closed while a holder was still there (issue 14: EBADF on an open file). That is
+    /// reported with `BUG:` (the guest console check fails the run on it) and the count
+    /// stays at zero.
+    pub(crate) fn release_head(&self, who: &str) -> bool {
+        let was = self.opens.fetch_sub(1, Ordering::AcqRel);
+        if was == 0 {
+            self.opens.fetch_add(1, Ordering::AcqRel);
+            pr_err!("rstreams: BUG: Stream head released with no hold left ({})\n", who);
+            return false;
+        }
+        was == 1
     }
 
     /// Close the head now (its last holder is gone): the Stream head closes (modules pop,
@@ -336,6 +346,10 @@ impl StrPerim {
     /// under a multiplexor stays until it is unlinked.
     pub(crate) fn close_now(&self, caller: Caller) {
         let mut g = self.enter();
+        if g.sth().is_closed() {
+            // Its last holder went twice (issue 14): reported as `release_head` does.
+            pr_err!("rstreams: BUG: Stream head closed twice\n");
+        }
         g.sth_close();
         // A Stream linked under a multiplexor closes itself when the link goes (its head only
         // took note here); its gate stays open for the multiplexor meanwhile.

@@ -179,9 +179,32 @@ fn open_flags(rng: &mut fastrand::Rng, fifo: bool) -> i32 {
     }
 }
 
+/// Remember on `e` what `r`, the result of `what` on it, did: a success, or a failure for
+/// want of memory, time or a signal (the error paths the fault-injection pass exercises).
+fn note_result<T>(e: &Entry, what: &str, r: &io::Result<T>) {
+    match r {
+        Ok(_) => e.note(what),
+        Err(err) => {
+            let n = sys::errno(err);
+            if [ENOSR, ENOMEM, EAGAIN, EINTR, ETIME, libc::EFAULT].contains(&n) {
+                e.note(format_args!("{what}: {}", sys::errno_name(n)));
+            }
+        }
+    }
+}
+
+/// `s` cut to at most `max` bytes (on a character boundary).
+fn clip(s: &str, max: usize) -> &str {
+    let mut n = s.len().min(max);
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    s.get(..n).unwrap_or(s)
+}
+
 /// A new entry: short close time most of the time (the default 15 s would stall the thread
-/// that drops the last reference while data is queued).
-fn add(ctx: &Ctx, th: &mut Th, s: Stream, kind: Option<DevKind>) {
+/// that drops the last reference while data is queued). `origin` says how it was made.
+fn add(ctx: &Ctx, th: &mut Th, s: Stream, kind: Option<DevKind>, origin: String) {
     if th.rng.u32(..8) != 0 {
         let mut ms: i32 = th.rng.i32(0..=20);
         // SAFETY: `ms` is a live int I_SETCLTIME reads.
@@ -189,7 +212,7 @@ fn add(ctx: &Ctx, th: &mut Th, s: Stream, kind: Option<DevKind>) {
             sys::ioctl_ptr(s.raw(), I_SETCLTIME, (&mut ms as *mut i32).cast())
         });
     }
-    ctx.table.insert(&mut th.rng, Entry::new(s, kind));
+    ctx.table.insert(&mut th.rng, Entry::new(s, kind, origin));
 }
 
 fn op_open(ctx: &Ctx, th: &mut Th) {
@@ -200,7 +223,7 @@ fn op_open(ctx: &Ctx, th: &mut Th) {
         if let Ok(fd) = ctx.call(th, "open attached", OPEN, || sys::open(p, fl)) {
             let s = Stream::from_fd(fd);
             if ffi::isastream(s.raw()) == 1 {
-                add(ctx, th, s, None);
+                add(ctx, th, s, None, format!("open {p} (attach path)"));
             }
         }
         return;
@@ -211,14 +234,15 @@ fn op_open(ctx: &Ctx, th: &mut Th) {
     let d = ctx.devices[th.rng.usize(..ctx.devices.len())].clone();
     let fl = open_flags(&mut th.rng, d.kind == DevKind::Fifo);
     if let Ok(fd) = ctx.call(th, "open", OPEN, || sys::open(&d.path, fl)) {
-        add(ctx, th, Stream::from_fd(fd), Some(d.kind));
+        let origin = format!("open {} flags {fl:#o}", d.path);
+        add(ctx, th, Stream::from_fd(fd), Some(d.kind), origin);
     }
 }
 
 fn op_pipe(ctx: &Ctx, th: &mut Th) {
     if let Ok((a, b)) = ctx.call(th, "s_pipe", PIPE, Stream::pipe) {
-        add(ctx, th, a, None);
-        add(ctx, th, b, None);
+        add(ctx, th, a, None, "s_pipe end 0".into());
+        add(ctx, th, b, None, "s_pipe end 1".into());
     }
 }
 
@@ -240,12 +264,37 @@ fn op_loop_pair(ctx: &Ctx, th: &mut Th) {
         return;
     };
     let (a, b) = (Stream::from_fd(a), Stream::from_fd(b));
-    fdinsert(ctx, th, &a, b.raw(), 8, 0, 0);
-    add(ctx, th, a, Some(DevKind::Loop));
-    add(ctx, th, b, Some(DevKind::Loop));
+    let joined = fdinsert(ctx, th, &a, b.raw(), 8, 0, 0).is_ok();
+    let how = if joined {
+        "joined"
+    } else {
+        "I_FDINSERT failed"
+    };
+    add(
+        ctx,
+        th,
+        a,
+        Some(DevKind::Loop),
+        format!("{path} pair end a, {how}"),
+    );
+    add(
+        ctx,
+        th,
+        b,
+        Some(DevKind::Loop),
+        format!("{path} pair end b, {how}"),
+    );
 }
 
-fn fdinsert(ctx: &Ctx, th: &mut Th, s: &Stream, fildes: i32, clen: i32, off: i32, flags: i64) {
+fn fdinsert(
+    ctx: &Ctx,
+    th: &mut Th,
+    s: &Stream,
+    fildes: i32,
+    clen: i32,
+    off: i32,
+    flags: i64,
+) -> io::Result<i32> {
     let mut ctl = [0u8; 32];
     th.rng.fill(&mut ctl);
     let mut a = strfdinsert {
@@ -260,9 +309,9 @@ fn fdinsert(ctx: &Ctx, th: &mut Th, s: &Stream, fildes: i32, clen: i32, off: i32
         offset: off,
     };
     // SAFETY: `a` and the 32-byte control buffer it points to are live; `clen` <= 32.
-    let _ = ctx.call(th, "I_FDINSERT", WRITE, || unsafe {
+    ctx.call(th, "I_FDINSERT", WRITE, || unsafe {
         sys::ioctl_ptr(s.raw(), I_FDINSERT, (&mut a as *mut strfdinsert).cast())
-    });
+    })
 }
 
 fn op_fdinsert(ctx: &Ctx, th: &mut Th) {
@@ -272,7 +321,9 @@ fn op_fdinsert(ctx: &Ctx, th: &mut Th) {
     let clen = th.rng.i32(0..=32);
     let off = [0, 8, 16, 4, -8][th.rng.usize(..5)];
     let flags = [0, RS_HIPRI as i64, 7][th.rng.usize(..3)];
-    fdinsert(ctx, th, &a.s, b.fd(), clen, off, flags);
+    let r = fdinsert(ctx, th, &a.s, b.fd(), clen, off, flags);
+    note_result(&a, &format!("I_FDINSERT of #{}", b.id), &r);
+    note_result(&b, &format!("I_FDINSERT'd into #{}", a.id), &r);
 }
 
 fn op_close(ctx: &Ctx, th: &mut Th) {
@@ -294,8 +345,10 @@ fn op_dup(ctx: &Ctx, th: &mut Th) {
         return;
     };
     if let Ok(fd) = ctx.call(th, "dup", &[libc::EMFILE], || sys::dup(e.fd())) {
-        ctx.table
-            .insert(&mut th.rng, Entry::new(Stream::from_fd(fd), e.kind));
+        let origin = format!("dup of #{} ({})", e.id, clip(&e.origin, 160));
+        let d = Entry::new(Stream::from_fd(fd), e.kind, origin);
+        e.note(format_args!("dup'd as #{}", d.id));
+        ctx.table.insert(&mut th.rng, d);
     }
 }
 
@@ -563,17 +616,19 @@ fn op_push(ctx: &Ctx, th: &mut Th) {
     };
     let name = module_name(ctx, &mut th.rng);
     let allowed = [STREAM, &[EPERM]].concat();
-    let _ = ctx.call(th, "I_PUSH", &allowed, || {
+    let r = ctx.call(th, "I_PUSH", &allowed, || {
         // SAFETY: `name` is NUL-terminated and outlives the call.
         unsafe { sys::ioctl_ptr(e.fd(), I_PUSH, name.as_ptr() as *mut _) }
     });
+    note_result(&e, &format!("I_PUSH {}", name.to_string_lossy()), &r);
 }
 
 fn op_pop(ctx: &Ctx, th: &mut Th) {
     let Some(e) = ctx.table.pick(&mut th.rng) else {
         return;
     };
-    let _ = ctx.call(th, "I_POP", STREAM, || sys::ioctl_int(e.fd(), I_POP, 0));
+    let r = ctx.call(th, "I_POP", STREAM, || sys::ioctl_int(e.fd(), I_POP, 0));
+    note_result(&e, "I_POP", &r);
 }
 
 fn op_istr(ctx: &Ctx, th: &mut Th) {
@@ -619,9 +674,13 @@ fn op_sendfd(ctx: &Ctx, th: &mut Th) {
     };
     // Any descriptor, including `a` itself or the other end of its pipe (a cycle).
     let fd = if th.rng.u32(..16) == 0 { 0 } else { b.fd() };
-    let _ = ctx.call(th, "I_SENDFD", FDPASS, || {
+    let r = ctx.call(th, "I_SENDFD", FDPASS, || {
         sys::ioctl_int(a.fd(), I_SENDFD, fd)
     });
+    if fd == b.fd() {
+        note_result(&a, &format!("I_SENDFD of #{}", b.id), &r);
+        note_result(&b, &format!("sent with I_SENDFD over #{}", a.id), &r);
+    }
 }
 
 fn op_recvfd(ctx: &Ctx, th: &mut Th) {
@@ -648,7 +707,9 @@ fn op_recvfd(ctx: &Ctx, th: &mut Th) {
         let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(r.fd) };
         let s = Stream::from_fd(fd);
         if ffi::isastream(s.raw()) == 1 {
-            ctx.table.insert(&mut th.rng, Entry::new(s, None));
+            let e = Entry::new(s, None, format!("I_RECVFD on #{}", a.id));
+            a.note(format_args!("I_RECVFD gave #{}", e.id));
+            ctx.table.insert(&mut th.rng, e);
         }
     }
 }
@@ -664,7 +725,15 @@ fn op_link(ctx: &Ctx, th: &mut Th) {
     };
     let persistent = th.rng.u32(..4) == 0;
     let cmd = if persistent { I_PLINK } else { I_LINK };
-    if let Ok(id) = ctx.call(th, "I_LINK", LINK, || sys::ioctl_int(u.fd(), cmd, l.fd())) {
+    let r = ctx.call(th, "I_LINK", LINK, || sys::ioctl_int(u.fd(), cmd, l.fd()));
+    let what = if persistent { "I_PLINK" } else { "I_LINK" };
+    note_result(
+        &u,
+        &format!("{what} of #{} (muxid {:?})", l.id, r.as_ref().ok()),
+        &r,
+    );
+    note_result(&l, &format!("{what}ed under #{}", u.id), &r);
+    if let Ok(id) = r {
         if persistent {
             lock(&ctx.plinks).push(id);
         } else {
@@ -687,9 +756,10 @@ fn op_unlink(ctx: &Ctx, th: &mut Th) {
                 p.swap_remove(i)
             }
         };
-        let _ = ctx.call(th, "I_PUNLINK", LINK, || {
+        let r = ctx.call(th, "I_PUNLINK", LINK, || {
             sys::ioctl_int(u.fd(), I_PUNLINK, id)
         });
+        note_result(&u, &format!("I_PUNLINK {id}"), &r);
     } else {
         let id = {
             let mut m = lock(&u.muxids);
@@ -701,9 +771,10 @@ fn op_unlink(ctx: &Ctx, th: &mut Th) {
                 m.swap_remove(i)
             }
         };
-        let _ = ctx.call(th, "I_UNLINK", LINK, || {
+        let r = ctx.call(th, "I_UNLINK", LINK, || {
             sys::ioctl_int(u.fd(), I_UNLINK, id)
         });
+        note_result(&u, &format!("I_UNLINK {id}"), &r);
     }
 }
 
@@ -716,7 +787,8 @@ fn op_fattach(ctx: &Ctx, th: &mut Th) {
         return;
     };
     let p = ctx.attach[th.rng.usize(..ctx.attach.len())].clone();
-    let _ = ctx.call(th, "fattach", ATTACH, || e.s.fattach(&p));
+    let r = ctx.call(th, "fattach", ATTACH, || e.s.fattach(&p));
+    note_result(&e, &format!("fattach {p}"), &r);
 }
 
 fn op_fdetach(ctx: &Ctx, th: &mut Th) {

@@ -20,6 +20,8 @@ pub(crate) static FAULTS: AtomicBool = AtomicBool::new(false);
 
 /// Unexpected errnos printed per worker process (all are counted).
 const MAX_REPORTS: u32 = 20;
+/// EBADF diagnoses (`Ctx::diagnose_ebadf`) printed per worker process.
+const MAX_DIAGNOSES: u32 = 3;
 
 /// What a thread publishes for the watchdog.
 #[derive(Default)]
@@ -46,6 +48,7 @@ pub(crate) struct Ctx {
     /// The operations this run makes (indices into `ops::OPS`: all but `--skip`).
     pub(crate) ops: Vec<usize>,
     reports: AtomicU32,
+    diagnoses: AtomicU32,
     start: Instant,
 }
 
@@ -91,6 +94,9 @@ impl Ctx {
                 self.slot.expected_errors.fetch_add(1, Ordering::Relaxed);
             } else {
                 self.unexpected(&format!("{op}: {} ({e})", sys::errno_name(n)));
+                if n == libc::EBADF {
+                    self.diagnose_ebadf(op);
+                }
             }
         }
         r
@@ -101,6 +107,26 @@ impl Ctx {
         self.slot.unexpected.fetch_add(1, Ordering::Relaxed);
         if self.reports.fetch_add(1, Ordering::Relaxed) < MAX_REPORTS {
             eprintln!("strstress: worker {}: unexpected: {what}", self.worker);
+        }
+    }
+
+    /// An unexpected EBADF (issue 14): say which entries answer EBADF and why (the
+    /// descriptor, or the Stream head under an open descriptor), with each one's origin and
+    /// history, for the first few per worker process.
+    fn diagnose_ebadf(&self, op: &str) {
+        if self.diagnoses.fetch_add(1, Ordering::Relaxed) >= MAX_DIAGNOSES {
+            return;
+        }
+        let bad = self.table.diagnose();
+        if bad.is_empty() {
+            eprintln!(
+                "strstress: worker {}: EBADF from {op}: no entry of the table answers EBADF now \
+                 (the descriptor was not one of the table's, or the state passed)",
+                self.worker
+            );
+        }
+        for b in bad.iter().take(4) {
+            eprintln!("strstress: worker {}: EBADF from {op}: {b}", self.worker);
         }
     }
 
@@ -206,6 +232,7 @@ pub(crate) fn run(
         threads: (0..nthreads).map(|_| ThreadState::default()).collect(),
         ops: p.ops.clone(),
         reports: AtomicU32::new(0),
+        diagnoses: AtomicU32::new(0),
         start: Instant::now(),
     });
     let mut master = fastrand::Rng::with_seed(p.seed);

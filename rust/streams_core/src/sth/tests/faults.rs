@@ -349,6 +349,37 @@ fn istr_len_limit_einval() -> TestResult {
     Ok(())
 }
 
+/// Issue 14 (EBADF bursts under fault injection: the head answers EBADF once it is marked
+/// closed): no operation that fails for want of memory marks the head closed or leaves the
+/// Stream unusable. I_PUSH of two modules (the pair, the open), write, putmsg, I_FLUSH,
+/// I_SRDOPT and I_POP, with the `n`-th allocation and every later one failing, for every `n`
+/// up to more than the sequence needs: the head is still open (I_CANPUT answers), and once
+/// memory is back the Stream takes a push and a write.
+fn alloc_failure_never_closes_the_head() -> TestResult {
+    let r = reg()?;
+    for n in 0..48 {
+        let mut s = open(&STHLOOP)?;
+        {
+            let _g = FaultGuard::fail_after(n);
+            let _ = s.strioctl(&r, I_PUSH, IocArg::Name("pass"));
+            let _ = s.strioctl(&r, I_PUSH, IocArg::Name("nosrv"));
+            let _ = wr(&mut s, b"abc");
+            let _ = put(&mut s, Some(b"c"), Some(b"d"), 0, 0);
+            let _ = s.strioctl(&r, I_FLUSH, IocArg::Int(i64::from(FLUSHRW)));
+            let _ = s.strioctl(&r, I_SRDOPT, IocArg::Int(i64::from(RMSGN)));
+            let _ = s.strioctl(&r, I_POP, IocArg::None);
+        }
+        s.runqueues();
+        check!(!s.sth().is_closed());
+        check_ok!(s.strioctl(&r, I_CANPUT, IocArg::Int(0)));
+        check_eq!(s.strioctl(&r, I_PUSH, IocArg::Name("pass")), Ok(0));
+        check_eq!(wr(&mut s, b"xyz"), Ok(3));
+        s.runqueues();
+        check!(!s.sth().is_closed());
+    }
+    Ok(())
+}
+
 ktest_suite!(STH_FAULTS_SUITE, "streams_sth_faults":
     read_efault_at_every_position,
     getmsg_efault_anywhere_puts_back,
@@ -359,4 +390,5 @@ ktest_suite!(STH_FAULTS_SUITE, "streams_sth_faults":
     putmsg_limits_erange,
     write_splits_at_strmsgsz,
     istr_len_limit_einval,
+    alloc_failure_never_closes_the_head,
 );
