@@ -89,6 +89,9 @@ t0=$(date +%s)
 # crash (killed by a signal) counts.
 timeout 300 strtest >/tmp/fault-strtest.out 2>&1
 st=$?
+# `timeout` signals strtest only: a case's forked child (the `as nobody` ones) would live on,
+# holding its Streams (and streams.ko, failing the rmmod after this script).
+killall -KILL strtest 2>/dev/null
 echo "fault.sh: strtest under faults: exit $st, $(grep -c '^ok' /tmp/fault-strtest.out) cases passed, $(grep -c '^not ok' /tmp/fault-strtest.out) failed ($(($(date +%s) - t0)) s)"
 if [ "$st" = 124 ] || [ "$st" -gt 128 ]; then
 	echo "fault.sh: strtest hung or crashed under faults (exit $st); its last lines:"
