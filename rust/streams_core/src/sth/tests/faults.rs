@@ -168,7 +168,10 @@ fn putmsg_efault_sends_nothing() -> TestResult {
             call::putmsg(&h, Some(cp), Some(dp), 0, 0, true),
             Err(Errno::EFAULT)
         );
-        check_eq!(h.with(|s| s.queue(s.head_wq()).map(|q| q.qsize())), Some(0));
+        check_eq!(
+            check_some!(h.with(|s| s.queue(s.head_wq()).map(|q| q.qsize()))),
+            Some(0)
+        );
         check_eq!(s.queue(dwq(&s)?).map(|q| q.qsize()), Some(0));
     }
     Ok(())
@@ -287,7 +290,7 @@ fn putmsg_limits_erange() -> TestResult {
         m.adj_wptr(STRCTLSZ + 1);
     }
     check_eq!(
-        h.with(|s| s.strputpmsg(&mut over, &mut None, 0, 0, true)),
+        check_some!(h.with(|s| s.strputpmsg(&mut over, &mut None, 0, 0, true))),
         Err(Stop::Err(Errno::ERANGE))
     );
     let q = check_some!(s.queue(dwq(&s)?));

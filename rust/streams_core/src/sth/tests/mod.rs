@@ -38,6 +38,12 @@ pub const BUF: usize = 256;
 /// a signal ended the wait at once); a non-blocking one gets EAGAIN. [`Direct::with`] acts on
 /// the Stream between two steps of a call, as another thread would while the caller copies
 /// without the lock.
+///
+/// The Stream is in a `RefCell`, borrowed only through `try_borrow_mut`: a re-entered hold (a
+/// harness bug) fails the case instead of panicking. `borrow_mut` would call
+/// `core::cell::panic_already_borrowed`, a `-> !` function that objtool (6.12) does not know
+/// as noreturn; where such a call ends a function (KCSAN's inlining) objtool warns the
+/// function "falls through to next function" (docs/stress.md, KCSAN).
 pub struct Direct<'a> {
     s: RefCell<&'a mut Stream>,
     shared: HeadShared,
@@ -55,9 +61,11 @@ impl<'a> Direct<'a> {
         }
     }
 
-    /// Run `f` on the Stream now (outside any call's lock hold).
-    pub fn with<R>(&self, f: impl FnOnce(&mut Stream) -> R) -> R {
-        f(&mut self.s.borrow_mut())
+    /// Run `f` on the Stream now (outside any call's lock hold); `None` inside one (the
+    /// Stream is borrowed by the running operation).
+    pub fn with<R>(&self, f: impl FnOnce(&mut Stream) -> R) -> Option<R> {
+        let mut g = self.s.try_borrow_mut().ok()?;
+        Some(f(&mut g))
     }
 }
 
@@ -70,7 +78,10 @@ impl HeadCall for Direct<'_> {
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno> {
         self.runs.set(self.runs.get() + 1);
-        let mut g = self.s.borrow_mut();
+        // A run inside a run (the kernel platform would deadlock on the Stream's lock).
+        let Ok(mut g) = self.s.try_borrow_mut() else {
+            return Err(Errno::EBUSY);
+        };
         match op(&mut g) {
             Ok(v) => Ok(v),
             Err(Stop::Err(e)) => Err(e),
