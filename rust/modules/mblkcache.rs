@@ -73,6 +73,18 @@ impl Drop for MblkCache {
         // waits for a count or scan in progress, so none runs after it.
         unsafe { rstreams_shrinker_free(self.handle) };
         let freed = cache::drain();
-        pr_debug!("rstreams: message block cache: {} blocks freed\n", freed);
+        // Cheap unload-time check that the drain left nothing: a busy slot (skipped by the
+        // drain) or a block cached after it (a late free) would be leaked (kmemleak).
+        let (busy, left) = (cache::busy_slots(), cache::cached());
+        if busy != 0 || left != 0 {
+            pr_warn!(
+                "rstreams: message block cache: {} blocks freed, {} busy slot(s), {} blocks left\n",
+                freed,
+                busy,
+                left
+            );
+        } else {
+            pr_info!("rstreams: message block cache: {} blocks freed\n", freed);
+        }
     }
 }

@@ -12,7 +12,7 @@
 //! unloads, so no work item of ours can run once the module's text is gone.
 
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use kernel::sync::Arc;
 use kernel::workqueue::{Queue, RawWorkItem};
@@ -21,11 +21,19 @@ use crate::errno::Errno;
 
 extern "C" {
     fn rstreams_runq_create() -> *mut c_void;
+    fn rstreams_runq_flush(wq: *mut c_void);
     fn rstreams_runq_destroy(wq: *mut c_void);
 }
 
 /// The workqueue, while `streams.ko` is loaded (set by [`RunQueue::create`]).
 static RUNQ: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Work items queued so far (to tell, at unload, when running them queued no more).
+static QUEUED: AtomicUsize = AtomicUsize::new(0);
+
+/// Most flushes at unload before the runner is destroyed anyway (a Stream that kept
+/// rescheduling itself for ever would otherwise hold up `rmmod`).
+const MAX_FLUSHES: usize = 64;
 
 /// Owner of the runner's workqueue; dropping it drains and destroys the workqueue.
 ///
@@ -60,12 +68,33 @@ impl RunQueue {
         // SAFETY: `wq` is the live workqueue of the `RunQueue` (type invariant), which is
         // destroyed only at module exit, after every Stream (and so every enqueuer) is gone.
         let q = unsafe { Queue::from_raw(wq.cast()) };
-        q.enqueue(item)
+        let r = q.enqueue(item);
+        if r.is_ok() {
+            QUEUED.fetch_add(1, Ordering::AcqRel);
+        }
+        r
     }
 }
 
 impl Drop for RunQueue {
     fn drop(&mut self) {
+        // First run what is queued with the runner still open to the work it chains: a Stream
+        // that closes on the runner at unload (a lower Stream let go by a retired mux table,
+        // `strdev.rs`) may hand its neighbours to it. Once RUNQ is null such a claim is
+        // dropped (`StrPerim::schedule`) and that Stream would never close: a leak. Flush
+        // until a flush saw nothing new queued.
+        let wq = RUNQ.load(Ordering::Acquire);
+        if !wq.is_null() {
+            for _ in 0..MAX_FLUSHES {
+                let before = QUEUED.load(Ordering::Acquire);
+                // SAFETY: `wq` is the live workqueue of this `RunQueue` (type invariant): it
+                // is destroyed only below.
+                unsafe { rstreams_runq_flush(wq) };
+                if QUEUED.load(Ordering::Acquire) == before {
+                    break;
+                }
+            }
+        }
         let wq = RUNQ.swap(core::ptr::null_mut(), Ordering::AcqRel);
         if !wq.is_null() {
             // SAFETY: `wq` was created by `create` and is destroyed once (the swap); pending

@@ -32,6 +32,32 @@ pub(crate) struct StrDev {
     pub(crate) registry: Arc<Registry>,
 }
 
+impl Drop for StrDev {
+    /// The device is gone (`MiscDevice` deregisters it before its data drops: no open is in
+    /// progress and none can start) and, since open files pin the module, no file of it is
+    /// open: module unload. A multiplexing driver's table is retired here. A link left in it
+    /// (I_PLINK never undone, e.g. by a killed process) holds its lower Stream, whose lower
+    /// half holds the table: a cycle that dropping our `Arc` does not break, so the table (its
+    /// lock box and `Arc`, allocated at module init), the lower Streams and what they hold
+    /// would outlive the module (kmemleak after `rmmod`). `unlink_all` breaks it; each lower
+    /// Stream, its file closed, then closes on the runner, which `streams.ko` drops (draining
+    /// it) after every device.
+    fn drop(&mut self) {
+        if let StrKind::Mux(drv, table) = &self.kind {
+            let links = table.unlink_all();
+            let uppers = table.nuppers();
+            if links != 0 || uppers != 0 {
+                kernel::pr_warn!(
+                    "rstreams: {}: {} link(s) left at unload (unlinked now), {} upper Stream(s) still in the table\n",
+                    drv.info.mi_idname,
+                    links,
+                    uppers
+                );
+            }
+        }
+    }
+}
+
 /// open(2) of a STREAMS device.
 pub(crate) fn open(dev: &StrDev, f_flags: u32) -> Result<Arc<StrFile>, Errno> {
     let args = OpenArgs {

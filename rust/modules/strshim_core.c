@@ -844,6 +844,17 @@ void *rstreams_runq_create(void)
 }
 EXPORT_SYMBOL_GPL(rstreams_runq_create);
 
+/*
+ * Wait for what is queued on the runner now (flush_workqueue: unlike destroy_workqueue it
+ * does not forbid new work meanwhile, so what a running item chains is still queued).
+ */
+void rstreams_runq_flush(void *wq);
+void rstreams_runq_flush(void *wq)
+{
+	flush_workqueue(wq);
+}
+EXPORT_SYMBOL_GPL(rstreams_runq_flush);
+
 void rstreams_runq_destroy(void *wq);
 void rstreams_runq_destroy(void *wq)
 {

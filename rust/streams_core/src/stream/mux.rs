@@ -384,13 +384,21 @@ impl MuxTable {
     /// The driver is going away (no upper Stream is open): unlink every link that is left
     /// (persistent ones). Each lower Stream is a Stream again the next time it runs (it is
     /// scheduled on the platform's runner) and, if its file was closed meanwhile, closes.
-    /// Call with no Stream lock held.
-    pub fn unlink_all(&self) {
+    /// Call with no Stream lock held. Returns how many links there were.
+    ///
+    /// The platform must call this when it retires the table (module unload): a link left in
+    /// the table holds its lower Stream ([`QRef`]), whose lower half holds the table (an
+    /// `Arc<MuxTable>`, `mods::mux`), a cycle that dropping the platform's own reference to
+    /// the table does not break. Without this call the table, every lower Stream left linked
+    /// (and what they hold) are never freed.
+    pub fn unlink_all(&self) -> usize {
+        let mut n = 0usize;
         loop {
             let rec = take_slot(&mut self.inner.lock().links, |_| true);
             let Some(rec) = rec else {
-                return;
+                return n;
             };
+            n = n.saturating_add(1);
             drop(rec.link.cut());
             rec.lower.backenable(0);
         }
@@ -399,6 +407,11 @@ impl MuxTable {
     /// How many links the table holds (in any state).
     pub fn nlinks(&self) -> usize {
         self.inner.lock().links().count()
+    }
+
+    /// How many upper Streams are in the table (joined and not yet closed).
+    pub fn nuppers(&self) -> usize {
+        self.inner.lock().uppers().count()
     }
 
     // ---- the driver's side ----

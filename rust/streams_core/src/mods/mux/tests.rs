@@ -254,7 +254,7 @@ fn link_errors() -> TestResult {
         close(p);
     }
     check_eq!(t.nlinks(), 1);
-    t.unlink_all();
+    check_eq!(t.unlink_all(), 1);
     settle(&[&*l]);
     check_eq!(t.nlinks(), 0);
     check!(l.op(|s| s.is_closed()));
@@ -402,6 +402,7 @@ fn full_lower_holds_upper_output() -> TestResult {
 static FREED_INFLIGHT: AtomicUsize = AtomicUsize::new(0);
 static FREED_LOWER: AtomicUsize = AtomicUsize::new(0);
 static FREED_UPPER: AtomicUsize = AtomicUsize::new(0);
+static FREED_RETIRE: AtomicUsize = AtomicUsize::new(0);
 
 fn free_inflight(_buf: &'static mut [u8], arg: usize) {
     FREED_INFLIGHT.fetch_add(arg, Ordering::SeqCst);
@@ -411,6 +412,9 @@ fn free_lower(_buf: &'static mut [u8], arg: usize) {
 }
 fn free_upper(_buf: &'static mut [u8], arg: usize) {
     FREED_UPPER.fetch_add(arg, Ordering::SeqCst);
+}
+fn free_retire(_buf: &'static mut [u8], arg: usize) {
+    FREED_RETIRE.fetch_add(arg, Ordering::SeqCst);
 }
 
 /// An M_DATA message of `len` bytes whose freeing adds `tag` to a counter (an esballoc block
@@ -747,6 +751,51 @@ fn other_users_links_are_out_of_reach() -> TestResult {
     Ok(())
 }
 
+/// Module unload with a persistent link left (its lower Stream's file and every upper Stream
+/// closed, as when a killed process's I_PLINK was never undone): the table holds the lower
+/// Stream and the lower half on it holds the table, a cycle that dropping the platform's
+/// reference to the table does not break (kmemleak after `rmmod`: the table's lock box and
+/// `Arc` from module init, the lower Stream's blocks from its open and the link's from the
+/// ioctl). Retiring the table (`unlink_all`, what `streams.ko` does when its `mux` device
+/// goes) breaks it: the lower Stream closes, frees what it held and lets go of the table.
+fn retired_table_lets_everything_go() -> TestResult {
+    let before = FREED_RETIRE.load(Ordering::SeqCst);
+    let t = table()?;
+    let u = upper(&t)?;
+    let l = lower()?;
+    check_ok!(link(&u, &l, true));
+    let first = tagged(1, 10, free_retire)?;
+    u.op(|s| s.write(first));
+    check_eq!(u.op(|s| s.read()).and_then(|m| m.ext_arg()), Some(1));
+    // Two more on their way to the lower Stream (held off: its runner has not come round)
+    // when everything closes.
+    hold_off(&l);
+    for tag in [2usize, 4] {
+        let mp = tagged(tag, 10, free_retire)?;
+        u.op(|s| s.write(mp));
+    }
+    close(&l); // put off: the link holds it
+    close(&u); // persistent: the link stays
+    settle(&[&*u]);
+    check!(!l.op(|s| s.is_closed()));
+    check_eq!(t.nlinks(), 1);
+    check_eq!(t.nuppers(), 0);
+    // The cycle: more than the test's own reference holds the table.
+    #[cfg(not(rstreams_kernel))]
+    check!(Arc::strong_count(&t) > 1);
+    check_eq!(t.unlink_all(), 1);
+    settle(&[&*l]);
+    check_eq!(t.nlinks(), 0);
+    check!(!linked(&l));
+    check!(l.op(|s| s.is_closed()));
+    check_eq!(FREED_RETIRE.load(Ordering::SeqCst) - before, 7);
+    // Nothing but the test holds the table any more: dropping it frees it.
+    #[cfg(not(rstreams_kernel))]
+    check_eq!(Arc::strong_count(&t), 1);
+    check_eq!(t.unlink_all(), 0);
+    Ok(())
+}
+
 /// The table's name for upper `u` (what the driver's instance keeps).
 fn upper_id(u: &Perim) -> Result<UpperId, Failure> {
     Ok(check_some!(u.op(|s| s.sth().mux_id())))
@@ -767,4 +816,5 @@ ktest_suite!(MUX_SUITE, "streams_mux":
     routes_follow_mux_route_and_close,
     link_given_up_is_undone,
     other_users_links_are_out_of_reach,
+    retired_table_lets_everything_go,
 );
