@@ -231,8 +231,8 @@ fn getpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32,
         nonblock,
         |g| {
             put_lens(&u, g, model)?;
-            u.write_at(model.pmsg_band(), &i32::from(g.band).to_ne_bytes())?;
-            u.write_at(model.pmsg_flags(), &g.flags.to_ne_bytes())
+            let tail = Model::pmsg_band_flags(i32::from(g.band), g.flags);
+            u.write_at(model.pmsg_band(), &tail)
         },
     )?;
     Ok(g.more)

@@ -1,15 +1,17 @@
 //! Instruction-count harness for the pipe data path on the host (run under callgrind):
 //! `cargo build --release -p streams_pipe --example pipecost` then
 //! `valgrind --tool=callgrind target/release/examples/pipecost MODE N [SIZE]`, MODE `plain`
-//! (write/read) or `hold` (write hold on the writer, read fill and 4096-byte reads on the reader,
-//! a read tried after each write, as perftest's non-blocking reader does).
+//! (write/read), `hold` (write hold on the writer, read fill and 4096-byte reads on the reader,
+//! a read tried after each write, as perftest's non-blocking reader does) or `putmsg` (putmsg
+//! of a data part and no control part, then getmsg of the data part into 4096 bytes with the
+//! control part not processed, as `perftest --putmsg` does).
 //! Each iteration writes at end 0 and reads at end 1 of a `TestPipe`, through the same core
 //! code the kernel runs (the system call's platform half `sth::call`, Stream head, engine,
 //! perimeters); only the platform (user copies, locks, waits) differs.
 use pipe::tests::TestPipe;
 use streams_core::sth::call;
 use streams_core::sth::consts::{I_SRDOPT, I_SWROPT, RFILL, SNDHOLD};
-use streams_core::sth::{IocArg, SliceIo};
+use streams_core::sth::{IocArg, Part, SliceIo};
 use streams_core::stream::Registry;
 
 fn main() {
@@ -44,6 +46,19 @@ fn main() {
                 if let Ok(k) = call::read(&p.call(1), &mut SliceIo(&mut buf), 4096, true) {
                     got += k;
                 }
+            }
+            "putmsg" => {
+                let d = Part {
+                    io: &mut SliceIo(&mut data),
+                    len: i32::try_from(size).expect("size"),
+                };
+                call::putmsg(&p.call(0), None, Some(d), 0, 0, true).expect("putmsg");
+                let b = Part {
+                    io: &mut SliceIo(&mut buf),
+                    len: 4096,
+                };
+                let g = call::getmsg(&p.call(1), None, Some(b), 0, 0, true, |_| Ok(()));
+                got += g.map(|g| g.data_len.max(0) as usize).expect("getmsg");
             }
             _ => panic!("mode"),
         }

@@ -90,6 +90,14 @@ impl Model {
         2 * self.strbuf_size() + 4
     }
 
+    /// `band` and `flags` of `strpmsg` as the caller stores them: adjacent `int`s at
+    /// [`Model::pmsg_band`] in both models, so I_GETPMSG writes them back with one copy.
+    pub fn pmsg_band_flags(band: i32, flags: i32) -> [u8; 8] {
+        let [b0, b1, b2, b3] = band.to_ne_bytes();
+        let [f0, f1, f2, f3] = flags.to_ne_bytes();
+        [b0, b1, b2, b3, f0, f1, f2, f3]
+    }
+
     /// Offset of `flags` in `strpeek` (a `long`: [`Model::ptr`] bytes).
     pub fn peek_flags(self) -> usize {
         2 * self.strbuf_size()

@@ -57,6 +57,9 @@ struct Plan {
     got: GetMsg,
     ctl: Option<usize>,
     data: Option<usize>,
+    /// Every block of the message is retrieved whole: getmsg takes the message as it is,
+    /// with no split and nothing left queued.
+    whole: bool,
 }
 
 fn len_i32(n: usize) -> i32 {
@@ -66,15 +69,18 @@ fn len_i32(n: usize) -> i32 {
 /// What getmsg with these `maxlen`s (`None`: part not processed) takes of `m`.
 fn plan(m: &Msg, cmax: Option<usize>, dmax: Option<usize>) -> Plan {
     let has_ctl = is_ctl(m);
-    let cl = m
-        .blocks()
-        .filter(|b| is_ctl(b))
-        .fold(0usize, |n, b| n.saturating_add(b.blen()));
-    let has_data = !has_ctl || m.blocks().any(|b| !is_ctl(b));
-    let dl = m
-        .blocks()
-        .filter(|b| !is_ctl(b))
-        .fold(0usize, |n, b| n.saturating_add(b.blen()));
+    // One pass: the size and block count of each part.
+    let (mut cl, mut dl, mut nctl, mut ndata) = (0usize, 0usize, 0usize, 0usize);
+    for b in m.blocks() {
+        if is_ctl(b) {
+            cl = cl.saturating_add(b.blen());
+            nctl += 1;
+        } else {
+            dl = dl.saturating_add(b.blen());
+            ndata += 1;
+        }
+    }
+    let has_data = !has_ctl || ndata > 0;
     let mut got = GetMsg {
         ctl_len: -1,
         data_len: -1,
@@ -107,7 +113,15 @@ fn plan(m: &Msg, cmax: Option<usize>, dmax: Option<usize>) -> Plan {
         None if has_data && dl > 0 => got.more |= MOREDATA,
         _ => {}
     }
-    Plan { got, ctl, data }
+    // Nothing left over in a part that is taken, and no block of a part that is not (not
+    // even an empty one, which `split` would leave queued).
+    let whole = got.more == 0 && (ctl.is_some() || nctl == 0) && (data.is_some() || ndata == 0);
+    Plan {
+        got,
+        ctl,
+        data,
+        whole,
+    }
 }
 
 impl Stream {
@@ -265,19 +279,24 @@ impl Stream {
         let Some(mp) = self.qctx(h).getq() else {
             return Ok(p.got);
         };
-        let (take_ctl, take_data) = (p.ctl.is_some(), p.data.is_some());
-        let cut = |b: &Msg| match (is_ctl(b), take_ctl, take_data) {
-            (true, true, _) => Cut::Part(0),
-            (false, _, true) => Cut::Part(1),
-            _ => Cut::Rest,
-        };
         let band = mp.band();
         let ty = mp.db_type();
-        let (front, rest) = match split(mp, [p.ctl.unwrap_or(0), p.data.unwrap_or(0)], cut) {
-            Ok(parts) => parts,
-            Err(mp) => {
-                self.sth_putbq_head(mp);
-                return Err(Errno::ENOSR.into());
+        let (front, rest) = if p.whole {
+            // The common case (the message fits the buffers): what `split` would give.
+            (Some(mp), None)
+        } else {
+            let (take_ctl, take_data) = (p.ctl.is_some(), p.data.is_some());
+            let cut = |b: &Msg| match (is_ctl(b), take_ctl, take_data) {
+                (true, true, _) => Cut::Part(0),
+                (false, _, true) => Cut::Part(1),
+                _ => Cut::Rest,
+            };
+            match split(mp, [p.ctl.unwrap_or(0), p.data.unwrap_or(0)], cut) {
+                Ok(parts) => parts,
+                Err(mp) => {
+                    self.sth_putbq_head(mp);
+                    return Err(Errno::ENOSR.into());
+                }
             }
         };
         out.begin_getmsg();

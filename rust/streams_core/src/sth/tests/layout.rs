@@ -57,6 +57,14 @@ fn ilp32_decoding() -> TestResult {
         }
     );
     check_eq!((band, flags), (2, 4));
+    // I_GETPMSG writes band and flags back as one 8-byte copy at `pmsg_band`.
+    for m in [Model::Lp64, Model::Ilp32] {
+        let mut b = [0u8; 40];
+        put(&mut b, m.pmsg_band(), &Model::pmsg_band_flags(7, -3));
+        check_eq!(m.pmsg_flags(), m.pmsg_band() + 4);
+        let (_, _, band, flags) = m.strpmsg(&b);
+        check_eq!((band, flags), (7, -3));
+    }
     // struct strioctl32 { 7, -1, 4, 0xdead0000 }: a high address stays zero-extended.
     let mut b = [0u8; 16];
     for (off, v) in [(0, 7), (4, -1), (8, 4)] {

@@ -268,6 +268,57 @@ fn getmsg_that_retrieves_nothing_takes_nothing() -> TestResult {
     Ok(())
 }
 
+/// A message that fits the buffers is taken whole, without a split (`plan`'s `whole`);
+/// one byte too many, a part not processed, or an empty data part not processed goes through
+/// the split, and what is left stays queued.
+fn getmsg_whole_message_and_the_split_fallback() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let tok = ReaderToken::new();
+    // Data only, exactly the buffer: taken whole, nothing left.
+    check_ok!(put(&mut s, None, Some(b"0123"), 0, 0));
+    let (g, _, d) = check_ok!(get(&mut s, -1, 4, 0, 0));
+    check_eq!((g.ctl_len, g.data_len, g.more), (-1, 4, 0));
+    check_eq!(d.bytes(), b"0123");
+    check_eq!(nread(&mut s)?, (0, 0));
+    // One byte over: MOREDATA, the rest stays.
+    check_ok!(put(&mut s, None, Some(b"01234"), 0, 0));
+    let (g, _, d) = check_ok!(get(&mut s, -1, 4, 0, 0));
+    check_eq!((g.data_len, g.more), (4, MOREDATA));
+    check_eq!(d.bytes(), b"0123");
+    check_eq!(nread(&mut s)?, (1, 1));
+    let (g, _, d) = check_ok!(get(&mut s, -1, 4, 0, 0));
+    check_eq!((g.data_len, g.more, d.bytes()), (1, 0, &b"4"[..]));
+    // Both parts of a band message, whole: its band comes with it; a fault puts it back.
+    check_ok!(put(&mut s, Some(b"cc"), Some(b"dd"), 7, MSG_BAND));
+    let mut t = Taken::new();
+    let g = check_ok!(s.strgetpmsg(Some(2), Some(2), 0, MSG_ANY, true, &tok, &mut t));
+    check_eq!((g.ctl_len, g.data_len, g.band, g.more), (2, 2, 7, 0));
+    check_eq!((t.len(), nread(&mut s)?), (1, (0, 0)));
+    s.sth_untake(&mut t, 0, &tok);
+    let (g, c, d) = ctl_data(&mut s)?;
+    check_eq!((g.band, g.more, g.flags), (7, 0, MSG_BAND));
+    check_eq!((c.bytes(), d.bytes()), (&b"cc"[..], &b"dd"[..]));
+    // A high-priority control part, whole.
+    check_ok!(put(&mut s, Some(b"hp"), None, 0, MSG_HIPRI));
+    let (g, c, _) = check_ok!(get(&mut s, 8, 8, 0, MSG_HIPRI));
+    check_eq!(
+        (g.ctl_len, g.data_len, g.more, g.flags),
+        (2, -1, 0, MSG_HIPRI)
+    );
+    check_eq!(c.bytes(), b"hp");
+    // Control and an empty data part, data not processed: the empty data block stays
+    // queued as a zero-length message (the split's answer, kept as it was).
+    check_ok!(put(&mut s, Some(b"ab"), Some(b""), 0, 0));
+    let (g, c, _) = check_ok!(get(&mut s, 8, -1, 0, 0));
+    check_eq!((g.ctl_len, g.data_len, g.more), (2, -1, 0));
+    check_eq!(c.bytes(), b"ab");
+    check_eq!(nread(&mut s)?, (1, 0));
+    let (g, _, _) = check_ok!(get(&mut s, 8, 8, 0, 0));
+    check_eq!((g.ctl_len, g.data_len, g.more), (-1, 0, 0));
+    check_eq!(nread(&mut s)?, (0, 0));
+    Ok(())
+}
+
 fn split_without_memory_fails_and_keeps_the_message() -> TestResult {
     let mut s = open(&STHLOOP)?;
     check_ok!(wr(&mut s, b"0123456789"));
@@ -330,6 +381,7 @@ ktest_suite!(STH_TAKE_SUITE, "streams_sth_take":
     zero_length_and_marked_messages,
     getmsg_takes_both_parts_and_puts_them_back,
     getmsg_that_retrieves_nothing_takes_nothing,
+    getmsg_whole_message_and_the_split_fallback,
     split_without_memory_fails_and_keeps_the_message,
     fast_paths_are_one_lock_hold,
 );
