@@ -59,11 +59,14 @@ enum Cmd {
     /// Host checks, both builds of streams.ko, KUnit and guest tests, the negative control
     ///
     /// Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace, core tests
-    /// under valgrind, loom models, man pages, Debian packages, unsafe audit table), then both
-    /// builds of streams.ko (the production one must have no KUnit suite, test driver or fault
-    /// injection: nm and its strings are checked; make modules_install and DKMS), then the test build's KUnit suites and the guest tests
-    /// in a QEMU guest with the test kernel (KASAN, lockdep, kmemleak), then the negative
-    /// control (a build with a deliberately failing case, which must be reported as failing).
+    /// under valgrind, loom models, man pages, unsafe audit table), the Debian packages (also
+    /// with --no-host), then both builds of streams.ko (the production one must have no KUnit
+    /// suite, test driver or fault injection: nm and its strings are checked; make
+    /// modules_install and DKMS), then the test build's KUnit suites and the guest tests in a
+    /// QEMU guest with the test kernel (KASAN, lockdep, kmemleak) whose perftest, scls and
+    /// libraries come from the packages, which after unloading the test build loads the
+    /// DKMS-built modules with modprobe; then the negative control (a build with a
+    /// deliberately failing case, which must be reported as failing).
     /// Exit status 0 only if everything passed. With --negative-control: only the run with the
     /// failing case, to show how a failure is reported (exits non-zero).
     Test(TestArgs),
