@@ -144,10 +144,10 @@ pub(crate) struct Packaged {
 }
 
 impl Packaged {
-    /// Add the packaged files and the DKMS-built modules to `a`; returns the ELF files among
-    /// them whose shared libraries the guest needs.
-    fn add_to(&self, a: &mut Cpio) -> Result<Vec<PathBuf>> {
-        let multiarch = package::arch_var("DEB_HOST_MULTIARCH")?;
+    /// Add the packaged files and the DKMS-built modules to `a` (`multiarch`: the library
+    /// directory's triplet); returns the ELF files among them whose shared libraries the guest
+    /// needs. A tool or the preload missing from the packages is an error.
+    fn add_to(&self, a: &mut Cpio, multiarch: &str) -> Result<Vec<PathBuf>> {
         let mut elfs = Vec::new();
         for tool in package::TOOLS {
             let p = self.unpacked.join("usr/bin").join(tool);
@@ -325,7 +325,7 @@ fn dynamic_extras(a: &mut Cpio, packaged: Option<&Packaged>) -> Result<()> {
     );
     let mut elfs = vec![dash];
     match packaged {
-        Some(p) => elfs.extend(p.add_to(a)?),
+        Some(p) => elfs.extend(p.add_to(a, &package::arch_var("DEB_HOST_MULTIARCH")?)?),
         None => {
             let preload = build_preload()?;
             a.file(
@@ -397,6 +397,71 @@ mod tests {
         assert!(text.contains("a/b\0"));
         assert!(text.contains("xyz"));
         assert!(text.contains("TRAILER!!!"));
+    }
+
+    /// The packaged tools replace nothing silently: each must be in the unpacked tree, and
+    /// what is there lands at its path, links as links, the DKMS modules in DKMS's layout.
+    #[test]
+    fn packaged_files() {
+        let base = std::env::temp_dir().join(format!("rstreams-packaged-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        let (unpacked, tree) = (base.join("unpacked"), base.join("dkms"));
+        let lib = unpacked.join("usr/lib/x86_64-linux-gnu");
+        let module = tree.join("rstreams/0.1.0/6.12.117/x86_64/module");
+        for d in [unpacked.join("usr/bin"), lib.clone(), module.clone()] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::write(unpacked.join("usr/bin/perftest"), b"elf").unwrap();
+        fs::write(lib.join("libstreams_pipe.so"), b"elf").unwrap();
+        fs::write(lib.join("libstreams.so.0"), b"elf").unwrap();
+        std::os::unix::fs::symlink("libstreams.so.0", lib.join("libstreams.so")).unwrap();
+        fs::write(module.join("streams.ko"), b"ko").unwrap();
+        let p = Packaged {
+            unpacked: unpacked.clone(),
+            dkms: Dkms {
+                tree,
+                modules: vec![module.join("streams.ko")],
+            },
+        };
+        let missing = p.add_to(&mut Cpio::default(), "x86_64-linux-gnu");
+        assert!(missing.is_err_and(|e| e.contains("/usr/bin/scls")));
+        fs::write(unpacked.join("usr/bin/scls"), b"elf").unwrap();
+        let mut a = Cpio::default();
+        let elfs = p.add_to(&mut a, "x86_64-linux-gnu").unwrap();
+        let names: Vec<String> = elfs
+            .iter()
+            .map(|e| e.strip_prefix(&unpacked).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "usr/bin/perftest",
+                "usr/bin/scls",
+                "usr/lib/x86_64-linux-gnu/libstreams.so.0",
+                "usr/lib/x86_64-linux-gnu/libstreams_pipe.so"
+            ]
+        );
+        let text = String::from_utf8_lossy(&a.finish()).into_owned();
+        // A `newc` entry: its name, NUL, padding to 4 bytes, then its data (a link's target).
+        for (name, data) in [
+            ("usr/bin/scls", "elf"),
+            ("usr/lib/x86_64-linux-gnu/libstreams.so", "libstreams.so.0"),
+            (
+                "usr/lib/libstreams_pipe.so",
+                "x86_64-linux-gnu/libstreams_pipe.so",
+            ),
+            (
+                "var/lib/dkms/rstreams/0.1.0/6.12.117/x86_64/module/streams.ko",
+                "ko",
+            ),
+        ] {
+            let at = text
+                .find(&format!("{name}\0"))
+                .unwrap_or_else(|| panic!("{name} not in the archive"));
+            let rest = text[at + name.len() + 1..].trim_start_matches('\0');
+            assert!(rest.starts_with(data), "{name}: not followed by {data:?}");
+        }
+        fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
