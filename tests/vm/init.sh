@@ -40,6 +40,40 @@ unload() {
 	modprobe -r streams && ! grep -q '^streams ' /proc/modules
 }
 
+# The production modules DKMS built from the rstreams-dkms sources (cargo xtask test puts them
+# where `dkms build` leaves them), installed as `dkms install` does, after the test build is
+# unloaded and removed: modprobe must pull in strshim and strattach, the packaged perftest, scls
+# and libstreams_pipe.so must work on them, and modprobe -r must remove all three.
+dkms_modules() {
+	r=$(uname -r)
+	set -- /var/lib/dkms/rstreams/*/"$r"/*/module/streams.ko
+	[ -e "$1" ] || { echo "dkms: no DKMS-built streams.ko for $r"; return 1; }
+	rm -r /lib/modules/"$r"/extra
+	mkdir -p /lib/modules/"$r"/updates/dkms
+	cp "${1%/*}"/*.ko /lib/modules/"$r"/updates/dkms/ || return 1
+	depmod || return 1
+	modprobe streams || { echo "dkms: modprobe streams failed"; return 1; }
+	for m in strshim strattach streams; do
+		grep -q "^$m " /proc/modules || { echo "dkms: modprobe streams did not load $m"; return 1; }
+	done
+	# The production build: no test driver.
+	[ -e /dev/streams/clone/sloop ] && { echo "dkms: a test device with the production modules"; return 1; }
+	[ -c /dev/streams/clone/pipe ] || { echo "dkms: no /dev/streams/clone/pipe"; return 1; }
+	scls pipemod | grep -q pipemod || { echo "dkms: scls does not list pipemod"; return 1; }
+	# One second of STREAMS pipe writes: the CSV line's 4th field is the count.
+	row=$(perftest -p streams -q -r -t 1 -i 1 -s 64 --csv </dev/null | tail -n 1)
+	echo "dkms: perftest: $row"
+	[ "$(echo "$row" | cut -d, -f4)" -gt 0 ] 2>/dev/null || { echo "dkms: perftest wrote nothing"; return 1; }
+	# The packaged preload, found by name (it is in the multiarch library directory).
+	is=$(LD_PRELOAD=libstreams_pipe.so dash -c 'echo x | pipetest --isastream 0')
+	[ "$is" = 1 ] || { echo "dkms: the preloaded pipe is not a Stream ($is)"; return 1; }
+	modprobe -r streams || return 1
+	for m in streams strattach strshim; do
+		grep -q "^$m " /proc/modules && { echo "dkms: modprobe -r streams left $m loaded"; return 1; }
+	done
+	echo "dkms: modprobe loaded and removed streams, strattach, strshim from updates/dkms"
+}
+
 leaks() {
 	# kmemleak only reports objects older than 5 s, and a second scan drops transient ones.
 	sleep 6
@@ -92,6 +126,9 @@ test)
 	[ -e $KMEMLEAK ] && step kmemleak-loaded leaks
 	step rmmod unload
 	[ -e $KMEMLEAK ] && step kmemleak-unloaded leaks
+	# Only cargo xtask test's guest has them (not the negative control's); xtask fails a run
+	# where this step is missing.
+	[ -d /var/lib/dkms/rstreams ] && step dkms dkms_modules
 	echo "RSTREAMS-END rc=$fail"
 	;;
 stress)

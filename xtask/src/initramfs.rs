@@ -8,11 +8,18 @@
 //! also a dynamically linked shell, `/usr/bin/dash`, the interposer
 //! `/usr/lib/libstreams_pipe.so`, and the host's shared libraries and loader they need (found
 //! with `ldd`): busybox is static, so only dash's pipes can be interposed.
+//!
+//! The guest of `cargo xtask test` takes what the Debian packages ship from the packages
+//! ([`Packaged`]), so that a file a package misses fails the tests; the test build of the
+//! modules and the programs no package ships (strtest, strstress, pipetest, strc) still come
+//! from the workspace.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::install::Dkms;
+use crate::package;
 use crate::util::{self, Result};
 
 /// A cpio `newc` archive being built in memory.
@@ -119,6 +126,86 @@ impl Cpio {
     }
 }
 
+/// The part of the test guest that comes from the Debian packages (issue 15).
+///
+/// From the unpacked packages: all of `/usr/bin` (`perftest`, `scls`, which replace the
+/// workspace's) and `/usr/lib` (`libstreams.so.0`, `libstreams_pipe.so`, the udev rules, the
+/// modules-load.d file), and `/usr/lib/libstreams_pipe.so` as a link to the packaged preload
+/// (the path the guest scripts use). From the DKMS build of the `rstreams-dkms` sources: the
+/// production modules, where `dkms build` leaves them in its tree (`/var/lib/dkms/rstreams/
+/// <version>/<release>/<arch>/module/`, the layout of an installed system); the guest
+/// installs them after the test build is unloaded, as `dkms install` does (`tests/vm/init.sh`,
+/// step `dkms`).
+pub(crate) struct Packaged {
+    /// The packages unpacked (`target/package/unpacked`).
+    pub(crate) unpacked: PathBuf,
+    /// What `dkms build` made (`target/dkms/tree`).
+    pub(crate) dkms: Dkms,
+}
+
+impl Packaged {
+    /// Add the packaged files and the DKMS-built modules to `a` (`multiarch`: the library
+    /// directory's triplet); returns the ELF files among them whose shared libraries the guest
+    /// needs. A tool or the preload missing from the packages is an error.
+    fn add_to(&self, a: &mut Cpio, multiarch: &str) -> Result<Vec<PathBuf>> {
+        let mut elfs = Vec::new();
+        for tool in package::TOOLS {
+            let p = self.unpacked.join("usr/bin").join(tool);
+            if !p.is_file() {
+                return Err(format!(
+                    "the packages ship no /usr/bin/{tool} ({})",
+                    p.display()
+                ));
+            }
+        }
+        let preload = format!("usr/lib/{multiarch}/libstreams_pipe.so");
+        if !self.unpacked.join(&preload).is_file() {
+            return Err(format!("the packages ship no /{preload}"));
+        }
+        for top in ["usr/bin", "usr/lib"] {
+            for p in util::walk(&self.unpacked.join(top)) {
+                let rel = p.strip_prefix(&self.unpacked).map_err(|e| e.to_string())?;
+                let dst = rel.to_string_lossy();
+                let meta = fs::symlink_metadata(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                if meta.file_type().is_symlink() {
+                    let target = fs::read_link(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                    a.symlink(&dst, &target.to_string_lossy());
+                    continue;
+                }
+                let mode = {
+                    use std::os::unix::fs::PermissionsExt;
+                    meta.permissions().mode() & 0o777
+                };
+                a.file(
+                    &dst,
+                    mode,
+                    &fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?,
+                );
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default();
+                if top == "usr/bin" || name.contains(".so") {
+                    elfs.push(p);
+                }
+            }
+        }
+        a.symlink(
+            "usr/lib/libstreams_pipe.so",
+            &format!("{multiarch}/libstreams_pipe.so"),
+        );
+        for m in &self.dkms.modules {
+            let rel = m.strip_prefix(&self.dkms.tree).map_err(|e| e.to_string())?;
+            a.file(
+                &format!("var/lib/dkms/{}", rel.display()),
+                0o644,
+                &fs::read(m).map_err(|e| format!("{}: {e}", m.display()))?,
+            );
+        }
+        Ok(elfs)
+    }
+}
+
 /// What goes into the guest.
 pub(crate) struct Contents<'a> {
     pub(crate) release: &'a str,
@@ -131,6 +218,8 @@ pub(crate) struct Contents<'a> {
     /// More files: (path in the guest without the leading `/`, contents), e.g. the bench plan
     /// `etc/rstreams/bench.plan`.
     pub(crate) extra: &'a [(&'a str, &'a [u8])],
+    /// `cargo xtask test`: the files the packages ship come from them.
+    pub(crate) packaged: Option<&'a Packaged>,
 }
 
 /// Write the initramfs to `out`.
@@ -199,13 +288,16 @@ pub(crate) fn build(c: &Contents<'_>, out: &Path) -> Result<()> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        if c.packaged.is_some() && package::TOOLS.contains(&name.as_str()) {
+            continue;
+        }
         a.file(
             &format!("usr/bin/{name}"),
             0o755,
             &fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?,
         );
     }
-    dynamic_extras(&mut a)?;
+    dynamic_extras(&mut a, c.packaged)?;
     if let Some(dir) = c.copy {
         a.tree(dir, "host")?;
     }
@@ -221,9 +313,42 @@ pub(crate) fn build(c: &Contents<'_>, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The dynamically linked part of the guest: dash, `libstreams_pipe.so` (built here without
-/// `+crt-static`, which a preloaded library cannot have) and their shared libraries.
-fn dynamic_extras(a: &mut Cpio) -> Result<()> {
+/// The dynamically linked part of the guest: dash, the packaged files ([`Packaged`]) or else
+/// `libstreams_pipe.so` (built here without `+crt-static`, which a preloaded library cannot
+/// have), and their shared libraries.
+fn dynamic_extras(a: &mut Cpio, packaged: Option<&Packaged>) -> Result<()> {
+    let dash = PathBuf::from("/usr/bin/dash");
+    a.file(
+        "usr/bin/dash",
+        0o755,
+        &fs::read(&dash).map_err(|e| format!("{}: {e}", dash.display()))?,
+    );
+    let mut elfs = vec![dash];
+    match packaged {
+        Some(p) => elfs.extend(p.add_to(a, &package::arch_var("DEB_HOST_MULTIARCH")?)?),
+        None => {
+            let preload = build_preload()?;
+            a.file(
+                "usr/lib/libstreams_pipe.so",
+                0o755,
+                &fs::read(&preload).map_err(|e| format!("{}: {e}", preload.display()))?,
+            );
+            elfs.push(preload);
+        }
+    }
+    let mut libs = std::collections::BTreeSet::new();
+    for bin in &elfs {
+        libs.extend(shared_libs(&util::output(Command::new("ldd").arg(bin))?));
+    }
+    for lib in libs {
+        let data = fs::read(&lib).map_err(|e| format!("{lib}: {e}"))?;
+        a.file(lib.trim_start_matches('/'), 0o755, &data);
+    }
+    Ok(())
+}
+
+/// `libstreams_pipe.so` for the guests that do not take it from the package.
+fn build_preload() -> Result<PathBuf> {
     let root = util::repo_root();
     let tdir = root.join("target/guest-dyn");
     util::run(
@@ -239,22 +364,7 @@ fn dynamic_extras(a: &mut Cpio) -> Result<()> {
                 "streams-pipe-preload",
             ]),
     )?;
-    let preload = tdir.join("release/libstreams_pipe.so");
-    let dash = Path::new("/usr/bin/dash");
-    let mut libs = std::collections::BTreeSet::new();
-    for (bin, dst) in [
-        (dash, "usr/bin/dash"),
-        (preload.as_path(), "usr/lib/libstreams_pipe.so"),
-    ] {
-        let data = fs::read(bin).map_err(|e| format!("{}: {e}", bin.display()))?;
-        a.file(dst, 0o755, &data);
-        libs.extend(shared_libs(&util::output(Command::new("ldd").arg(bin))?));
-    }
-    for lib in libs {
-        let data = fs::read(&lib).map_err(|e| format!("{lib}: {e}"))?;
-        a.file(lib.trim_start_matches('/'), 0o755, &data);
-    }
-    Ok(())
+    Ok(tdir.join("release/libstreams_pipe.so"))
 }
 
 /// The absolute paths in `ldd` output (`libc.so.6 => /lib/.../libc.so.6 (0x…)`, and the
@@ -287,6 +397,71 @@ mod tests {
         assert!(text.contains("a/b\0"));
         assert!(text.contains("xyz"));
         assert!(text.contains("TRAILER!!!"));
+    }
+
+    /// The packaged tools replace nothing silently: each must be in the unpacked tree, and
+    /// what is there lands at its path, links as links, the DKMS modules in DKMS's layout.
+    #[test]
+    fn packaged_files() {
+        let base = std::env::temp_dir().join(format!("rstreams-packaged-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        let (unpacked, tree) = (base.join("unpacked"), base.join("dkms"));
+        let lib = unpacked.join("usr/lib/x86_64-linux-gnu");
+        let module = tree.join("rstreams/0.1.0/6.12.117/x86_64/module");
+        for d in [unpacked.join("usr/bin"), lib.clone(), module.clone()] {
+            fs::create_dir_all(d).unwrap();
+        }
+        fs::write(unpacked.join("usr/bin/perftest"), b"elf").unwrap();
+        fs::write(lib.join("libstreams_pipe.so"), b"elf").unwrap();
+        fs::write(lib.join("libstreams.so.0"), b"elf").unwrap();
+        std::os::unix::fs::symlink("libstreams.so.0", lib.join("libstreams.so")).unwrap();
+        fs::write(module.join("streams.ko"), b"ko").unwrap();
+        let p = Packaged {
+            unpacked: unpacked.clone(),
+            dkms: Dkms {
+                tree,
+                modules: vec![module.join("streams.ko")],
+            },
+        };
+        let missing = p.add_to(&mut Cpio::default(), "x86_64-linux-gnu");
+        assert!(missing.is_err_and(|e| e.contains("/usr/bin/scls")));
+        fs::write(unpacked.join("usr/bin/scls"), b"elf").unwrap();
+        let mut a = Cpio::default();
+        let elfs = p.add_to(&mut a, "x86_64-linux-gnu").unwrap();
+        let names: Vec<String> = elfs
+            .iter()
+            .map(|e| e.strip_prefix(&unpacked).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "usr/bin/perftest",
+                "usr/bin/scls",
+                "usr/lib/x86_64-linux-gnu/libstreams.so.0",
+                "usr/lib/x86_64-linux-gnu/libstreams_pipe.so"
+            ]
+        );
+        let text = String::from_utf8_lossy(&a.finish()).into_owned();
+        // A `newc` entry: its name, NUL, padding to 4 bytes, then its data (a link's target).
+        for (name, data) in [
+            ("usr/bin/scls", "elf"),
+            ("usr/lib/x86_64-linux-gnu/libstreams.so", "libstreams.so.0"),
+            (
+                "usr/lib/libstreams_pipe.so",
+                "x86_64-linux-gnu/libstreams_pipe.so",
+            ),
+            (
+                "var/lib/dkms/rstreams/0.1.0/6.12.117/x86_64/module/streams.ko",
+                "ko",
+            ),
+        ] {
+            let at = text
+                .find(&format!("{name}\0"))
+                .unwrap_or_else(|| panic!("{name} not in the archive"));
+            let rest = text[at + name.len() + 1..].trim_start_matches('\0');
+            assert!(rest.starts_with(data), "{name}: not followed by {data:?}");
+        }
+        fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]

@@ -7,10 +7,11 @@
 //!   `modprobe --show-depends` only reads what depmod wrote.
 //! - [`check_dkms`]: `dkms add` and `dkms build` of the source tree with `dkms.conf`, in
 //!   DKMS trees under `target/dkms/` (`--sourcetree`, `--dkmstree`), against the kernel tree
-//!   (`--kernelsourcedir`): the three modules must come out.
+//!   (`--kernelsourcedir`): the three modules must come out. `cargo xtask test`'s guest then
+//!   installs and loads them ([`Dkms`]).
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::kernel::Kernel;
@@ -95,8 +96,16 @@ pub(crate) fn check(root: &Path, k: &Kernel, built: &Modules) -> Result<()> {
     Ok(())
 }
 
+/// What `dkms build` left in its tree.
+pub(crate) struct Dkms {
+    /// The DKMS tree (`--dkmstree`, `/var/lib/dkms` on an installed system).
+    pub(crate) tree: PathBuf,
+    /// The built `.ko` files, under `tree/rstreams/<version>/<release>/<arch>/module/`.
+    pub(crate) modules: Vec<PathBuf>,
+}
+
 /// `dkms add` + `dkms build` of a fresh source tree `target/dkms/src/rstreams-<version>/`.
-pub(crate) fn check_dkms(root: &Path, k: &Kernel) -> Result<()> {
+pub(crate) fn check_dkms(root: &Path, k: &Kernel) -> Result<Dkms> {
     let version = env!("CARGO_PKG_VERSION");
     let st = util::step(format!(
         "check: dkms add + build rstreams/{version} against {} (target/dkms/)",
@@ -128,11 +137,14 @@ pub(crate) fn check_dkms(root: &Path, k: &Kernel) -> Result<()> {
     let log = base.join("build.log");
     util::run_logged(&mut build, &log, false)?;
     let out = tree.join(format!("rstreams/{version}/{}", k.release));
-    let built: Vec<String> = util::walk(&out)
+    let modules: Vec<PathBuf> = util::walk(&out)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "ko"))
+        .collect();
+    let built: Vec<String> = modules
         .iter()
         .filter_map(|p| p.file_name())
         .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".ko"))
         .collect();
     for want in DEPENDENCIES.iter().chain([&LOAD_ORDER_END]) {
         if !built.iter().any(|n| n == want) {
@@ -146,7 +158,7 @@ pub(crate) fn check_dkms(root: &Path, k: &Kernel) -> Result<()> {
         }
     }
     st.done_with(&format!("built {}", built.join(", ")));
-    Ok(())
+    Ok(Dkms { tree, modules })
 }
 
 #[cfg(test)]

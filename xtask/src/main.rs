@@ -59,11 +59,14 @@ enum Cmd {
     /// Host checks, both builds of streams.ko, KUnit and guest tests, the negative control
     ///
     /// Host checks (cargo fmt --check, clippy -D warnings, cargo test --workspace, core tests
-    /// under valgrind, loom models, man pages, Debian packages, unsafe audit table), then both
-    /// builds of streams.ko (the production one must have no KUnit suite, test driver or fault
-    /// injection: nm and its strings are checked; make modules_install and DKMS), then the test build's KUnit suites and the guest tests
-    /// in a QEMU guest with the test kernel (KASAN, lockdep, kmemleak), then the negative
-    /// control (a build with a deliberately failing case, which must be reported as failing).
+    /// under valgrind, loom models, man pages, unsafe audit table), the Debian packages (also
+    /// with --no-host), then both builds of streams.ko (the production one must have no KUnit
+    /// suite, test driver or fault injection: nm and its strings are checked; make
+    /// modules_install and DKMS), then the test build's KUnit suites and the guest tests in a
+    /// QEMU guest with the test kernel (KASAN, lockdep, kmemleak) whose perftest, scls and
+    /// libraries come from the packages, which after unloading the test build loads the
+    /// DKMS-built modules with modprobe; then the negative control (a build with a
+    /// deliberately failing case, which must be reported as failing).
     /// Exit status 0 only if everything passed. With --negative-control: only the run with the
     /// failing case, to show how a failure is reported (exits non-zero).
     Test(TestArgs),
@@ -267,21 +270,31 @@ fn host_tests() -> Result<()> {
     let st = util::step("host: manual pages in target/man/ (mandoc -T lint -W warning)");
     let pages = man::build(&root)?;
     st.done_with(&format!("{} pages, lint clean", pages.len()));
-    let st = util::step("host: Debian packages (cargo xtask package: dpkg-deb, lintian, contents)");
-    let debs = package::build(&root)?;
-    package::lint(&debs)?;
-    package::check_contents(&root, &debs)?;
-    st.done_with(&format!("{} packages, lintian without errors", debs.len()));
     let st = util::step("host: docs/unsafe.md matches the code (scripts/unsafe-report.sh)");
     util::run(Command::new(root.join("scripts/unsafe-report.sh")).arg("--check"))?;
     st.done();
     Ok(())
 }
 
+/// `cargo xtask package`'s checks (dpkg-deb, lintian, the contents used unpacked); returns
+/// the unpacked tree. `cargo xtask test` runs them even with `--no-host`: its guest is
+/// assembled from the packages.
+fn packages(root: &std::path::Path) -> Result<PathBuf> {
+    let st = util::step("Debian packages (cargo xtask package: dpkg-deb, lintian, contents)");
+    let debs = package::build(root)?;
+    package::lint(&debs)?;
+    let unpacked = package::check_contents(root, &debs)?;
+    st.done_with(&format!("{} packages, lintian without errors", debs.len()));
+    Ok(unpacked)
+}
+
 /// What a guest boot is for.
 enum Mode<'a> {
+    /// The KUnit suites and guest tests; with `packaged`, the packages' files and the
+    /// DKMS-built modules too (`None`: the negative control, which only needs KUnit).
     Test {
         negative_control: bool,
+        packaged: Option<&'a initramfs::Packaged>,
     },
     Vm {
         /// The production module unless `--build test`.
@@ -290,9 +303,7 @@ enum Mode<'a> {
         cmd: &'a str,
     },
     /// `cargo xtask bench`: the plan file for the guest's sweep.
-    Bench {
-        plan: &'a str,
-    },
+    Bench { plan: &'a str },
     /// `cargo xtask stress`: strstress's arguments, and fault.sh's (`PERCENT CALLS`) when
     /// the fault-injection pass runs after it.
     Stress {
@@ -317,7 +328,9 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
     deps::ensure()?;
     let k = kernel::ensure(v)?;
     let build = match mode {
-        Mode::Test { negative_control } => Build::Test {
+        Mode::Test {
+            negative_control, ..
+        } => Build::Test {
             negative_control: *negative_control,
         },
         Mode::Vm { build, .. } => *build,
@@ -369,6 +382,10 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
             copy,
             cmd,
             extra: &extra,
+            packaged: match mode {
+                Mode::Test { packaged, .. } => *packaged,
+                _ => None,
+            },
         },
         &initrd,
     )?;
@@ -378,9 +395,11 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
     let (append, echo) = match mode {
         Mode::Test {
             negative_control: false,
+            ..
         } => ("rstreams.mode=test oops=panic", vm::Echo::All),
         Mode::Test {
             negative_control: true,
+            ..
         } => (
             "rstreams.mode=test oops=panic rstreams.noleakscan",
             vm::Echo::All,
@@ -417,20 +436,35 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
     ))
 }
 
-/// Run the KUnit suites in a guest and judge the console.
-fn vm_tests(v: Variant, negative_control: bool, limit: Duration) -> Result<ktap::Verdict> {
+/// Run the KUnit suites in a guest and judge the console. With `packaged`, the guest's
+/// `dkms` step (the DKMS-built modules loaded with modprobe) must have run.
+fn vm_tests(
+    v: Variant,
+    negative_control: bool,
+    packaged: Option<&initramfs::Packaged>,
+    limit: Duration,
+) -> Result<ktap::Verdict> {
     let root = util::repo_root();
     let expected = checks::expected_suites(&root, negative_control)?;
-    let (run, _) = guest(v, &Mode::Test { negative_control }, limit)?;
+    let mode = Mode::Test {
+        negative_control,
+        packaged,
+    };
+    let (run, _) = guest(v, &mode, limit)?;
     let mut verdict = ktap::judge(&run.lines, &expected, run.timed_out);
-    for must in [
+    let mut musts = vec![
         format!("rstreams {} loaded", env!("CARGO_PKG_VERSION")),
         format!("rstreams {} unloading", env!("CARGO_PKG_VERSION")),
-    ] {
+    ];
+    if packaged.is_some() {
+        // A step that did not run is as much a failure as one that failed.
+        musts.push("RSTREAMS-STEP dkms rc=".into());
+    }
+    for must in musts {
         if !run.lines.iter().any(|l| l.contains(&must)) {
             verdict
                 .problems
-                .push(format!("missing result: no {must:?} in the kernel log"));
+                .push(format!("missing result: no {must:?} in the console"));
         }
     }
     println!(
@@ -465,7 +499,7 @@ static CLOSING: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 /// The negative control must fail, and name exactly the deliberately failing case.
 fn negative_control_expected(v: Variant, limit: Duration) -> Result<()> {
     let st = util::step("negative control: a deliberately failing case must be reported");
-    let verdict = vm_tests(v, true, limit)?;
+    let verdict = vm_tests(v, true, None, limit)?;
     let want = "streams_negative_control.negative_control_fails".to_string();
     if verdict.ok() || verdict.failed_cases != vec![want.clone()] {
         return Err(format!(
@@ -481,8 +515,9 @@ fn negative_control_expected(v: Variant, limit: Duration) -> Result<()> {
 /// Build both `streams.ko` builds against the kernel of `v` (through the top-level `Makefile`),
 /// check that the production one carries no test code and the test build does
 /// (`checks::check_builds`), that its `make modules_install` gives modprobe the right
-/// dependencies (`install::check`) and that DKMS builds the modules (`install::check_dkms`).
-fn builds_apart(v: Variant) -> Result<()> {
+/// dependencies (`install::check`) and that DKMS builds the modules (`install::check_dkms`,
+/// whose output is returned: the test guest loads it).
+fn builds_apart(v: Variant) -> Result<install::Dkms> {
     deps::ensure()?;
     let k = kernel::ensure(v)?;
     let test = modules::build(
@@ -504,7 +539,7 @@ fn cmd_test(o: &TestArgs) -> Result<()> {
     let limit = timeout(o.guest.timeout, 1200)?;
     checks::check_sources(&util::repo_root())?;
     if o.negative_control {
-        let verdict = vm_tests(v, true, limit)?;
+        let verdict = vm_tests(v, true, None, limit)?;
         return if verdict.ok() {
             Err("negative control unexpectedly passed".into())
         } else {
@@ -515,8 +550,12 @@ fn cmd_test(o: &TestArgs) -> Result<()> {
         deps::ensure()?;
         host_tests()?;
     }
-    builds_apart(v)?;
-    let verdict = vm_tests(v, false, limit)?;
+    deps::ensure()?;
+    let packaged = initramfs::Packaged {
+        unpacked: packages(&util::repo_root())?,
+        dkms: builds_apart(v)?,
+    };
+    let verdict = vm_tests(v, false, Some(&packaged), limit)?;
     if !verdict.ok() {
         return Err(format!(
             "VM tests failed: {} problem(s), see above",

@@ -23,6 +23,9 @@ use crate::util::{self, Result};
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The SONAME of the C library (and the `0` in `libstreams0`).
 const SONAME: &str = "libstreams.so.0";
+/// The programs `rstreams-tools` ships in `/usr/bin`; `cargo xtask test`'s guest runs these
+/// copies, not the workspace's.
+pub(crate) const TOOLS: &[&str] = &["perftest", "scls"];
 
 /// One file of a package: where it goes, and its bytes or a link target.
 enum Entry {
@@ -177,7 +180,7 @@ fn shlib_depends(scratch: &Path, elfs: &[PathBuf]) -> Result<String> {
 }
 
 /// `dpkg-architecture -qVAR`.
-fn arch_var(var: &str) -> Result<String> {
+pub(crate) fn arch_var(var: &str) -> Result<String> {
     Ok(
         util::output(Command::new("dpkg-architecture").arg(format!("-q{var}")))?
             .trim()
@@ -372,7 +375,7 @@ fn assemble(root: &Path, built: &Built, scratch: &Path) -> Result<Vec<Deb>> {
 
     // rstreams-tools: perftest, scls, the LD_PRELOAD pipe library.
     let mut tool_files = Vec::new();
-    for f in ["perftest", "scls", "libstreams_pipe.so"] {
+    for &f in TOOLS.iter().chain(&["libstreams_pipe.so"]) {
         tool_files.push((f, stripped(&built.release.join(f), scratch)?));
     }
     let elfs: Vec<PathBuf> = tool_files.iter().map(|(f, _)| scratch.join(f)).collect();
@@ -572,7 +575,8 @@ pub(crate) fn build(root: &Path) -> Result<Vec<PathBuf>> {
 /// the headers and `libstreams.a`, link a program with the shared library and run it, run
 /// `perftest` and `scls`, and run a pipeline under `LD_PRELOAD=libstreams_pipe.so` (which
 /// falls back to Linux pipes on a host without the modules). A file a package misses fails.
-pub(crate) fn check_contents(root: &Path, debs: &[PathBuf]) -> Result<()> {
+/// Returns the unpacked tree, from which `cargo xtask test` assembles its guest.
+pub(crate) fn check_contents(root: &Path, debs: &[PathBuf]) -> Result<PathBuf> {
     let dir = root.join("target/package/unpacked");
     if dir.exists() {
         fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -643,7 +647,7 @@ pub(crate) fn check_contents(root: &Path, debs: &[PathBuf]) -> Result<()> {
             piped.status
         ));
     }
-    Ok(())
+    Ok(dir)
 }
 
 /// `cargo xtask package`.
