@@ -434,7 +434,8 @@ impl<H: HeadProcs> Stream<H> {
     /// One put without draining deferred messages; true if `q`'s instance ran (so messages
     /// may have been deferred to its pair meanwhile).
     fn put_once(&mut self, q: QueueId, mp: Msg) -> bool {
-        let Some(pair) = self.pair_mut(q.pair()) else {
+        // Quiet: taking the instance out changes no queue (the busy case's putq says so).
+        let Some(pair) = self.pair_mut_quiet(q.pair()) else {
             drop(mp);
             self.count_drop();
             return false;
@@ -464,6 +465,7 @@ impl<H: HeadProcs> Stream<H> {
                     if !side.srv {
                         side.deferred = side.deferred.saturating_add(1);
                     }
+                    self.flow_changed();
                     self.apply(q, ev);
                     self.qenable(q);
                 }
@@ -476,7 +478,7 @@ impl<H: HeadProcs> Stream<H> {
         };
         pair.running = true;
         self.call_put(q, &mut *inst, mp);
-        if let Some(pair) = self.pair_mut(q.pair()) {
+        if let Some(pair) = self.pair_mut_quiet(q.pair()) {
             pair.inst = Some(inst);
             pair.running = false;
         }
@@ -498,7 +500,8 @@ impl<H: HeadProcs> Stream<H> {
     /// stack does not grow with the number of deferred messages.
     pub(crate) fn drain_deferred(&mut self, p: usize) {
         loop {
-            let Some(pair) = self.pair_mut(p) else {
+            // Quiet until a deferred message is taken off its queue (the common case: none).
+            let Some(pair) = self.pair_mut_quiet(p) else {
                 return;
             };
             if pair.running {
@@ -513,6 +516,7 @@ impl<H: HeadProcs> Stream<H> {
             sd.deferred -= 1;
             let (mp, ev) = sd.q.getq();
             let q = QueueId::of(p, side == 1);
+            self.flow_changed();
             self.apply(q, ev);
             if let Some(mp) = mp {
                 let _ = self.put_once(q, mp);

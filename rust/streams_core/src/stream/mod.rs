@@ -373,6 +373,14 @@ impl<H: HeadProcs> Stream<H> {
         self.flow_changed = true;
         self.pairs.as_mut_slice().get_mut(p)?.as_mut()
     }
+    /// Pair `p`, for what flow control is not computed from: its instance, `running`, its
+    /// `deferred` count and statistics. A put that only passes through a pair (a pipe's twist
+    /// sending on to the other end) then leaves the published flow control as it was, and the
+    /// lock hold ends without a publish. Anything that changes a queue or a link goes through
+    /// [`Stream::pair_mut`].
+    pub(crate) fn pair_mut_quiet(&mut self, p: usize) -> Option<&mut Pair> {
+        self.pairs.as_mut_slice().get_mut(p)?.as_mut()
+    }
 
     /// Whether the flow control published at the end of the last lock hold may be out of
     /// date, and start counting again: nothing in the Stream's queues or links changed since

@@ -141,7 +141,7 @@ impl<H: HeadProcs> Stream<H> {
 
     /// Count `what` for queue `q`, in the Stream and in its streamtab's totals.
     pub(crate) fn count_stat(&mut self, q: QueueId, what: Stat) {
-        let Some(p) = self.pair_mut(q.pair()) else {
+        let Some(p) = self.pair_mut_quiet(q.pair()) else {
             return;
         };
         if let Some(s) = p.sides.get_mut(q.side()) {
