@@ -247,19 +247,25 @@ impl<H: HeadProcs> Perim<H> {
                 full: queue.flags().contains(crate::queue::QFlags::QFULL),
                 low: blocks_low && queue.count() <= queue.lowat(),
             };
-            let bands = (1..=queue.nband()).filter_map(move |b| {
-                let b = u8::try_from(b).ok()?;
-                let full = queue.band_flags(b).contains(crate::queue::QbFlags::QB_FULL);
-                let low = blocks_low && queue.band_count(b) <= queue.band_lowat(b);
-                Some(BandState { band: b, full, low })
-            });
             // Bands to back-enable, one bit each (`queue` borrows the Stream meanwhile).
             let mut backs = [0u64; 4];
-            f.publish(hiwat, blocks, core::iter::once(band0).chain(bands), |b| {
+            let mark = |b: u8| {
                 if let Some(w) = backs.get_mut(usize::from(b / 64)) {
                     *w |= 1u64 << (b % 64);
                 }
-            });
+            };
+            if queue.nband() == 0 {
+                // The common case, band 0 alone: a publish without the bands' iterator.
+                f.publish(hiwat, blocks, core::iter::once(band0), mark);
+            } else {
+                let bands = (1..=queue.nband()).filter_map(move |b| {
+                    let b = u8::try_from(b).ok()?;
+                    let full = queue.band_flags(b).contains(crate::queue::QbFlags::QB_FULL);
+                    let low = blocks_low && queue.band_count(b) <= queue.band_lowat(b);
+                    Some(BandState { band: b, full, low })
+                });
+                f.publish(hiwat, blocks, core::iter::once(band0).chain(bands), mark);
+            }
             for (i, mut w) in backs.into_iter().enumerate() {
                 while w != 0 {
                     let bit = w.trailing_zeros();
