@@ -150,7 +150,8 @@ impl<H: HeadProcs> Perim<H> {
     /// nothing behind it.
     fn apply_inbound(&self, s: &mut Stream<H>) {
         self.gate.flag.begin_run();
-        let mut t = self.gate.take();
+        let mut t = gate::Taken::default();
+        self.gate.take_into(&mut t);
         s.flow_changed(); // the pending counts went back to zero
         for (q, band) in t.backs() {
             s.backenable_at(q, band);
