@@ -404,9 +404,12 @@ impl<H: HeadProcs> Stream<H> {
             self.count_drop();
             return;
         };
-        let (perim, rq) = (r.perim().clone(), r.qid());
-        match perim.put_in(rq, mp) {
-            Ok(true) => self.later.run(perim),
+        // The perimeter is cloned (a reference count) only when the put claimed it.
+        match r.perim().put_in(r.qid(), mp) {
+            Ok(true) => {
+                let perim = r.perim().clone();
+                self.later.run(perim);
+            }
             Ok(false) => {}
             Err(mp) => {
                 drop(mp);
