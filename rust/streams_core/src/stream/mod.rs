@@ -225,6 +225,8 @@ pub struct Stream<H: HeadProcs> {
     later: Later,
     /// The entry queues ([`Stream::entries`]), recomputed when `entries_stale`.
     entries: [Option<QueueId>; cross::NENTRY],
+    /// The flow queue of each entry ([`Stream::flow_queue`]), computed with `entries`.
+    flowqs: [Option<QueueId>; cross::NENTRY],
     /// A link changed since `entries` was computed (`links_changed`).
     entries_stale: bool,
     /// Something the entries' published flow control is computed from (a queue, a link)
@@ -281,6 +283,7 @@ impl<H: HeadProcs> Stream<H> {
             sth,
             later: Later::new(),
             entries: [None; cross::NENTRY],
+            flowqs: [None; cross::NENTRY],
             entries_stale: true,
             flow_changed: true,
             me: None,
@@ -348,6 +351,8 @@ impl<H: HeadProcs> Stream<H> {
                     pair.inst = Some(inst);
                     pair.running = false;
                 }
+                // Service procedures decide the entries' flow queues.
+                self.entries_stale = true;
                 self.drain_deferred(p);
                 Ok(())
             }
