@@ -291,14 +291,22 @@ impl<H: HeadProcs> Engine for Stream<H> {
 
 impl<H: HeadProcs> Stream<H> {
     /// Act on what a queue operation on `q` reported.
+    /// Inline: every putq and getq ends here, and most report nothing.
+    #[inline]
     pub(crate) fn apply(&mut self, q: QueueId, ev: QEvent) {
         if ev.needs_enable() {
             self.qenable(q);
         }
         if ev.needs_backenable() {
-            for band in ev.back_bands().iter() {
-                self.backenable(q, band);
-            }
+            self.apply_back(q, ev);
+        }
+    }
+
+    /// The back-enables of [`Stream::apply`].
+    #[cold]
+    fn apply_back(&mut self, q: QueueId, ev: QEvent) {
+        for band in ev.back_bands().iter() {
+            self.backenable(q, band);
         }
     }
 
