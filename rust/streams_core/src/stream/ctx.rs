@@ -437,9 +437,17 @@ impl<H: HeadProcs> Stream<H> {
             self.count_drop();
             return;
         }
-        if self.put_once(q, mp) {
+        if self.put_once(q, mp) && self.has_deferred(q.pair()) {
             self.drain_deferred(q.pair());
         }
+    }
+
+    /// Whether pair `p` is free and has messages deferred by re-entry (`drain_deferred`'s
+    /// first test, inline: after most puts there are none).
+    #[inline]
+    fn has_deferred(&self, p: usize) -> bool {
+        self.pair(p)
+            .is_some_and(|pair| !pair.running && pair.sides.iter().any(|s| s.deferred > 0))
     }
 
     /// One put without draining deferred messages; true if `q`'s instance ran (so messages
@@ -490,7 +498,11 @@ impl<H: HeadProcs> Stream<H> {
         pair.running = true;
         self.call_put(q, &mut *inst, mp);
         if let Some(pair) = self.pair_mut_quiet(q.pair()) {
-            pair.inst = Some(inst);
+            // The slot is empty while `running` (this put took the instance out): test for
+            // that inline instead of calling the drop glue of the `None` it overwrites.
+            if let Some(old) = pair.inst.replace(inst) {
+                drop(old);
+            }
             pair.running = false;
         }
         true
