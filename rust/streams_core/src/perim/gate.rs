@@ -164,7 +164,9 @@ impl Gate {
             // The put's store, then (fenced) the Stream's word that it will look by itself;
             // the Stream clears that word, then (fenced) looks at the list: one sees the other.
             fence(SeqCst);
-            if self.lazy.load(SeqCst) && !self.has_sleeper() {
+            // The fence above also orders the claim-less put before the sleeper count's load
+            // (what `has_sleeper`'s own fence is for): no second fence.
+            if self.lazy.load(SeqCst) && self.sleepers.load(SeqCst) == 0 {
                 return Ok(false);
             }
         }
