@@ -302,6 +302,15 @@ impl<H: HeadProcs> Stream<H> {
         }
     }
 
+    /// getq on `q` and act on what it reports: [`QCtx::getq`] for the Stream's own code,
+    /// without the context's dynamic dispatch (the Stream head's reads).
+    #[inline]
+    pub(crate) fn getq_at(&mut self, q: QueueId) -> Option<Msg> {
+        let (mp, ev) = self.side_mut(q)?.q.getq();
+        self.apply(q, ev);
+        mp
+    }
+
     /// The back-enables of [`Stream::apply`].
     #[cold]
     fn apply_back(&mut self, q: QueueId, ev: QEvent) {
