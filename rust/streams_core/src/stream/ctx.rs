@@ -469,7 +469,7 @@ impl<H: HeadProcs> Stream<H> {
             return false;
         };
         if pair.role == Role::Head {
-            self.count_stat(q, super::stats::Stat::Put);
+            pair.count_stat(q.side(), super::stats::Stat::Put);
             if q.is_read() {
                 H::rput(self, mp);
             } else {
@@ -505,6 +505,7 @@ impl<H: HeadProcs> Stream<H> {
             return false;
         };
         pair.running = true;
+        pair.count_stat(q.side(), super::stats::Stat::Put);
         self.call_put(q, &mut *inst, mp);
         if let Some(pair) = self.pair_mut_quiet(q.pair()) {
             // The slot is empty while `running` (this put took the instance out): test for
@@ -517,8 +518,8 @@ impl<H: HeadProcs> Stream<H> {
         true
     }
 
+    /// Call `inst`'s put procedure for `q` (counted by the caller, `put_once`).
     fn call_put(&mut self, q: QueueId, inst: &mut dyn super::StreamModule, mp: Msg) {
-        self.count_stat(q, super::stats::Stat::Put);
         let mut cx = QCtx::new(self, q);
         if q.is_read() {
             inst.rput(&mut cx, mp)
