@@ -164,7 +164,9 @@ impl Gate {
             // The put's store, then (fenced) the Stream's word that it will look by itself;
             // the Stream clears that word, then (fenced) looks at the list: one sees the other.
             fence(SeqCst);
-            if self.lazy.load(SeqCst) && !self.has_sleeper() {
+            // The fence above also orders the claim-less put before the sleeper count's load
+            // (what `has_sleeper`'s own fence is for): no second fence.
+            if self.lazy.load(SeqCst) && self.sleepers.load(SeqCst) == 0 {
                 return Ok(false);
             }
         }
@@ -295,37 +297,36 @@ impl Gate {
     /// Take everything on the inbound list, oldest put first (the Stream lock's holder). The
     /// flow slots' pending byte and block counts go back to zero with it (all was taken).
     pub fn take(&self) -> Taken {
+        let mut t = Taken::default();
+        self.take_into(&mut t);
+        t
+    }
+
+    /// [`Gate::take`] into `t` (empty on entry), which the caller keeps in its own frame: the
+    /// back-enables (a few hundred bytes) are written only when there are any, and the
+    /// common take (puts only) copies no `Taken` around.
+    pub fn take_into(&self, t: &mut Taken) {
         let mut cleared = false;
-        let (mut lifo, backs, back_all) = {
+        let mut lifo = {
             let mut inb = self.inbound.lock();
             self.pending.store(false, SeqCst);
             for f in self.flow.iter() {
                 cleared |= f.clear_pending();
             }
-            let (b, all) = if core::mem::take(&mut inb.any_back) {
-                (
-                    Some(core::mem::take(&mut inb.backs)),
-                    core::mem::take(&mut inb.back_all),
-                )
-            } else {
-                (None, false)
-            };
-            (inb.puts.take(), b, all)
+            if core::mem::take(&mut inb.any_back) {
+                t.backs = Some(core::mem::take(&mut inb.backs));
+                t.back_all = core::mem::take(&mut inb.back_all);
+            }
+            inb.puts.take()
         };
         if cleared {
             fence(SeqCst); // see `Flow::clear_pending`
         }
         // Newest first → oldest first.
-        let mut fifo: Option<Msg> = None;
         while let Some(mut m) = lifo {
             lifo = m.0.next.take();
-            m.0.next = fifo;
-            fifo = Some(m);
-        }
-        Taken {
-            puts: fifo,
-            backs,
-            back_all,
+            m.0.next = t.puts.take();
+            t.puts = Some(m);
         }
     }
 

@@ -150,7 +150,8 @@ impl<H: HeadProcs> Perim<H> {
     /// nothing behind it.
     fn apply_inbound(&self, s: &mut Stream<H>) {
         self.gate.flag.begin_run();
-        let mut t = self.gate.take();
+        let mut t = gate::Taken::default();
+        self.gate.take_into(&mut t);
         s.flow_changed(); // the pending counts went back to zero
         for (q, band) in t.backs() {
             s.backenable_at(q, band);
@@ -214,8 +215,10 @@ impl<H: HeadProcs> Perim<H> {
 
     /// Publish the flow control of each entry (`flow.rs`) and back-enable the Streams whose
     /// refused writers can go on.
+    // Out of line: most lock holds skip it, and `leave_watched` stays small.
+    #[inline(never)]
     pub fn publish(&self, s: &mut Stream<H>) {
-        let entries = s.entries();
+        let (entries, flowqs) = s.entries_and_flowqs();
         for (slot, f) in self.gate.flows().iter().enumerate() {
             let entry = entries.get(slot).copied().flatten();
             match entry {
@@ -231,7 +234,9 @@ impl<H: HeadProcs> Perim<H> {
             let Some(q) = entry else {
                 continue;
             };
-            let fq = s.flow_queue(q);
+            let Some(fq) = flowqs.get(slot).copied().flatten() else {
+                continue;
+            };
             let Some(queue) = s.queue(fq) else {
                 continue;
             };
@@ -247,14 +252,23 @@ impl<H: HeadProcs> Perim<H> {
                 full: queue.flags().contains(crate::queue::QFlags::QFULL),
                 low: blocks_low && queue.count() <= queue.lowat(),
             };
+            if queue.nband() == 0 {
+                // The common case, band 0 alone: no bands' iterator, no table of bands.
+                let mut back0 = false;
+                f.publish(hiwat, blocks, core::iter::once(band0), |_| back0 = true);
+                if back0 {
+                    s.backenable_remote(q, 0);
+                }
+                continue;
+            }
+            // Bands to back-enable, one bit each (`queue` borrows the Stream meanwhile).
+            let mut backs = [0u64; 4];
             let bands = (1..=queue.nband()).filter_map(move |b| {
                 let b = u8::try_from(b).ok()?;
                 let full = queue.band_flags(b).contains(crate::queue::QbFlags::QB_FULL);
                 let low = blocks_low && queue.band_count(b) <= queue.band_lowat(b);
                 Some(BandState { band: b, full, low })
             });
-            // Bands to back-enable, one bit each (`queue` borrows the Stream meanwhile).
-            let mut backs = [0u64; 4];
             f.publish(hiwat, blocks, core::iter::once(band0).chain(bands), |b| {
                 if let Some(w) = backs.get_mut(usize::from(b / 64)) {
                     *w |= 1u64 << (b % 64);

@@ -153,12 +153,13 @@ impl Stream {
         // Readers sleep only on an empty queue, or for read-fill (more bytes), or for a band or
         // high-priority message that is not there yet: other arrivals need no wakeup (as a
         // Linux pipe wakes its reader only when it was empty). SIGPOLL events are per message.
-        let was_empty = self.queue(h).is_none_or(|q| q.first().is_none());
-        let wake = was_empty || hipri || band > 0 || self.sth.rdopt & RFILL != 0;
-        let r = match self.side_mut(h) {
-            Some(s) => s.q.putq(mp),
-            None => return,
+        let rfill = self.sth.rdopt & RFILL != 0;
+        let Some(s) = self.side_mut(h) else {
+            return;
         };
+        let was_empty = s.q.first().is_none();
+        let wake = was_empty || hipri || band > 0 || rfill;
+        let r = s.q.putq(mp);
         match r {
             Ok(ev) => self.apply(h, ev),
             Err(m) => {

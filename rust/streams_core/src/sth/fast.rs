@@ -26,7 +26,12 @@ impl Stream {
     /// write hold on (smaller writes are coalesced at the head, larger ones go as they are);
     /// never (`usize::MAX`) with a write offset or a `minpsz`.
     pub fn sth_prebuilt_min(&self) -> usize {
-        if self.sth.wroff != 0 || self.sth_psz().0 != 0 {
+        self.prebuilt_min_with(self.sth_psz().0)
+    }
+
+    /// [`Stream::sth_prebuilt_min`] with the top module's `minpsz` already looked up.
+    fn prebuilt_min_with(&self, minpsz: usize) -> usize {
+        if self.sth.wroff != 0 || minpsz != 0 {
             usize::MAX
         } else if self.sth.wropt & SNDHOLD != 0 || self.sth.hold.state().is_some() {
             FASTBUF + 1
@@ -39,8 +44,8 @@ impl Stream {
     /// taken ([`Stream::strwrite_prebuilt`]): at least [`Stream::sth_prebuilt_min`], at most
     /// `strmsgsz` (`crate::limits`), and within the top module's `maxpsz` (one piece).
     pub fn sth_prebuilt_ok(&self, len: usize) -> bool {
-        let maxpsz = self.sth_psz().1;
-        len >= self.sth_prebuilt_min()
+        let (minpsz, maxpsz) = self.sth_psz();
+        len >= self.prebuilt_min_with(minpsz)
             && len <= crate::limits::strmsgsz()
             && (maxpsz == INFPSZ || maxpsz == 0 || len <= maxpsz)
     }

@@ -506,28 +506,21 @@ impl Stream {
             return Err(Errno::EINVAL.into());
         }
         let key = owner.key();
-        let mine = self
-            .sth
-            .sigs
-            .iter_mut()
-            .find(|r| r.as_ref().is_some_and(|r| r.owner.key() == key));
-        match (mine, ev) {
-            (None, 0) => Err(Errno::EINVAL.into()),
-            (Some(s), 0) => {
-                *s = None;
-                Ok(0)
-            }
-            (Some(s), _) => {
-                *s = Some(super::SigReg { owner, events: ev });
-                Ok(0)
-            }
+        let mine = self.sth.sig_slot(key, false);
+        let old = match (mine, ev) {
+            (None, 0) => return Err(Errno::EINVAL.into()),
+            (Some(i), 0) => self.sth.set_sig(i, None),
+            (Some(i), _) => self
+                .sth
+                .set_sig(i, Some(super::SigReg { owner, events: ev })),
             (None, _) => {
-                let free = self.sth.sigs.iter_mut().find(|r| r.is_none());
-                let s = free.ok_or(Errno::EAGAIN)?;
-                *s = Some(super::SigReg { owner, events: ev });
-                Ok(0)
+                let i = self.sth.sig_slot(key, true).ok_or(Errno::EAGAIN)?;
+                self.sth
+                    .set_sig(i, Some(super::SigReg { owner, events: ev }))
             }
-        }
+        };
+        drop(old);
+        Ok(0)
     }
 
     /// A file of this Stream was closed by the process with [`SigOwner::key`] `key` (SVR4
@@ -537,12 +530,8 @@ impl Stream {
     ///
     /// [`SigOwner::key`]: super::SigOwner::key
     pub fn sth_sigclean(&mut self, key: usize) -> Option<super::SigReg> {
-        let mine = self
-            .sth
-            .sigs
-            .iter_mut()
-            .find(|r| r.as_ref().is_some_and(|r| r.owner.key() == key))?;
-        mine.take()
+        let i = self.sth.sig_slot(key, false)?;
+        self.sth.set_sig(i, None)
     }
 
     /// Where caller `my` stands with the ioctl slot: `Ok(true)` its answer is there,

@@ -205,7 +205,11 @@ pub struct StrHead {
     /// SNDHOLD: small writes coalesced here until full, flushed, or a read/putmsg/ioctl
     /// (`hold.rs`: shared with the write fast path).
     pub(crate) hold: hold::HeadHold,
-    pub(crate) sigs: [Option<SigReg>; NSIGREG],
+    /// I_SETSIG registrations. INVARIANT: changed only through [`StrHead::set_sig`].
+    sigs: [Option<SigReg>; NSIGREG],
+    /// Some slot of `sigs` is taken (tested at every lock hold's end, `lazy_ok`, where a scan
+    /// of the slots cost more than the rest of the test).
+    sig_any: bool,
     pub(crate) ioc: IocSlot,
     pub(crate) ioc_seq: u32,
     /// Read-side flush generation: counts flushes of the head's read queue, so that a take
@@ -239,6 +243,7 @@ impl StrHead {
             draining: false,
             hold: hold::HeadHold::new(),
             sigs: [const { None }; NSIGREG],
+            sig_any: false,
             ioc: IocSlot::Free,
             ioc_seq: 0,
             rgen: 0,
@@ -315,6 +320,28 @@ impl StrHead {
     pub fn sig_list(&self) -> impl Iterator<Item = &SigReg> + '_ {
         self.sigs.iter().flatten()
     }
+    /// The slot of `sigs` registered by the process with [`SigOwner::key`] `key`, else (with
+    /// `or_free`) a free one.
+    pub(crate) fn sig_slot(&self, key: usize, or_free: bool) -> Option<usize> {
+        let mine = self
+            .sigs
+            .iter()
+            .position(|r| r.as_ref().is_some_and(|r| r.owner.key() == key));
+        mine.or_else(|| {
+            or_free
+                .then(|| self.sigs.iter().position(Option::is_none))
+                .flatten()
+        })
+    }
+    /// Set slot `i` of the registrations; returns what was there.
+    pub(crate) fn set_sig(&mut self, i: usize, r: Option<SigReg>) -> Option<SigReg> {
+        let old = match self.sigs.get_mut(i) {
+            Some(s) => core::mem::replace(s, r),
+            None => r,
+        };
+        self.sig_any = self.sigs.iter().any(Option::is_some);
+        old
+    }
 }
 
 impl Default for StrHead {
@@ -339,7 +366,7 @@ impl HeadProcs for StrHead {
     fn lazy_ok(s: &Stream) -> bool {
         let h = &s.sth;
         h.rdopt & RFILL == 0
-            && h.sigs.iter().all(Option::is_none)
+            && !h.sig_any
             && !h.hangup
             && !h.closed
             && h.rerr.is_none()

@@ -276,7 +276,7 @@ impl Stream {
         if p.ctl.is_none() && p.data.is_none() {
             return Ok(p.got); // nothing is retrieved: the message stays as it is
         }
-        let Some(mp) = self.qctx(h).getq() else {
+        let Some(mp) = self.getq_at(h) else {
             return Ok(p.got);
         };
         let band = mp.band();

@@ -155,17 +155,17 @@ impl Stream {
             if total == 0 {
                 if is_proto && first.msgsize() > 0 {
                     // RPROTDIS and only a control part: discarded, not a zero-length message.
-                    drop(self.qctx(h).getq());
+                    drop(self.getq_at(h));
                     continue;
                 }
                 if copied > 0 {
                     return Ok(copied); // the zero-length message ends this read, stays
                 }
-                drop(self.qctx(h).getq());
+                drop(self.getq_at(h));
                 return Ok(0);
             }
             let want = total.min(len - copied);
-            let Some(mp) = self.qctx(h).getq() else {
+            let Some(mp) = self.getq_at(h) else {
                 return Ok(copied);
             };
             if want == total {

@@ -264,11 +264,19 @@ impl<H: HeadProcs> Stream<H> {
     /// The entry queues: queues with a link to the Stream upstream of them, or that other
     /// Streams put into without one (`Side::publish`), in a fixed order, at most [`NENTRY`].
     pub fn entries(&mut self) -> [Option<QueueId>; NENTRY] {
+        self.entries_and_flowqs().0
+    }
+
+    /// [`Stream::entries`] and the flow queue of each ([`Stream::flow_queue`]), recomputed
+    /// together when a link, a `publish` mark or a service procedure changed (every publish
+    /// asks for both: no walk per publish).
+    pub fn entries_and_flowqs(&mut self) -> ([Option<QueueId>; NENTRY], [Option<QueueId>; NENTRY]) {
         if self.entries_stale {
             self.entries = self.find_entries();
+            self.flowqs = self.entries.map(|e| e.map(|q| self.flow_queue(q)));
             self.entries_stale = false;
         }
-        self.entries
+        (self.entries, self.flowqs)
     }
 
     fn find_entries(&self) -> [Option<QueueId>; NENTRY] {

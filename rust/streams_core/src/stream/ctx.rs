@@ -291,14 +291,31 @@ impl<H: HeadProcs> Engine for Stream<H> {
 
 impl<H: HeadProcs> Stream<H> {
     /// Act on what a queue operation on `q` reported.
+    /// Inline: every putq and getq ends here, and most report nothing.
+    #[inline]
     pub(crate) fn apply(&mut self, q: QueueId, ev: QEvent) {
         if ev.needs_enable() {
             self.qenable(q);
         }
         if ev.needs_backenable() {
-            for band in ev.back_bands().iter() {
-                self.backenable(q, band);
-            }
+            self.apply_back(q, ev);
+        }
+    }
+
+    /// getq on `q` and act on what it reports: [`QCtx::getq`] for the Stream's own code,
+    /// without the context's dynamic dispatch (the Stream head's reads).
+    #[inline]
+    pub(crate) fn getq_at(&mut self, q: QueueId) -> Option<Msg> {
+        let (mp, ev) = self.side_mut(q)?.q.getq();
+        self.apply(q, ev);
+        mp
+    }
+
+    /// The back-enables of [`Stream::apply`].
+    #[cold]
+    fn apply_back(&mut self, q: QueueId, ev: QEvent) {
+        for band in ev.back_bands().iter() {
+            self.backenable(q, band);
         }
     }
 
@@ -404,9 +421,12 @@ impl<H: HeadProcs> Stream<H> {
             self.count_drop();
             return;
         };
-        let (perim, rq) = (r.perim().clone(), r.qid());
-        match perim.put_in(rq, mp) {
-            Ok(true) => self.later.run(perim),
+        // The perimeter is cloned (a reference count) only when the put claimed it.
+        match r.perim().put_in(r.qid(), mp) {
+            Ok(true) => {
+                let perim = r.perim().clone();
+                self.later.run(perim);
+            }
             Ok(false) => {}
             Err(mp) => {
                 drop(mp);
@@ -426,21 +446,30 @@ impl<H: HeadProcs> Stream<H> {
             self.count_drop();
             return;
         }
-        if self.put_once(q, mp) {
+        if self.put_once(q, mp) && self.has_deferred(q.pair()) {
             self.drain_deferred(q.pair());
         }
+    }
+
+    /// Whether pair `p` is free and has messages deferred by re-entry (`drain_deferred`'s
+    /// first test, inline: after most puts there are none).
+    #[inline]
+    fn has_deferred(&self, p: usize) -> bool {
+        self.pair(p)
+            .is_some_and(|pair| !pair.running && pair.sides.iter().any(|s| s.deferred > 0))
     }
 
     /// One put without draining deferred messages; true if `q`'s instance ran (so messages
     /// may have been deferred to its pair meanwhile).
     fn put_once(&mut self, q: QueueId, mp: Msg) -> bool {
-        let Some(pair) = self.pair_mut(q.pair()) else {
+        // Quiet: taking the instance out changes no queue (the busy case's putq says so).
+        let Some(pair) = self.pair_mut_quiet(q.pair()) else {
             drop(mp);
             self.count_drop();
             return false;
         };
         if pair.role == Role::Head {
-            self.count_stat(q, super::stats::Stat::Put);
+            pair.count_stat(q.side(), super::stats::Stat::Put);
             if q.is_read() {
                 H::rput(self, mp);
             } else {
@@ -464,6 +493,7 @@ impl<H: HeadProcs> Stream<H> {
                     if !side.srv {
                         side.deferred = side.deferred.saturating_add(1);
                     }
+                    self.flow_changed();
                     self.apply(q, ev);
                     self.qenable(q);
                 }
@@ -475,16 +505,21 @@ impl<H: HeadProcs> Stream<H> {
             return false;
         };
         pair.running = true;
+        pair.count_stat(q.side(), super::stats::Stat::Put);
         self.call_put(q, &mut *inst, mp);
-        if let Some(pair) = self.pair_mut(q.pair()) {
-            pair.inst = Some(inst);
+        if let Some(pair) = self.pair_mut_quiet(q.pair()) {
+            // The slot is empty while `running` (this put took the instance out): test for
+            // that inline instead of calling the drop glue of the `None` it overwrites.
+            if let Some(old) = pair.inst.replace(inst) {
+                drop(old);
+            }
             pair.running = false;
         }
         true
     }
 
+    /// Call `inst`'s put procedure for `q` (counted by the caller, `put_once`).
     fn call_put(&mut self, q: QueueId, inst: &mut dyn super::StreamModule, mp: Msg) {
-        self.count_stat(q, super::stats::Stat::Put);
         let mut cx = QCtx::new(self, q);
         if q.is_read() {
             inst.rput(&mut cx, mp)
@@ -498,7 +533,8 @@ impl<H: HeadProcs> Stream<H> {
     /// stack does not grow with the number of deferred messages.
     pub(crate) fn drain_deferred(&mut self, p: usize) {
         loop {
-            let Some(pair) = self.pair_mut(p) else {
+            // Quiet until a deferred message is taken off its queue (the common case: none).
+            let Some(pair) = self.pair_mut_quiet(p) else {
                 return;
             };
             if pair.running {
@@ -513,6 +549,7 @@ impl<H: HeadProcs> Stream<H> {
             sd.deferred -= 1;
             let (mp, ev) = sd.q.getq();
             let q = QueueId::of(p, side == 1);
+            self.flow_changed();
             self.apply(q, ev);
             if let Some(mp) = mp {
                 let _ = self.put_once(q, mp);

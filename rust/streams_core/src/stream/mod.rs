@@ -225,6 +225,8 @@ pub struct Stream<H: HeadProcs> {
     later: Later,
     /// The entry queues ([`Stream::entries`]), recomputed when `entries_stale`.
     entries: [Option<QueueId>; cross::NENTRY],
+    /// The flow queue of each entry ([`Stream::flow_queue`]), computed with `entries`.
+    flowqs: [Option<QueueId>; cross::NENTRY],
     /// A link changed since `entries` was computed (`links_changed`).
     entries_stale: bool,
     /// Something the entries' published flow control is computed from (a queue, a link)
@@ -281,6 +283,7 @@ impl<H: HeadProcs> Stream<H> {
             sth,
             later: Later::new(),
             entries: [None; cross::NENTRY],
+            flowqs: [None; cross::NENTRY],
             entries_stale: true,
             flow_changed: true,
             me: None,
@@ -348,6 +351,8 @@ impl<H: HeadProcs> Stream<H> {
                     pair.inst = Some(inst);
                     pair.running = false;
                 }
+                // Service procedures decide the entries' flow queues.
+                self.entries_stale = true;
                 self.drain_deferred(p);
                 Ok(())
             }
@@ -371,6 +376,14 @@ impl<H: HeadProcs> Stream<H> {
     /// comes through here, so this is where the flow control goes stale.
     pub(crate) fn pair_mut(&mut self, p: usize) -> Option<&mut Pair> {
         self.flow_changed = true;
+        self.pairs.as_mut_slice().get_mut(p)?.as_mut()
+    }
+    /// Pair `p`, for what flow control is not computed from: its instance, `running`, its
+    /// `deferred` count and statistics. A put that only passes through a pair (a pipe's twist
+    /// sending on to the other end) then leaves the published flow control as it was, and the
+    /// lock hold ends without a publish. Anything that changes a queue or a link goes through
+    /// [`Stream::pair_mut`].
+    pub(crate) fn pair_mut_quiet(&mut self, p: usize) -> Option<&mut Pair> {
         self.pairs.as_mut_slice().get_mut(p)?.as_mut()
     }
 

@@ -141,14 +141,22 @@ impl<H: HeadProcs> Stream<H> {
 
     /// Count `what` for queue `q`, in the Stream and in its streamtab's totals.
     pub(crate) fn count_stat(&mut self, q: QueueId, what: Stat) {
-        let Some(p) = self.pair_mut(q.pair()) else {
-            return;
-        };
-        if let Some(s) = p.sides.get_mut(q.side()) {
+        if let Some(p) = self.pair_mut_quiet(q.pair()) {
+            p.count_stat(q.side(), what);
+        }
+    }
+}
+
+impl super::Pair {
+    /// Count `what` for side `side` (0 read, 1 write) of this pair, in the Stream and in its
+    /// streamtab's totals ([`Stream::count_stat`] for a caller that holds the pair already:
+    /// the put path).
+    pub(crate) fn count_stat(&mut self, side: usize, what: Stat) {
+        if let Some(s) = self.sides.get_mut(side) {
             s.stats.bump(what);
         }
-        if let Some(t) = p.totals {
-            t.bump(q.side(), what);
+        if let Some(t) = self.totals {
+            t.bump(side, what);
         }
     }
 }
