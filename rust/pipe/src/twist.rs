@@ -5,7 +5,9 @@
 //! (the core's `putnext` hands it to that Stream's inbound list), and its read put procedure
 //! passes what arrives up to this end's head. `canputnext` at this end's head reaches the twist
 //! write queue, which has no `q_next` in this Stream, so it asks the other end's published
-//! flow control; the other end back-enables this one when its head drains.
+//! flow control; the other end back-enables this one when its head drains. Both put
+//! procedures say so ([`Pass`]: all of the write side, the read side's data), so the engine
+//! steps over them for those messages instead of calling them.
 //!
 //! Close: the twist tells the other end with M_HANGUP (allocated at open, so a close never
 //! fails to deliver it for want of memory) and lets go of its links. When the other end's
@@ -16,7 +18,9 @@ use streams_core::errno::Errno;
 use streams_core::msg::{Msg, M_HANGUP};
 use streams_core::queue::INFPSZ;
 use streams_core::sth::pipe::PIPE_NAME;
-use streams_core::stream::{ModuleInfo, OpenArgs, QCtx, StreamModule, StreamTab, STRHIGH, STRLOW};
+use streams_core::stream::{
+    ModuleInfo, OpenArgs, Pass, QCtx, StreamModule, StreamTab, STRHIGH, STRLOW,
+};
 use streams_core::sys::Box;
 
 /// The twist of one pipe end.
@@ -26,6 +30,16 @@ struct Twist {
 }
 
 impl StreamModule for Twist {
+    /// The write side passes everything on; the read side all but M_HANGUP, after which it
+    /// unlinks (`rput`).
+    fn pass(&self, read: bool) -> Pass {
+        if read {
+            Pass::Data
+        } else {
+            Pass::All
+        }
+    }
+
     fn wput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
         cx.putnext(mp)
     }

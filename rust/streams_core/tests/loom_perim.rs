@@ -25,6 +25,11 @@
 //!   message race with the head taking it (a flush: read, timer, close) and sealing it; every
 //!   byte a join accepted is in what the head took, once, and none joins after the take or the
 //!   seal.
+//! - (k) the idle publish (`Perim::publish_is_idle`): a lock hold that filled and drained
+//!   its entry's flow queue without its published state changing skips the publish unless a
+//!   refused writer waits. A writer refused for the bytes on the inbound list (not for a full
+//!   queue) while the reader takes that list and drains is still back-enabled; a skip that
+//!   does not look at the writers' marks is caught.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -579,4 +584,100 @@ fn j_held_writes_vs_flush_lose_nothing() {
         assert!(!cell.join(b"d"), "joined after the take");
         assert!(cell.take().is_none());
     });
+}
+
+// (k) ------------------------------------------------------------------------------------------
+
+/// A reader Stream whose driver read queue is the entry of a link from a writer Stream, its
+/// head's high-water mark 1, with one 1-byte message on the inbound list, not yet taken: the
+/// published state says "not full", and the pending bytes refuse the next writer.
+fn linked_pending() -> (Arc<Perim>, Arc<Perim>, QueueId) {
+    let r = stream();
+    let w = stream();
+    let wq = w.op(|s| s.head_wq());
+    let back = w.qref(wq);
+    let entry = r.op(|s| {
+        let h = s.head_rq();
+        let _ = s.qctx(h).strqset(QField::Hiwat, 0, 1);
+        let _ = s.qctx(h).strqset(QField::Lowat, 0, 0);
+        let d = s.driver_rq().expect("driver");
+        s.set_remote(d, Some(back));
+        d
+    });
+    let m = Msg::from_bytes(streams_core::msg::M_DATA, b"x").expect("msg");
+    let _claimed = r.put_in(entry, m).expect("open"); // the reader's op below serves it
+    (r, w, entry)
+}
+
+#[test]
+fn k_idle_publish_still_back_enables_a_writer_refused_for_pending_bytes() {
+    model(|| {
+        let (r, w, entry) = linked_pending();
+        let before = w.runs();
+        let refused = LArc::new(AtomicBool::new(false));
+        let writer = {
+            let (r, refused) = (r.clone(), refused.clone());
+            thread::spawn(move || {
+                if !r.bcanput_in(entry, 0) {
+                    refused.store(true, SeqCst);
+                }
+            })
+        };
+        // One lock hold takes the inbound list (the head fills, QFULL) and drains the head
+        // (QFULL clear again): what it would publish is what was published, but for the marks.
+        r.op(|s| while s.read().is_some() {});
+        writer.join().expect("writer");
+        let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();
+        if refused.load(SeqCst) {
+            assert!(backenabled, "lost back-enable across the perimeter");
+        }
+        r.op(|s| s.close());
+        r.close_gate();
+        w.op(|s| s.close());
+        w.close_gate();
+    });
+}
+
+/// The words of one slot with loom atomics: a writer refused for pending bytes, and a reader
+/// that takes the inbound list (clears the count, fences) and then decides whether to
+/// publish. `looks_at_marks`: the skip also asks for no waiting writer, as
+/// `Flow::band0_unchanged` does.
+fn idle_skip_model(looks_at_marks: bool) {
+    model(move || {
+        let pending = LArc::new(AtomicU64::new(1));
+        let want = LArc::new(AtomicU64::new(0));
+        let hiwat = 1;
+        let writer = {
+            let (pending, want) = (pending.clone(), want.clone());
+            thread::spawn(move || {
+                if pending.load(SeqCst) < hiwat {
+                    return true;
+                }
+                want.fetch_or(1, SeqCst);
+                loom::sync::atomic::fence(SeqCst);
+                pending.load(SeqCst) < hiwat
+            })
+        };
+        // The take: the count goes to zero, then the fence of `Gate::take_into`.
+        pending.store(0, SeqCst);
+        loom::sync::atomic::fence(SeqCst);
+        // The published full bit and water marks did not change: skip unless a writer waits.
+        let skip = !looks_at_marks || want.load(SeqCst) & 1 == 0;
+        let backenabled = !skip && want.fetch_and(!1, SeqCst) & 1 != 0;
+        let went = writer.join().expect("writer");
+        if !went {
+            assert!(backenabled, "lost back-enable");
+        }
+    });
+}
+
+#[test]
+fn k_idle_skip_that_looks_at_the_marks_loses_nothing() {
+    idle_skip_model(true);
+}
+
+#[test]
+#[should_panic(expected = "lost back-enable")]
+fn k_idle_skip_ignoring_the_marks_is_caught() {
+    idle_skip_model(false);
 }

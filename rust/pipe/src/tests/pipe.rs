@@ -175,6 +175,28 @@ fn unconnected_end_is_hung_up() -> TestResult {
     Ok(())
 }
 
+/// The twist's put procedures are stepped over for what they only pass on (`Pass`: all on
+/// the write side, data on the read side): the puts are still counted on both queues, data
+/// keeps its order, and M_HANGUP still goes through the read put procedure, which unlinks.
+fn twist_pass_counts_puts_and_keeps_order() -> TestResult {
+    let s = pipe()?;
+    let w0 = check_ok!(s.end(0, |s| super::super::twist_rq(s).ok_or(Errno::EINVAL))).otherq();
+    let r1 = check_ok!(s.end(1, |s| super::super::twist_rq(s).ok_or(Errno::EINVAL)));
+    let pcnt = |end: usize, q| s.end(end, |s| s.mstat(q).map_or(0, |m| m.ms_pcnt));
+    let (w0_before, r1_before) = (pcnt(0, w0), pcnt(1, r1));
+    for b in [b"a", b"b", b"c"] {
+        check_eq!(s.end(0, |s| wr(s, b)), Ok(1));
+    }
+    check_eq!(check_ok!(s.end(1, |s| rd(s, 64))).bytes(), b"abc");
+    check_eq!(pcnt(0, w0) - w0_before, 3);
+    check_eq!(pcnt(1, r1) - r1_before, 3);
+    s.close(0);
+    s.settle();
+    check!(s.end(1, |s| s.remote(r1).is_none()));
+    check_eq!(s.end(1, |s| wr(s, b"x")), Err(Stop::Err(Errno::EPIPE)));
+    Ok(())
+}
+
 fn pipe_open_fails_cleanly_without_memory() -> TestResult {
     for n in 0..4 {
         let _g = streams_core::queue::tests::FaultGuard::fail_after(n);
@@ -337,6 +359,7 @@ ktest_suite!(STH_PIPE_SUITE, "streams_sth_pipe":
     modules_on_either_end,
     flush_crosses_once,
     unconnected_end_is_hung_up,
+    twist_pass_counts_puts_and_keeps_order,
     pipe_open_fails_cleanly_without_memory,
     sendfd_recvfd_across_the_pipe,
     sendfd_recvfd_errors,

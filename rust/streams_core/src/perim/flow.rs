@@ -248,6 +248,29 @@ impl Flow {
         }
     }
 
+    /// Whether [`Flow::publish`] of band 0 alone with these values would store nothing and
+    /// back-enable nobody: the high-water mark, the block limit, the block-full state and
+    /// band 0's full bit are what this slot last published, and no refused writer waits on
+    /// band 0 unless the band is still full (then no back-enable is due anyway). Under the
+    /// Stream lock, like `publish`.
+    ///
+    /// The load of the writers' mark comes after the fence that follows every clear a writer
+    /// waits for: of the pending counts (`Gate::take_into`) and, as before, of a full bit
+    /// (a full bit that changes fails this test, and `publish` does the clear and its fence).
+    /// So a writer refused before such a clear is seen here, as `publish` would see it, or
+    /// its own second test sees the clear (the argument of the module docs; loom model (k)).
+    pub fn band0_unchanged(&self, hiwat: usize, blocks: BlockState, full: bool) -> bool {
+        let (Some(f0), Some(w0)) = (self.full.first(), self.want.first()) else {
+            return false;
+        };
+        let was_full = f0.load(Relaxed) & 1 != 0;
+        self.hiwat.load(Relaxed) == hiwat
+            && self.mblkmax.load(Relaxed) == blocks.mblkmax
+            && self.blkfull.load(Relaxed) == blocks.full
+            && was_full == full
+            && (full || w0.load(SeqCst) & 1 == 0)
+    }
+
     /// Whether a refused writer waits on some band (a publish has work to do).
     pub fn wanted(&self) -> bool {
         self.want.iter().any(|w| w.load(SeqCst) != 0)

@@ -29,7 +29,9 @@
 //!    writers with back-enables, which may enable service procedures of this Stream: they run
 //!    too; skipped when no queue or link changed since the last publish, as in a write that
 //!    only joins the held message: a refused writer waits for a queue to drain or for the
-//!    inbound list to be taken, and both are changes), apply what came in meanwhile (a few rounds at most, each published), and take the
+//!    inbound list to be taken, and both are changes; and skipped when what it would publish
+//!    is what was published and no refused writer waits: `Perim::publish_is_idle`), apply
+//!    what came in meanwhile (a few rounds at most, each published), and take the
 //!    [`Later`] list. After unlocking, the platform acts on what the Stream head
 //!    reported and finishes the `Later` list.
 //! 4. **busy hand-off** ([`Perim::needs_run`]): while the lock is held by someone who will
@@ -218,6 +220,9 @@ impl<H: HeadProcs> Perim<H> {
     // Out of line: most lock holds skip it, and `leave_watched` stays small.
     #[inline(never)]
     pub fn publish(&self, s: &mut Stream<H>) {
+        if self.publish_is_idle(s) {
+            return;
+        }
         let (entries, flowqs) = s.entries_and_flowqs();
         for (slot, f) in self.gate.flows().iter().enumerate() {
             let entry = entries.get(slot).copied().flatten();
@@ -284,6 +289,44 @@ impl<H: HeadProcs> Perim<H> {
                 }
             }
         }
+    }
+
+    /// Whether a publish would store nothing and back-enable nobody: the entries are as last
+    /// published (not stale, each slot claimed for its entry, the others free), and each
+    /// entry's flow queue has band 0 alone with the same QFULL, block-full state, high-water
+    /// mark and block limit as its slot holds, and no refused writer waits for a back-enable
+    /// ([`Flow::band0_unchanged`]). The common lock hold of a pipe's reader (its head queue
+    /// filled and drained, never full) then ends with these few loads instead of the publish.
+    fn publish_is_idle(&self, s: &Stream<H>) -> bool {
+        let Some((entries, flowqs)) = s.entries_cached() else {
+            return false;
+        };
+        for ((f, entry), fq) in self.gate.flows().iter().zip(entries).zip(flowqs) {
+            let Some(q) = entry else {
+                if !f.is_free() {
+                    return false;
+                }
+                continue;
+            };
+            if !f.is_for(q.raw()) {
+                return false;
+            }
+            let Some(queue) = fq.and_then(|fq| s.queue(fq)) else {
+                continue; // `publish` skips it too
+            };
+            if queue.nband() != 0 {
+                return false;
+            }
+            let blocks = BlockState {
+                mblkmax: queue.mblkmax(),
+                full: queue.blocks_full(),
+            };
+            let full = queue.flags().contains(crate::queue::QFlags::QFULL);
+            if !f.band0_unchanged(queue.hiwat(), blocks, full) {
+                return false;
+            }
+        }
+        true
     }
 
     /// The Stream closed (under its lock, after the head's close): close the gate and hand

@@ -341,6 +341,9 @@ impl Queue {
         let blocks = self.blocks_full();
         let full = blocks || (self.count > 0 && self.count >= self.hiwat);
         self.flags.assign(QFlags::QFULL, full);
+        if self.bands.is_empty() {
+            return; // band 0 alone, the common case
+        }
         for qb in self.bands.as_mut_slice() {
             let full = blocks || (qb.count > 0 && qb.count >= qb.hiwat);
             qb.flags.assign(QbFlags::QB_FULL, full);
@@ -356,6 +359,9 @@ impl Queue {
             self.flags.clear(QFlags::QWANTW);
             ev.add_back(0);
         }
+        if self.bands.is_empty() {
+            return;
+        }
         for (i, qb) in self.bands.as_mut_slice().iter_mut().enumerate() {
             if qb.flags.contains(QbFlags::QB_WANTW) && qb.count <= qb.lowat {
                 qb.flags.clear(QbFlags::QB_WANTW);
@@ -370,6 +376,16 @@ impl Queue {
         } else {
             self.mblkcnt.saturating_sub(blocks)
         };
+        if !matches!(c, Class::Band(_)) {
+            // Band 0 and high priority: `q_count`, no band to look up.
+            self.count = if add {
+                self.count.saturating_add(size)
+            } else {
+                self.count.saturating_sub(size)
+            };
+            self.update_full();
+            return;
+        }
         let cnt = match c {
             Class::Hi | Class::Over | Class::Norm => Some(&mut self.count),
             Class::Band(b) => self.band_mut(b).map(|qb| &mut qb.count),
@@ -484,7 +500,20 @@ impl Queue {
     /// reports a back-enable when a class with a waiting writer drained to its low mark.
     pub fn getq(&mut self) -> (Option<Msg>, QEvent) {
         let mut ev = QEvent::NONE;
-        let first = self.classes().find(|c| self.class_len(*c) > 0);
+        let first = if self.bands.is_empty() {
+            // Band 0 alone (the common case): no classes' iterator.
+            if !self.hi.is_empty() {
+                Some(Class::Hi)
+            } else if !self.over.is_empty() {
+                Some(Class::Over)
+            } else if !self.norm.is_empty() {
+                Some(Class::Norm)
+            } else {
+                None
+            }
+        } else {
+            self.classes().find(|c| self.class_len(*c) > 0)
+        };
         let Some(c) = first else {
             self.flags.set(QFlags::QWANTR);
             self.check_back(&mut ev);

@@ -31,6 +31,9 @@ use crate::sys::Arc;
 /// multiplexor, a multiplexor's upper read queue.
 pub const NENTRY: usize = 2;
 
+/// One queue per entry slot: the entries, or their flow queues ([`Stream::entries_cached`]).
+pub type Entries = [Option<QueueId>; NENTRY];
+
 /// What a Stream's perimeter offers to code that does not hold its lock. Implemented by the
 /// platform's per-Stream object (`perim::Perim` holds the common part).
 ///
@@ -277,6 +280,13 @@ impl<H: HeadProcs> Stream<H> {
             self.entries_stale = false;
         }
         (self.entries, self.flowqs)
+    }
+
+    /// The entries and their flow queues as last computed, unless a link, `publish` mark or
+    /// service procedure changed since (then `None`: [`Stream::entries_and_flowqs`]
+    /// recomputes them).
+    pub fn entries_cached(&self) -> Option<(&Entries, &Entries)> {
+        (!self.entries_stale).then_some((&self.entries, &self.flowqs))
     }
 
     fn find_entries(&self) -> [Option<QueueId>; NENTRY] {

@@ -169,6 +169,8 @@ impl<H: HeadProcs> Stream<H> {
         let [r, w] = &mut pair.sides;
         r.srv = inst.has_rsrv();
         w.srv = inst.has_wsrv();
+        r.pass = inst.pass(true);
+        w.pass = inst.pass(false);
         w.publish = true;
         pair.inst = Some(inst);
         self.links_changed();
@@ -191,6 +193,7 @@ impl<H: HeadProcs> Stream<H> {
             pair.inst = None;
             for s in pair.sides.iter_mut() {
                 s.srv = false;
+                s.pass = super::Pass::None;
                 s.publish = false;
                 s.deferred = 0;
             }

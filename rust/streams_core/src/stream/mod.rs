@@ -17,7 +17,10 @@
 //! target queue and either the queue's service procedure is enabled or, for a queue without
 //! one, the put procedure is fed the message as soon as the running procedure returns (in a
 //! loop, not recursively). Every instance is thus on the call stack at most once, which bounds
-//! the recursion depth by the number of pairs.
+//! the recursion depth by the number of pairs. A put procedure that only passes a class of
+//! messages on ([`Pass`], a pipe's twist) is stepped over for them while its pair is idle and
+//! its queue empty: the put is counted and the message goes to `q_next`, the pair marked
+//! running meanwhile as if the procedure ran.
 //!
 //! A Stream is one perimeter: everything here runs under its lock (`docs/concurrency.md`). A
 //! queue whose `q_next` is in another Stream (the twist of a STREAMS pipe, a multiplexor's
@@ -51,7 +54,7 @@ pub use cross::{Later, Perimeter, QRef};
 pub use ctx::QCtx;
 pub use head::{HeadProcs, RawHead};
 pub use link::Link;
-pub use module::{ModuleInfo, OpenArgs, OpenFn, Sflag, StreamModule, StreamTab};
+pub use module::{ModuleInfo, OpenArgs, OpenFn, Pass, Sflag, StreamModule, StreamTab};
 pub use mux::{Multiplexor, MuxCred, MuxTable, UpperId};
 pub use registry::Registry;
 pub use stats::{mstat_total, reserve_totals, ModuleStat};
@@ -149,6 +152,8 @@ pub(crate) struct Side {
     /// knows (`cross.rs`, `mux.rs`).
     pub(crate) publish: bool,
     pub(crate) srv: bool,
+    /// What the put procedure only passes on ([`StreamModule::pass`], read at open).
+    pub(crate) pass: Pass,
     /// Messages putq'd because the put procedure was busy (re-entry) and there is no service
     /// procedure to pick them up: to be fed to the put procedure when it returns.
     pub(crate) deferred: usize,
@@ -184,6 +189,7 @@ impl Pair {
             remote: None,
             publish: false,
             srv: false,
+            pass: Pass::None,
             deferred: 0,
             stats: ModuleStat::default(),
             timeout: None,
@@ -348,6 +354,8 @@ impl<H: HeadProcs> Stream<H> {
                 if let Some(pair) = self.pair_mut(p) {
                     pair.sides[0].srv = inst.has_rsrv();
                     pair.sides[1].srv = inst.has_wsrv();
+                    pair.sides[0].pass = inst.pass(true);
+                    pair.sides[1].pass = inst.pass(false);
                     pair.inst = Some(inst);
                     pair.running = false;
                 }

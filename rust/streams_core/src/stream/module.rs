@@ -29,6 +29,37 @@ pub struct ModuleInfo {
     pub mi_lowat: usize,
 }
 
+/// Which messages a put procedure only passes on: for them it is exactly `cx.putnext(mp)`,
+/// with nothing looked at or changed (no state, no queue, no other message). The engine may
+/// then step over the put procedure ([`StreamModule::pass`]): while the pair is idle and the
+/// queue holds nothing, such a message goes to `q_next` without the instance being taken out
+/// and called; the put is still counted in the queue's statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pass {
+    /// The put procedure is always called (the default).
+    #[default]
+    None,
+    /// Ordinary data is passed on (M_DATA, M_PROTO, M_PCPROTO, in any band); the put
+    /// procedure is called for everything else.
+    Data,
+    /// Every message is passed on.
+    All,
+}
+
+impl Pass {
+    /// Whether a message of type `ty` is passed on.
+    #[inline]
+    pub fn covers(self, ty: crate::msg::MsgType) -> bool {
+        match self {
+            Pass::None => false,
+            Pass::Data => {
+                ty == crate::msg::M_DATA || ty == crate::msg::M_PROTO || ty == crate::msg::M_PCPROTO
+            }
+            Pass::All => true,
+        }
+    }
+}
+
 /// How a queue pair is being opened (`sflag`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sflag {
@@ -108,6 +139,11 @@ pub trait StreamModule: Send {
     /// Whether the write queue has a service procedure (read once, at open).
     fn has_wsrv(&self) -> bool {
         false
+    }
+    /// Which messages the read (`read`) or write put procedure only passes on ([`Pass`]; read
+    /// once, at open). Default: none.
+    fn pass(&self, _read: bool) -> Pass {
+        Pass::None
     }
     /// A multiplexing driver's upper half (SVR4 `st_muxrinit`/`st_muxwinit`): what the Stream
     /// head asks when this Stream joins the driver's link table and when another Stream is
