@@ -54,10 +54,11 @@
 /* What the owner (udpsock.rs) is told; each is called with `ctx` only while the socket's
  * sk_user_data is set (see the lifetime rule above). */
 struct rstreams_udp_ops {
-	/* A datagram from saddr:sport whose payload is data[0..len] inside `skb` (linear, not
-	 * shared): the callee owns skb and frees it with rstreams_skb_free. Softirq context. */
-	void (*rx)(void *ctx, struct sk_buff *skb, __be32 saddr, __be16 sport, u8 *data,
-		   unsigned int len);
+	/* A datagram from saddr:sport, whose IPv4 header said tos and ttl, and whose payload is
+	 * data[0..len] inside `skb` (linear, not shared): the callee owns skb and frees it with
+	 * rstreams_skb_free. Softirq context. */
+	void (*rx)(void *ctx, struct sk_buff *skb, __be32 saddr, __be16 sport, u8 tos, u8 ttl,
+		   u8 *data, unsigned int len);
 	/* An ICMP error (positive errno) for a datagram sent to daddr:dport. Softirq context. */
 	void (*err)(void *ctx, __be32 daddr, __be16 dport, int err);
 	/* Send buffer space after a send gave EAGAIN. Any context but hard interrupts. */
@@ -82,6 +83,7 @@ struct rstreams_udp {
 static int rstreams_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct rstreams_udp *u = rcu_dereference_sk_user_data(sk);
+	const struct iphdr *iph;
 	__be32 saddr;
 	__be16 sport;
 
@@ -94,11 +96,14 @@ static int rstreams_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		return 0;
 	if (skb_linearize(skb) || skb->len < sizeof(struct udphdr))
 		goto drop;
-	/* udp_rcv left skb->data at the UDP header, trimmed to the UDP length. */
-	saddr = ip_hdr(skb)->saddr;
+	/* udp_rcv left skb->data at the UDP header, trimmed to the UDP length; the network
+	 * header (checked by ip_rcv) is still in front of it, copied along by skb_unshare.
+	 * Its TOS and TTL become the options of the T_UNITDATA_IND (docs/tpi.md). */
+	iph = ip_hdr(skb);
+	saddr = iph->saddr;
 	sport = udp_hdr(skb)->source;
-	u->ops->rx(u->ctx, skb, saddr, sport, skb->data + sizeof(struct udphdr),
-		   skb->len - sizeof(struct udphdr));
+	u->ops->rx(u->ctx, skb, saddr, sport, iph->tos, iph->ttl,
+		   skb->data + sizeof(struct udphdr), skb->len - sizeof(struct udphdr));
 	return 0;
 drop:
 	kfree_skb(skb);

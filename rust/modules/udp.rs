@@ -20,7 +20,7 @@ use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 use crate::errno::Errno;
 use crate::msg::Msg;
 use crate::runq::RunQueue;
-use crate::tpi_udp::{BindError, BindReq, Inet4, Job, Net, Port, Rx, TxOpts};
+use crate::tpi_udp::{BindError, BindReq, Inet4, Job, Net, Port, Rx, RxIp, TxOpts};
 use crate::udpsock::{BindArgs, NetNs, SockAddr, UdpEvents, UdpSocket};
 
 /// The network of the `udp` driver in the kernel.
@@ -47,8 +47,8 @@ fn inet(a: SockAddr) -> Inet4 {
 }
 
 impl UdpEvents for Events {
-    fn rx(&self, src: SockAddr, data: Msg) {
-        self.rx.datagram(inet(src), data)
+    fn rx(&self, src: SockAddr, tos: u8, ttl: u8, data: Msg) {
+        self.rx.datagram(inet(src), RxIp { tos, ttl }, data)
     }
     fn rx_nomem(&self) {
         self.rx.nomem()

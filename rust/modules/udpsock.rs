@@ -32,9 +32,9 @@ use crate::msg::{esballoc, Bpri, ExtBuf, Msg, M_DATA};
 /// The callbacks of `strudp.c` (`struct rstreams_udp_ops`).
 #[repr(C)]
 struct UdpOps {
-    // SAFETY (contract): strudp.c calls `rx(ctx, skb, saddr, sport, data, len)` with the
-    // `ctx` given at bind, only while the socket is bound to it, handing `skb` over.
-    rx: unsafe extern "C" fn(*mut c_void, *mut c_void, u32, u16, *mut u8, c_uint),
+    // SAFETY (contract): strudp.c calls `rx(ctx, skb, saddr, sport, tos, ttl, data, len)`
+    // with the `ctx` given at bind, only while the socket is bound to it, handing `skb` over.
+    rx: unsafe extern "C" fn(*mut c_void, *mut c_void, u32, u16, u8, u8, *mut u8, c_uint),
     // SAFETY (contract): as for `rx` (`ctx`); called from the UDP ICMP error path.
     err: unsafe extern "C" fn(*mut c_void, u32, u16, c_int),
     // SAFETY (contract): as for `rx` (`ctx`); called from the socket's write-space callback.
@@ -143,8 +143,9 @@ impl Drop for NetNs {
 /// halves off, or from an skb's destructor for `write_space`): it must not sleep or take a
 /// Stream lock.
 pub(crate) trait UdpEvents: Send + Sync {
-    /// A datagram from `src`: `data` is its payload as an M_DATA message.
-    fn rx(&self, src: SockAddr, data: Msg);
+    /// A datagram from `src` whose IPv4 header said `tos` and `ttl`: `data` is its payload
+    /// as an M_DATA message.
+    fn rx(&self, src: SockAddr, tos: u8, ttl: u8, data: Msg);
     /// A datagram was dropped because its message block could not be allocated.
     fn rx_nomem(&self);
     /// An ICMP error (positive errno) for a datagram sent to `dst`.
@@ -394,12 +395,16 @@ fn free_skb(_buf: &'static mut [u8], skb: usize) {
 /// # Safety
 /// `ctx` is the events object of a live `UdpSocket<E>` (strudp.c calls only while the
 /// socket's user data is set, and quiescing waits for running callbacks); `skb` is handed
-/// over, linear and unshared, and `data[..len]` is its payload.
+/// over, linear and unshared, and `data[..len]` is its payload; `tos` and `ttl` are values
+/// read from its IPv4 header.
+#[allow(clippy::too_many_arguments)] // the C callback's signature
 unsafe extern "C" fn rx_tramp<E: UdpEvents>(
     ctx: *mut c_void,
     skb: *mut c_void,
     saddr: u32,
     sport: u16,
+    tos: u8,
+    ttl: u8,
     data: *mut u8,
     len: c_uint,
 ) {
@@ -418,7 +423,7 @@ unsafe extern "C" fn rx_tramp<E: UdpEvents>(
     match esballoc(ext, Bpri::Med) {
         Ok(mut m) => {
             m.adj_wptr(len);
-            e.rx((saddr.to_ne_bytes(), u16::from_be(sport)), m);
+            e.rx((saddr.to_ne_bytes(), u16::from_be(sport)), tos, ttl, m);
         }
         Err(ext) => {
             free_skb(ext.buf, ext.arg);

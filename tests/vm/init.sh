@@ -107,6 +107,9 @@ test)
 	# The same system calls from C (tests/vm/ctest: <stropts.h> + libstreams.a). xtask always
 	# builds it, so no -x test: a missing program fails the step.
 	step strc strc
+	# An XTI program as existing ones are written (tests/vm/ctest/xti/xtiudp.c: <xti.h> only):
+	# datagrams both ways and ICMP port unreachable as T_UDERR over /dev/streams/clone/udp.
+	step xtiudp xtiudp
 	# Pipe conformance, Linux pipes and STREAMS pipes (tests/vm/pipetest).
 	[ -x /usr/bin/pipetest ] && step pipetest pipetest
 	# Shell-level suites, with the module still loaded: loading it again would run every KUnit

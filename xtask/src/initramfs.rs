@@ -11,7 +11,7 @@
 //!
 //! The guest of `cargo xtask test` takes what the Debian packages ship from the packages
 //! ([`Packaged`]), so that a file a package misses fails the tests; the test build of the
-//! modules and the programs no package ships (strtest, strstress, pipetest, strc) still come
+//! modules and the programs no package ships (strtest, strstress, pipetest, strc, xtiudp) still come
 //! from the workspace.
 
 use std::fs;

@@ -108,10 +108,12 @@ enum Cmd {
     ///
     /// Build rstreams-dkms (module sources, dkms.conf, udev rules, modules-load.d),
     /// libstreams0 (libstreams.so.0), libstreams-dev (headers, static library, libstreams.pc,
-    /// the API's manual pages) and rstreams-tools (perftest, scls, libstreams_pipe.so, their
+    /// the API's manual pages), libxnet0 (libxnet.so.0, XTI), libxnet-dev (<xti.h>, libxnet.a,
+    /// xnet.pc, the t_*(3) pages) and rstreams-tools (perftest, scls, libstreams_pipe.so, their
     /// pages) with dpkg-deb, run lintian on them (any error fails), then use their contents
     /// unpacked: compile tests/vm/ctest with pkg-config --static, run a program linked with
-    /// libstreams.so.0, perftest and scls, and a pipeline under LD_PRELOAD.
+    /// libstreams.so.0, an XTI program built with cc -lxnet, perftest and scls, and a pipeline
+    /// under LD_PRELOAD.
     Package,
 }
 

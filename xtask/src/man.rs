@@ -4,7 +4,7 @@
 //! clap_mangen from the clap commands the programs parse with (`perftest::cli`), so options,
 //! defaults and help text cannot drift from the code. The pages about the kernel interface and
 //! the C library (streamio(7), putmsg(2), getmsg(2), isastream(3), fattach(3), fdetach(3),
-//! libstreams_pipe(7)) are written by hand in `docs/man/` (man(7) macros): they describe
+//! libstreams_pipe(7), the XTI t_*(3)) are written by hand in `docs/man/` (man(7) macros): they describe
 //! behaviour that no argument definition holds.
 //!
 //! Everything lands in `target/man/` (the packages install from there), and every page must
@@ -90,6 +90,22 @@ pub(crate) fn written(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(pages)
 }
 
+/// The names a page documents: its NAME line up to `\-` (`t_open, t_close \- ...` gives
+/// `t_open` and `t_close`). The packages install a link for each name but the page's own.
+pub(crate) fn names(page: &str) -> Vec<String> {
+    let mut lines = page.lines().skip_while(|l| !l.starts_with(".SH NAME"));
+    let Some(line) = lines.nth(1) else {
+        return Vec::new();
+    };
+    let Some((list, _)) = line.split_once("\\-") else {
+        return Vec::new();
+    };
+    list.split(',')
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
 /// Write every page into `target/man/` (generated ones rendered, written ones copied) and lint
 /// them all; returns their paths.
 pub(crate) fn build(root: &Path) -> Result<Vec<PathBuf>> {
@@ -143,6 +159,26 @@ pub(crate) fn cmd() -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_the_name_line_before_the_dash() {
+        let page = ".TH T_OPEN 3\n.SH NAME\nt_open, t_close \\- open an endpoint\n.SH X\n";
+        assert_eq!(names(page), ["t_open", "t_close"]);
+        assert_eq!(names(".SH NAME\nisastream \\- test\n"), ["isastream"]);
+        assert!(names(".TH X 3\n").is_empty());
+        // Every written t_*(3) page names itself first (its links point at it).
+        for p in written(&util::repo_root()).unwrap() {
+            let file = p.file_name().unwrap().to_str().unwrap();
+            if file.starts_with("t_") {
+                let n = names(&std::fs::read_to_string(&p).unwrap());
+                assert_eq!(
+                    n.first().map(String::as_str),
+                    file.strip_suffix(".3"),
+                    "{file}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn generated_pages_come_from_the_clap_definitions() {

@@ -200,17 +200,33 @@ pub(crate) fn build_user() -> Result<Vec<PathBuf>> {
             }
         }
     }
-    bins.push(build_strc(&root, &tdir, triple)?);
+    bins.extend(build_strc(&root, &tdir, triple)?);
     bins.sort();
     st.done_with(&format!("{} program(s)", bins.len()));
     Ok(bins)
 }
 
+/// The sources of `strc`: the `.c` files directly in `tests/vm/ctest` (its subdirectories
+/// hold programs of their own, such as `xti/xtiudp.c`).
+pub(crate) fn strc_sources(root: &Path) -> Vec<PathBuf> {
+    let mut sources: Vec<PathBuf> = fs::read_dir(root.join("tests/vm/ctest"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    sources.sort();
+    sources
+}
+
 /// The C integration test `strc` (`tests/vm/ctest/*.c`): compiled with the host C compiler
 /// against `<stropts.h>` and linked statically with `libstreams.a` (the staticlib of
-/// `user/libstreams-sys`, built here for the guest), as an SVR4 program would be. Warnings are
+/// `user/libstreams-sys`, built here for the guest), as an SVR4 program would be; and the XTI
+/// program `xtiudp` (`tests/vm/ctest/xti/xtiudp.c`) against `<xti.h>` and the same archive,
+/// which exports libxnet's functions (the package check links it with `-lxnet`). Warnings are
 /// errors; the linker's notes about glibc's NSS functions in static programs are dropped.
-fn build_strc(root: &Path, tdir: &Path, triple: &str) -> Result<PathBuf> {
+fn build_strc(root: &Path, tdir: &Path, triple: &str) -> Result<Vec<PathBuf>> {
     util::run(
         Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
             .current_dir(root)
@@ -227,30 +243,33 @@ fn build_strc(root: &Path, tdir: &Path, triple: &str) -> Result<PathBuf> {
             .args(["--crate-type", "staticlib", "--target", triple]),
     )?;
     let lib = tdir.join(triple).join("release/libstreams.a");
-    let src = root.join("tests/vm/ctest");
-    let mut sources: Vec<PathBuf> = util::walk(&src)
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "c"))
-        .collect();
-    sources.sort();
-    let out = tdir.join("strc");
-    let mut cc = Command::new("cc");
-    cc.args(["-static", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(root.join("user/libstreams-sys/include"))
-        .arg("-o")
-        .arg(&out)
-        .args(&sources)
-        .arg(&lib)
-        .args(["-lpthread", "-ldl", "-lm"]);
-    let res = cc
-        .output()
-        .map_err(|e| format!("cannot run cc (apt-get install gcc): {e}"))?;
-    if !res.status.success() {
-        return Err(format!(
-            "cc failed for tests/vm/ctest ({}):\n{}",
-            res.status,
-            String::from_utf8_lossy(&res.stderr)
-        ));
+    let inc = root.join("user/libstreams-sys/include");
+    let programs = [
+        ("strc", strc_sources(root)),
+        ("xtiudp", vec![root.join("tests/vm/ctest/xti/xtiudp.c")]),
+    ];
+    let mut out = Vec::new();
+    for (name, sources) in programs {
+        let exe = tdir.join(name);
+        let mut cc = Command::new("cc");
+        cc.args(["-static", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
+            .arg(&inc)
+            .arg("-o")
+            .arg(&exe)
+            .args(&sources)
+            .arg(&lib)
+            .args(["-lpthread", "-ldl", "-lm"]);
+        let res = cc
+            .output()
+            .map_err(|e| format!("cannot run cc (apt-get install gcc): {e}"))?;
+        if !res.status.success() {
+            return Err(format!(
+                "cc failed for {name} (tests/vm/ctest) ({}):\n{}",
+                res.status,
+                String::from_utf8_lossy(&res.stderr)
+            ));
+        }
+        out.push(exe);
     }
     Ok(out)
 }

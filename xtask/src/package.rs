@@ -5,7 +5,9 @@
 //! |---|---|
 //! | `rstreams-dkms` | the module sources, `Makefile`, `Kbuild` and `dkms.conf` in `/usr/src/rstreams-<version>/` (DKMS builds them for every Rust-enabled kernel), the udev rules and the modules-load.d file |
 //! | `libstreams0` | `libstreams.so.0` (SONAME `libstreams.so.0`) |
-//! | `libstreams-dev` | `<stropts.h>`, `<sys/stropts.h>`, `<sys/bufmod.h>`, `<xti.h>`, `<xti_inet.h>`, `<sys/tpi.h>`, `<sys/tihdr.h>`, `libstreams.a`, the `libstreams.so` link, `libstreams.pc`, putmsg(2), getmsg(2), isastream(3), fattach(3), fdetach(3), streamio(7) |
+//! | `libstreams-dev` | `<stropts.h>`, `<sys/stropts.h>`, `<sys/bufmod.h>`, `<sys/tpi.h>`, `<sys/tihdr.h>`, `libstreams.a`, the `libstreams.so` link, `libstreams.pc`, putmsg(2), getmsg(2), isastream(3), fattach(3), fdetach(3), streamio(7) |
+//! | `libxnet0` | `libxnet.so.0` (SONAME `libxnet.so.0`): XTI, LfS's library name (docs/xti.md) |
+//! | `libxnet-dev` | `<xti.h>`, `<xti_inet.h>`, `libxnet.a`, the `libxnet.so` link, `xnet.pc`, the t_*(3) pages (one link per function a page describes) |
 //! | `rstreams-tools` | `perftest`, `scls`, `libstreams_pipe.so` (the LD_PRELOAD pipe), their pages |
 //!
 //! The runtime library is `libstreams0`, not `libstreams`: Debian names a shared library's
@@ -23,6 +25,8 @@ use crate::util::{self, Result};
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The SONAME of the C library (and the `0` in `libstreams0`).
 const SONAME: &str = "libstreams.so.0";
+/// The SONAME of the XTI library (and the `0` in `libxnet0`).
+const XNET_SONAME: &str = "libxnet.so.0";
 /// The programs `rstreams-tools` ships in `/usr/bin`; `cargo xtask test`'s guest runs these
 /// copies, not the workspace's.
 pub(crate) const TOOLS: &[&str] = &["perftest", "scls"];
@@ -111,6 +115,16 @@ fn build_user(root: &Path) -> Result<Built> {
         c
     };
     util::run(cargo().args(["build", "--quiet", "--release", "-p", "perftest", "--bins"]))?;
+    // libxnet first: building it builds its dependency libstreams-sys with that crate's own
+    // crate types, which would replace a libstreams.so linked with the SONAME below.
+    let xnet = ["rustc", "--quiet", "--release", "-p", "libxnet", "--lib"];
+    util::run(cargo().args(xnet).args(["--crate-type", "staticlib"]))?;
+    util::run(
+        cargo()
+            .args(xnet)
+            .args(["--crate-type", "cdylib", "--"])
+            .arg(format!("-Clink-arg=-Wl,-soname,{XNET_SONAME}")),
+    )?;
     // Each `cargo rustc` replaces the previous library build's flags, so the shared library
     // with its SONAME comes after the static one.
     let lib = [
@@ -332,15 +346,11 @@ fn assemble(root: &Path, built: &Built, scratch: &Path) -> Result<Vec<Deb>> {
          putpmsg, getpmsg, isastream, fattach, fdetach and STREAMS pipes (s_pipe).\n \
          .\n \
          This package holds <stropts.h> with the SVR4/LfS constants and\n \
-         structures, the static library, the pkg-config file and the manual pages\n \
-         of the calls and ioctls.",
+         structures, <sys/tihdr.h> (TPI), the static library, the pkg-config file\n \
+         and the manual pages of the calls and ioctls.",
     );
     let inc = root.join("user/libstreams-sys/include");
     dev.copy("usr/include/stropts.h", &inc.join("stropts.h"), 0o644)?;
-    // XTI (docs/xti.md): libstreams exports the t_* functions too, so -lstreams links them.
-    for h in ["xti.h", "xti_inet.h"] {
-        dev.copy(format!("usr/include/{h}"), &inc.join(h), 0o644)?;
-    }
     for h in ["stropts.h", "bufmod.h", "tpi.h", "tihdr.h"] {
         dev.copy(
             format!("usr/include/sys/{h}"),
@@ -372,6 +382,8 @@ fn assemble(root: &Path, built: &Built, scratch: &Path) -> Result<Vec<Deb>> {
     ] {
         dev.man(page(p)?)?;
     }
+
+    let (xnet, xnet_dev) = xnet_packages(root, built, scratch, &arch, &libdir, &pages)?;
 
     // rstreams-tools: perftest, scls, the LD_PRELOAD pipe library.
     let mut tool_files = Vec::new();
@@ -421,7 +433,97 @@ fn assemble(root: &Path, built: &Built, scratch: &Path) -> Result<Vec<Deb>> {
     ] {
         tools.man(page(p)?)?;
     }
-    Ok(vec![dkms, lib, dev, tools])
+    Ok(vec![dkms, lib, dev, xnet, xnet_dev, tools])
+}
+
+/// `libxnet0` and `libxnet-dev`: XTI as LfS ships it, `-lxnet` with `<xti.h>`, packaged as
+/// libstreams is (docs/xti.md). The library is libstreams' code under XTI's name, so the
+/// runtime package conflicts with nothing; the headers need `<sys/tpi.h>` from
+/// libstreams-dev.
+fn xnet_packages(
+    root: &Path,
+    built: &Built,
+    scratch: &Path,
+    arch: &str,
+    libdir: &str,
+    pages: &[PathBuf],
+) -> Result<(Deb, Deb)> {
+    // Synopsis and the paragraph both packages share, then what each holds.
+    macro_rules! description {
+        ($holds:literal) => {
+            concat!(
+                "XTI (X/Open Transport Interface) library for SVR4 STREAMS\n \
+                 libxnet gives C programs the XNS 5 XTI calls (t_open, t_bind, t_sndudata,\n \
+                 t_rcvudata, t_optmgmt...) over the TPI transport providers of rstreams,\n \
+                 such as its UDP driver, ABI-compatible with Linux Fast-STREAMS.\n \
+                 .\n ",
+                $holds
+            )
+        };
+    }
+    let mut lib = Deb {
+        name: "libxnet0",
+        arch: arch.to_string(),
+        section: "libs",
+        depends: String::new(),
+        description: description!("This package holds the shared library."),
+        files: Vec::new(),
+        control: Vec::new(),
+    };
+    let so_file = scratch.join("libxnet.so");
+    let so = stripped(&built.release.join("libxnet.so"), scratch)?;
+    lib.depends = shlib_depends(scratch, &[so_file])?;
+    lib.file(format!("{libdir}/{XNET_SONAME}"), so, 0o644);
+    lib.control
+        .push(("shlibs", format!("libxnet 0 libxnet0 (>= {VERSION})\n")));
+    lib.control
+        .push(("triggers", "activate-noawait ldconfig\n".into()));
+
+    let mut dev = Deb {
+        name: "libxnet-dev",
+        arch: arch.to_string(),
+        section: "libdevel",
+        depends: format!("libxnet0 (= {VERSION}), libstreams-dev (= {VERSION})"),
+        description: description!(
+            "This package holds <xti.h> and <xti_inet.h>, the static library, the\n \
+             pkg-config file (xnet) and the manual pages of the t_* calls."
+        ),
+        files: Vec::new(),
+        control: Vec::new(),
+    };
+    let inc = root.join("user/libstreams-sys/include");
+    for h in ["xti.h", "xti_inet.h"] {
+        dev.copy(format!("usr/include/{h}"), &inc.join(h), 0o644)?;
+    }
+    let a = stripped(&built.release.join("libxnet.a"), scratch)?;
+    dev.file(format!("{libdir}/libxnet.a"), a, 0o644);
+    dev.files.push((
+        format!("{libdir}/libxnet.so"),
+        Entry::Link(XNET_SONAME.into()),
+    ));
+    let pc = util::read(&root.join("packaging/xnet.pc.in"))?
+        .replace("@LIBDIR@", &format!("/{libdir}"))
+        .replace("@VERSION@", VERSION);
+    dev.file(format!("{libdir}/pkgconfig/xnet.pc"), pc.into(), 0o644);
+    for p in pages {
+        let Some(name) = p.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if !(name.starts_with("t_") && name.ends_with(".3")) {
+            continue;
+        }
+        dev.man(p)?;
+        // The other functions the page describes (NAME: "t_open, t_close \- ..."), as links.
+        for alias in crate::man::names(&util::read(p)?) {
+            if alias != name.trim_end_matches(".3") {
+                dev.files.push((
+                    format!("usr/share/man/man3/{alias}.3.gz"),
+                    Entry::Link(format!("{name}.gz")),
+                ));
+            }
+        }
+    }
+    Ok((lib, dev))
 }
 
 /// Lay out `deb` under `dir` (with DEBIAN/control and md5sums) and build it with dpkg-deb.
@@ -572,8 +674,8 @@ pub(crate) fn build(root: &Path) -> Result<Vec<PathBuf>> {
 
 /// Use the packages' contents as a user would, unpacked into `target/package/unpacked/` (not
 /// installed): compile the C test program `tests/vm/ctest` with `pkg-config --static` against
-/// the headers and `libstreams.a`, link a program with the shared library and run it, run
-/// `perftest` and `scls`, and run a pipeline under `LD_PRELOAD=libstreams_pipe.so` (which
+/// the headers and `libstreams.a`, link a program with the shared library and run it, build
+/// and run the XTI program with `-lxnet` (`check_xnet`), run `perftest` and `scls`, and run a pipeline under `LD_PRELOAD=libstreams_pipe.so` (which
 /// falls back to Linux pipes on a host without the modules). A file a package misses fails.
 /// Returns the unpacked tree, from which `cargo xtask test` assembles its guest.
 pub(crate) fn check_contents(root: &Path, debs: &[PathBuf]) -> Result<PathBuf> {
@@ -585,24 +687,21 @@ pub(crate) fn check_contents(root: &Path, debs: &[PathBuf]) -> Result<PathBuf> {
         util::run(Command::new("dpkg-deb").arg("-x").arg(d).arg(&dir))?;
     }
     let libdir = dir.join("usr/lib").join(arch_var("DEB_HOST_MULTIARCH")?);
-    let pkg_config = |args: &[&str]| -> Result<Vec<String>> {
+    let pkg_config_of = |pc: &str, args: &[&str]| -> Result<Vec<String>> {
         let out = util::output(
             Command::new("pkg-config")
                 .args(args)
-                .arg("libstreams")
+                .arg(pc)
                 .env("PKG_CONFIG_PATH", libdir.join("pkgconfig"))
                 .env("PKG_CONFIG_SYSROOT_DIR", &dir),
         )?;
         Ok(out.split_whitespace().map(String::from).collect())
     };
+    let pkg_config = |args: &[&str]| pkg_config_of("libstreams", args);
     let scratch = root.join("target/package/scratch/cc");
     fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     // The C test program, statically, as an SVR4 program is built.
-    let mut ctest: Vec<PathBuf> = util::walk(&root.join("tests/vm/ctest"))
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "c"))
-        .collect();
-    ctest.sort();
+    let ctest = crate::modules::strc_sources(root);
     util::run(
         Command::new("cc")
             .args(["-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o"])
@@ -628,6 +727,8 @@ pub(crate) fn check_contents(root: &Path, debs: &[PathBuf]) -> Result<PathBuf> {
             .env("LD_LIBRARY_PATH", &libdir)
             .stdin(std::process::Stdio::null()),
     )?;
+    let xnet_static = pkg_config_of("xnet", &["--static", "--cflags", "--libs"])?;
+    check_xnet(root, &dir, &libdir, &scratch, &xnet_static)?;
     let bin = dir.join("usr/bin");
     util::output(Command::new(bin.join("perftest")).arg("--version"))?;
     util::output(Command::new(bin.join("scls")).arg("--help"))?;
@@ -648,6 +749,65 @@ pub(crate) fn check_contents(root: &Path, debs: &[PathBuf]) -> Result<PathBuf> {
         ));
     }
     Ok(dir)
+}
+
+/// XTI as a user builds it: `tests/vm/ctest/xti/xtiudp.c`, an unmodified-style XTI program
+/// (only `<xti.h>`, `<xti_inet.h>`), compiled as `cc xtiudp.c -lxnet` against the unpacked
+/// headers and libraries. The program must need `libxnet.so.0` (the SONAME) and run with the
+/// unpacked library: on a host without the UDP driver it stops at t_open with TBADNAME (exit
+/// 2); with one it exchanges datagrams (exit 0). The same program linked statically by
+/// `pkg-config --static xnet` (libxnet.a) must run as well.
+fn check_xnet(
+    root: &Path,
+    dir: &Path,
+    libdir: &Path,
+    scratch: &Path,
+    static_flags: &[String],
+) -> Result<()> {
+    let src = root.join("tests/vm/ctest/xti/xtiudp.c");
+    let (dynamic, stat) = (scratch.join("xtiudp"), scratch.join("xtiudp-static"));
+    util::run(
+        Command::new("cc")
+            .args(["-Wall", "-Wextra", "-Werror", "-I"])
+            .arg(dir.join("usr/include"))
+            .arg(&src)
+            .arg("-L")
+            .arg(libdir)
+            .arg("-lxnet")
+            .arg("-o")
+            .arg(&dynamic),
+    )?;
+    let needed = util::output(Command::new("readelf").arg("-d").arg(&dynamic))?;
+    if !needed.contains(&format!("Shared library: [{XNET_SONAME}]")) {
+        return Err(format!(
+            "{} does not need {XNET_SONAME}:\n{needed}",
+            dynamic.display()
+        ));
+    }
+    util::run(
+        Command::new("cc")
+            .args(["-static", "-Wall", "-Wextra", "-Werror", "-o"])
+            .arg(&stat)
+            .arg(&src)
+            .args(static_flags),
+    )?;
+    for exe in [&dynamic, &stat] {
+        let out = Command::new(exe)
+            .env("LD_LIBRARY_PATH", libdir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("{}: {e}", exe.display()))?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        let no_provider = out.status.code() == Some(2) && err.contains("no UDP provider");
+        if !(out.status.success() || no_provider) {
+            return Err(format!(
+                "{} (linked with libxnet): {}, stderr {err:?}",
+                exe.display(),
+                out.status
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `cargo xtask package`.

@@ -33,7 +33,7 @@ use streams_core::msg::Msg;
 use streams_core::stream::{Perimeter, QRef};
 use streams_core::sys::Arc;
 
-use super::prim;
+use super::{opt, prim};
 
 /// An IPv4 transport address: the address as on the wire (network order bytes), port in host
 /// order.
@@ -99,6 +99,17 @@ pub struct TxOpts {
     pub checksum: bool,
     /// IP_BROADCAST.
     pub broadcast: bool,
+}
+
+/// What the IPv4 header of a received datagram said: the options of its T_UNITDATA_IND
+/// (IP_TTL and IP_TOS at level INET_IP, status T_SUCCESS, as LfS's udp driver reports them;
+/// [`super::opt::rx_opts`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxIp {
+    /// The header's type of service.
+    pub tos: u8,
+    /// The header's time to live, as it arrived.
+    pub ttl: u8,
 }
 
 /// The network under the driver. Kernel: a kernel UDP socket per bound endpoint (glue in
@@ -238,10 +249,11 @@ impl Rx {
         }
     }
 
-    /// A datagram from `src`; `data` is its M_DATA (the kernel side makes it with esballoc
-    /// over the skb). Builds the T_UNITDATA_IND and puts it. If the read side is flow
-    /// controlled, or memory runs out, the datagram is dropped and the drop counted.
-    pub fn datagram(&self, src: Inet4, data: Msg) {
+    /// A datagram from `src` whose IPv4 header said `ip`; `data` is its M_DATA (the kernel
+    /// side makes it with esballoc over the skb). Builds the T_UNITDATA_IND, with `ip` as its
+    /// options, and puts it. If the read side is flow controlled, or memory runs out, the
+    /// datagram is dropped and the drop counted.
+    pub fn datagram(&self, src: Inet4, ip: RxIp, data: Msg) {
         if !self.live() {
             drop(data);
             self.stats.dropped_closed.fetch_add(1, Relaxed);
@@ -252,7 +264,7 @@ impl Rx {
             self.stats.dropped_flow.fetch_add(1, Relaxed);
             return;
         }
-        let Some(mut mp) = prim::unitdata_ind(&src.encode()) else {
+        let Some(mut mp) = prim::unitdata_ind(&src.encode(), &opt::rx_opts(&ip)) else {
             drop(data);
             self.stats.dropped_nomem.fetch_add(1, Relaxed);
             return;

@@ -1,5 +1,5 @@
-//! Options (T_OPTMGMT_REQ and the options of T_UNITDATA_REQ): the XTI `t_opthdr` list, the
-//! options this provider knows, and negotiation.
+//! Options (T_OPTMGMT_REQ, the options of T_UNITDATA_REQ, and those a T_UNITDATA_IND
+//! carries): the XTI `t_opthdr` list, the options this provider knows, and negotiation.
 //!
 //! An options part is a list of `struct t_opthdr { u32 len; u32 level; u32 name; u32 status; }`
 //! (LfS `<sys/tpi.h>`), each followed by its value; `len` counts the header and the value, and
@@ -21,7 +21,7 @@
 //! T_NOTSUPPORT. A value of the wrong size is TBADOPT. A value out of range is T_FAILURE (the
 //! option keeps its value). The overall result is the worst status of all.
 
-use super::net::TxOpts;
+use super::net::{RxIp, TxOpts};
 use super::prim::TBADOPT;
 use streams_core::sys;
 
@@ -192,6 +192,32 @@ pub fn put(out: &mut OptBuf, level: u32, name: u32, status: u32, value: &[u8]) -
         && sys::vec_extend_from_slice(&mut out.buf, pad.get(..total - len).unwrap_or_default())
             .is_ok();
     ok
+}
+
+/// Bytes of the options of a T_UNITDATA_IND ([`rx_opts`]): IP_TTL and IP_TOS, one byte of
+/// value each, padded to the alignment.
+pub const RX_OPT_SIZE: usize = 2 * (OPTHDR + ALIGN);
+
+/// The options of a received datagram's T_UNITDATA_IND: IP_TTL then IP_TOS of its IPv4
+/// header at level INET_IP, status T_SUCCESS (received information, not negotiated), the
+/// values `u8` as in T_OPTMGMT. LfS's udp reports these too (and IP_OPTIONS, IP_ADDR,
+/// UDP_CHECKSUM, which this provider does not). Fixed size, built on the stack: this runs in
+/// the receive path (softirq), where the answer buffer of [`OptBuf`] would be an allocation.
+pub fn rx_opts(ip: &RxIp) -> [u8; RX_OPT_SIZE] {
+    let mut out = [0u8; RX_OPT_SIZE];
+    for (o, (name, v)) in out
+        .chunks_exact_mut(OPTHDR + ALIGN)
+        .zip([(IP_TTL, ip.ttl), (IP_TOS, ip.tos)])
+    {
+        let words = [(OPTHDR + 1) as u32, INET_IP, name, T_SUCCESS];
+        for (d, w) in o.chunks_exact_mut(4).zip(words) {
+            d.copy_from_slice(&w.to_ne_bytes());
+        }
+        if let Some(b) = o.get_mut(OPTHDR) {
+            *b = v;
+        }
+    }
+    out
 }
 
 /// Most options one request may name (more is TBADOPT).

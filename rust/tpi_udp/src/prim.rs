@@ -276,10 +276,13 @@ pub fn optmgmt_ack(opt_room: usize) -> Option<Build> {
     Build::new(M_PCPROTO, T_OPTMGMT_ACK, 4, room(opt_room))
 }
 
-/// T_UNITDATA_IND from `src` (no options): the M_PROTO block; the data is linked after it.
-pub fn unitdata_ind(src: &[u8]) -> Option<Msg> {
-    let mut b = Build::new(M_PROTO, T_UNITDATA_IND, 5, room(src.len()))?;
+/// T_UNITDATA_IND from `src` with options `opt` (empty: none): the M_PROTO block; the data
+/// is linked after it.
+pub fn unitdata_ind(src: &[u8], opt: &[u8]) -> Option<Msg> {
+    let extra = room(src.len()).checked_add(room(opt.len()))?;
+    let mut b = Build::new(M_PROTO, T_UNITDATA_IND, 5, extra)?;
     b.part(1, 2, src).then_some(())?;
+    b.part(3, 4, opt).then_some(())?;
     Some(b.msg())
 }
 

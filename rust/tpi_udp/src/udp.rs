@@ -512,7 +512,8 @@ impl<N: Net> Udp<N> {
                 Some(Err(_)) => {
                     self.stats.dropped_nomem.fetch_add(1, Relaxed);
                 }
-                Some(Ok((src, data))) => match prim::unitdata_ind(&src.encode()) {
+                // No IP header here (the socket's receive queue): no options.
+                Some(Ok((src, data))) => match prim::unitdata_ind(&src.encode(), &[]) {
                     Some(mut mp) => {
                         mp.linkb(data);
                         self.stats.received.fetch_add(1, Relaxed);

@@ -32,13 +32,28 @@ fn inc() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../libstreams-sys/include")
 }
 
+/// The cargo profile this test was built with: `target/<dir>/deps/<exe>`, where the `dev`
+/// profile's directory is `debug`.
+fn profile() -> String {
+    let exe = std::env::current_exe().expect("current_exe");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .unwrap_or("debug");
+    if dir == "debug" { "dev" } else { dir }.to_string()
+}
+
 /// Build libxnet.so and libxnet.a: `cargo test` builds the crate's rlib for the tests, not
-/// its C libraries. Once per test process, in this profile's target directory.
+/// its C libraries. Once per test process, in this profile's target directory (so that
+/// `cargo test --release` finds them in `target/release`).
 fn build_libxnet() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "libxnet", "--lib"])
+            .args(["build", "--quiet", "-p", "libxnet", "--lib", "--profile"])
+            .arg(profile())
             .status()
             .expect("run cargo build -p libxnet");
         assert!(status.success(), "cargo build -p libxnet failed");

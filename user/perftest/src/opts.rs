@@ -15,7 +15,7 @@ use crate::udp::UdpKind;
 use crate::workload::Workload;
 use clap::{ArgAction, ArgMatches};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The channel under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,8 +74,56 @@ pub const GREP_FILE: &str = "/tmp/perftest-grep.txt";
 /// The grep workload's file size by default, in MiB (the seed's 50 MB file).
 pub const GREP_FILE_MB: u64 = 50;
 
-/// The pipe(2) interposer in the guest (`--preload` default).
-pub const PRELOAD: &str = "/usr/lib/libstreams_pipe.so";
+/// The pipe(2) interposer's file name.
+pub const PRELOAD_NAME: &str = "libstreams_pipe.so";
+
+/// Debian's multiarch directory of the target perftest is built for (what
+/// `dpkg-architecture -qDEB_HOST_MULTIARCH` says on such a host): `rstreams-tools` installs
+/// the interposer in `/usr/lib/<multiarch>/`. None where Debian has no such tuple.
+pub const MULTIARCH: Option<&str> = multiarch();
+
+const fn multiarch() -> Option<&'static str> {
+    if !cfg!(all(target_os = "linux", target_env = "gnu")) {
+        None
+    } else if cfg!(target_arch = "x86_64") {
+        Some("x86_64-linux-gnu")
+    } else if cfg!(target_arch = "aarch64") {
+        Some("aarch64-linux-gnu")
+    } else if cfg!(target_arch = "x86") {
+        Some("i386-linux-gnu")
+    } else if cfg!(target_arch = "riscv64") {
+        Some("riscv64-linux-gnu")
+    } else if cfg!(target_arch = "powerpc64") && cfg!(target_endian = "little") {
+        Some("powerpc64le-linux-gnu")
+    } else if cfg!(target_arch = "s390x") {
+        Some("s390x-linux-gnu")
+    } else {
+        None
+    }
+}
+
+/// Where `--preload` looks by default, in order: the packaged library
+/// (`/usr/lib/<multiarch>/libstreams_pipe.so`), then `/usr/lib/libstreams_pipe.so` (a
+/// hand-made install; the test guests have both).
+pub fn preload_candidates() -> Vec<PathBuf> {
+    let lib = Path::new("/usr/lib");
+    MULTIARCH
+        .map(|m| lib.join(m).join(PRELOAD_NAME))
+        .into_iter()
+        .chain([lib.join(PRELOAD_NAME)])
+        .collect()
+}
+
+/// The default `--preload`: the first candidate `exists` accepts, else the first candidate
+/// (so that the error names where the package puts it).
+pub fn default_preload(exists: impl Fn(&Path) -> bool) -> PathBuf {
+    let all = preload_candidates();
+    all.iter()
+        .find(|p| exists(p))
+        .or(all.first())
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("/usr/lib").join(PRELOAD_NAME))
+}
 
 /// The grep workload's pattern by default: found nowhere in the file perftest writes.
 pub const GREP_PATTERN: &str = "rstreams-no-such-pattern";
@@ -149,8 +197,9 @@ pub struct Opts {
     /// grep: run `SHELL -c 'cat FILE | grep -F PATTERN'` instead of making the pipe (`--shell`);
     /// for the STREAMS kind with `preload` as LD_PRELOAD.
     pub shell: Option<PathBuf>,
-    /// The pipe(2) interposer for `--shell` with the STREAMS kind (`--preload`).
-    pub preload: PathBuf,
+    /// The pipe(2) interposer for `--shell` with the STREAMS kind (`--preload`); None: the
+    /// first of [`preload_candidates`] that exists (see [`Opts::preload_path`]).
+    pub preload: Option<PathBuf>,
     /// Print isastream(FD) (0 or 1) and exit (`--isastream FD`, hidden: the `--shell` probe).
     pub isastream: Option<i32>,
 }
@@ -189,13 +238,21 @@ impl Default for Opts {
             children: 2,
             compute_us: 500,
             shell: None,
-            preload: PathBuf::from(PRELOAD),
+            preload: None,
             isastream: None,
         }
     }
 }
 
 impl Opts {
+    /// The interposer `--shell` preloads: `--preload`, else [`default_preload`] on this
+    /// machine's files.
+    pub fn preload_path(&self) -> PathBuf {
+        self.preload
+            .clone()
+            .unwrap_or_else(|| default_preload(|p| p.is_file()))
+    }
+
     /// The implementation label: `--label`, else kind plus mode and STREAMS options, e.g.
     /// `streams-putmsg+H`.
     pub fn impl_label(&self) -> String {
@@ -431,7 +488,8 @@ pub struct RunArgs {
     /// LD_PRELOAD for --pipe streams (checked to give a STREAMS pipe) and without for linux
     #[arg(long, value_name = "SHELL")]
     shell: Option<PathBuf>,
-    /// grep --shell: the pipe(2) interposer [default: /usr/lib/libstreams_pipe.so]
+    /// grep --shell: the pipe(2) interposer [default: /usr/lib/<multiarch>/libstreams_pipe.so
+    /// as the package installs it, else /usr/lib/libstreams_pipe.so]
     #[arg(long, value_name = "LIB")]
     preload: Option<PathBuf>,
     /// Print isastream(FD) and exit (the probe of grep --shell)
@@ -534,8 +592,8 @@ impl RunArgs {
         if self.shell.is_some() {
             o.shell.clone_from(&self.shell);
         }
-        if let Some(p) = &self.preload {
-            o.preload.clone_from(p);
+        if self.preload.is_some() {
+            o.preload.clone_from(&self.preload);
         }
         o.isastream = self.isastream.or(o.isastream);
         if self.label.is_some() {

@@ -1,6 +1,7 @@
 //! Option parsing: the LfS perftest_script command line must parse, ours too, bad values fail.
 
-use perftest::opts::{parse, Cmd, Kind, Opts};
+use perftest::opts::{default_preload, parse, preload_candidates, Cmd, Kind, Opts, MULTIARCH};
+use std::path::{Path, PathBuf};
 
 fn args(s: &str) -> Vec<String> {
     s.split_whitespace().map(String::from).collect()
@@ -148,4 +149,35 @@ fn bench_line_and_getopt_habits() {
         parse(&args("-H -H")).is_ok(),
         "a repeated flag is accepted, as getopt does"
     );
+}
+
+#[test]
+fn preload_default_finds_the_packaged_library() {
+    // The multiarch directory is the one the packages use (xtask/src/package.rs asks
+    // dpkg-architecture), where dpkg-architecture exists.
+    if let Ok(out) = std::process::Command::new("dpkg-architecture")
+        .arg("-qDEB_HOST_MULTIARCH")
+        .output()
+    {
+        let m = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert_eq!(MULTIARCH, Some(m.as_str()));
+    }
+    let multi = Path::new("/usr/lib")
+        .join(MULTIARCH.expect("a Debian multiarch target"))
+        .join("libstreams_pipe.so");
+    let plain = PathBuf::from("/usr/lib/libstreams_pipe.so");
+    assert_eq!(preload_candidates(), [multi.clone(), plain.clone()]);
+    // The packaged one first; /usr/lib as the fallback; neither: the packaged path (named by
+    // the error).
+    assert_eq!(default_preload(|_| true), multi);
+    assert_eq!(default_preload(|p| p == plain), plain);
+    assert_eq!(default_preload(|_| false), multi);
+    // --preload wins; no --preload leaves the choice to the files present at the run.
+    assert_eq!(run_opts("").preload, None);
+    assert_eq!(
+        run_opts("--preload=/opt/x.so").preload_path(),
+        PathBuf::from("/opt/x.so")
+    );
+    let d = run_opts("").preload_path();
+    assert!(d == multi || d == plain, "{d:?}");
 }

@@ -1,7 +1,7 @@
 //! Shared tests of the primitive, address and option codecs and of the state table: every
 //! short, lying or malformed input is an error value, never a panic.
 
-use super::super::net::Inet4;
+use super::super::net::{Inet4, RxIp};
 use super::super::opt::{self, *};
 use super::super::prim::{self, *};
 use super::super::state::{check, TpiState, Verdict};
@@ -41,7 +41,7 @@ fn primitives_roundtrip() -> TestResult {
             opt: &[][..]
         })
     );
-    let m = check_some!(prim::unitdata_ind(&a));
+    let m = check_some!(prim::unitdata_ind(&a, &[]));
     check_eq!(Ind::decode(m.rd()), Some(Ind::UnitdataInd(&a[..], &[][..])));
     let m = check_some!(prim::uderror_ind(&a, 111));
     check_eq!(
@@ -53,6 +53,29 @@ fn primitives_roundtrip() -> TestResult {
         Ind::decode(m.rd()),
         Some(Ind::ErrorAck(T_BIND_REQ, TSYSERR, 12))
     );
+    Ok(())
+}
+
+/// A received datagram's T_UNITDATA_IND carries its IPv4 header's TTL and TOS as options:
+/// IP_TTL then IP_TOS at INET_IP, T_SUCCESS, one byte each, each header 4-aligned.
+fn unitdata_ind_carries_the_ip_header() -> TestResult {
+    let a = Inet4 {
+        addr: [10, 0, 0, 1],
+        port: 7,
+    }
+    .encode();
+    let o = opt::rx_opts(&RxIp { tos: 0x10, ttl: 3 });
+    check_eq!(o.len(), opt::RX_OPT_SIZE);
+    check_eq!(opt::RX_OPT_SIZE, 2 * (OPTHDR + 4));
+    let m = check_some!(prim::unitdata_ind(&a, &o));
+    check_eq!(Ind::decode(m.rd()), Some(Ind::UnitdataInd(&a[..], &o[..])));
+    let (list, n) = check_ok!(opt::parse::<4>(&o));
+    check_eq!(n, 2);
+    let got = list.map(|x| x.map(|o| (o.level, o.name, o.status, o.value)));
+    check_eq!(got[0], Some((INET_IP, IP_TTL, T_SUCCESS, &[3u8][..])));
+    check_eq!(got[1], Some((INET_IP, IP_TOS, T_SUCCESS, &[0x10u8][..])));
+    // The length word counts the header and the one-byte value, not the padding.
+    check_eq!(&o[..4], &(OPTHDR as u32 + 1).to_ne_bytes()[..]);
     Ok(())
 }
 
@@ -223,6 +246,7 @@ fn options_malformed_are_tbadopt() -> TestResult {
 
 ktest_suite!(TPI_CODEC_SUITE, "tpi_codec":
     primitives_roundtrip,
+    unitdata_ind_carries_the_ip_header,
     short_and_lying_primitives_are_errors,
     sockaddr_in,
     state_table,

@@ -1,7 +1,7 @@
 //! Shared tests of the `udp` driver through a real Stream head (putmsg/getmsg), each endpoint a
 //! Stream in its own perimeter, over [`FakeNet`](super::fake::FakeNet).
 
-use super::super::net::Inet4;
+use super::super::net::{Inet4, RxIp};
 use super::super::opt::{self, *};
 use super::super::prim::{self, *};
 use super::super::udp::{streamtab, UDP_ID, UDP_IOC_STATS, UDP_NAME, XTISO_ID, XTISO_NAME};
@@ -231,9 +231,11 @@ fn two_endpoints_exchange_datagrams() -> TestResult {
         ));
         settle_all(&[&a, &b]);
         let (c, n, d, dn) = check_ok!(recv(to));
+        // The options: the received header's TTL and TOS (the sender's defaults here).
+        let ip = opt::rx_opts(&RxIp { tos: 0, ttl: 64 });
         check_eq!(
             Ind::decode(&c[..n]),
-            Some(Ind::UnitdataInd(&fa.encode()[..], &[][..]))
+            Some(Ind::UnitdataInd(&fa.encode()[..], &ip[..]))
         );
         check_eq!(&d[..dn], text);
     }
@@ -254,6 +256,14 @@ fn two_endpoints_exchange_datagrams() -> TestResult {
         Some(b"x")
     ));
     check_eq!(fake::last_tx([10, 2, 0, 1]).map(|t| t.ttl), Some(7));
+    // ... and the receiver sees them in the IP header: its T_UNITDATA_IND says IP_TTL 7.
+    settle_all(&[&a, &b]);
+    let (c, n, _, _) = check_ok!(recv(&b));
+    let ip = opt::rx_opts(&RxIp { tos: 0, ttl: 7 });
+    check_eq!(
+        Ind::decode(&c[..n]),
+        Some(Ind::UnitdataInd(&aa.encode()[..], &ip[..]))
+    );
     // Zero-length datagram.
     check_ok!(send(
         &a,
@@ -264,7 +274,6 @@ fn two_endpoints_exchange_datagrams() -> TestResult {
         None
     ));
     settle_all(&[&a, &b]);
-    let _ = recv(&b);
     let (_, _, _, dn) = check_ok!(recv(&b));
     check_eq!(dn, 0);
     let sa = stats(&a)?;

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::vec::Vec;
 
-use super::super::net::{BindError, BindReq, Inet4, Job, Net, Port, Rx, TxOpts};
+use super::super::net::{BindError, BindReq, Inet4, Job, Net, Port, Rx, RxIp, TxOpts};
 use streams_core::errno::Errno;
 use streams_core::msg::Msg;
 use streams_core::sys::Arc;
@@ -245,7 +245,16 @@ impl Port for FakePort {
                         }
                         rx.readable();
                     }
-                    None => rx.datagram(src, copy),
+                    // What the receiver's IP header says: the sender's TOS and TTL
+                    // (no router between).
+                    None => rx.datagram(
+                        src,
+                        RxIp {
+                            tos: opts.tos,
+                            ttl: opts.ttl,
+                        },
+                        copy,
+                    ),
                 }
             }
             None if icmp => self.rx.uderror(dst, 111),

@@ -863,6 +863,10 @@ fn main() {
             xti::t_xti_and_sockets,
         ),
         (
+            "xti: T_UNITDATA_IND options IP_TTL/IP_TOS of the IP header (XTI and socket senders)",
+            xti::t_xti_unitdata_options,
+        ),
+        (
             "xti: TADDRBUSY, TBADDATA, ICMP unreachable -> TLOOK/T_UDERR/ECONNREFUSED, TACCES",
             xti::t_xti_errors,
         ),

@@ -217,6 +217,85 @@ fn exchange(dev: &str) -> R {
     Ok(())
 }
 
+/// The options of a received datagram (`udp` only: `xtiso-udp` reads from a socket and gives
+/// none): IP_TTL and IP_TOS of its IPv4 header, from an XTI sender that set them per datagram
+/// (T_UNITDATA_REQ options) and from a Linux socket with IP_TTL/IP_TOS set.
+pub(crate) fn t_xti_unitdata_options() -> R {
+    if !present() {
+        return Ok(());
+    }
+    let (a, _) = bound()?;
+    let (b, pb) = bound()?;
+    // What b's t_rcvudata returns as options: (TTL, TOS), each checked to be T_SUCCESS.
+    let recv_ip = || -> Result<(u8, u8), String> {
+        let mut addr = [0u8; 64];
+        let mut opt = [0u8; 256];
+        let mut data = [0u8; 64];
+        let r = x(
+            b.recv_unitdata_parts(Some(&mut addr), Some(&mut opt), &mut data),
+            "t_rcvudata with options",
+        )?;
+        let (mut ttl, mut tos) = (None, None);
+        for o in xti::options(&opt[..r.opt_len]) {
+            ensure!(
+                o.level == xti::T_INET_IP && o.status == xti::T_SUCCESS && o.value.len() == 1,
+                "option level {} name {} status {} value {:?}",
+                o.level,
+                o.name,
+                o.status,
+                o.value
+            );
+            match o.name {
+                xti::T_IP_TTL => ttl = Some(o.value[0]),
+                xti::T_IP_TOS => tos = Some(o.value[0]),
+                n => return Err(format!("unexpected option {n}")),
+            }
+        }
+        match (ttl, tos) {
+            (Some(ttl), Some(tos)) => Ok((ttl, tos)),
+            _ => Err(format!("options {:?}", &opt[..r.opt_len])),
+        }
+    };
+    x(a.send_unitdata(&sin(pb), b"defaults"), "t_sndudata")?;
+    let got = recv_ip()?;
+    ensure!(got == (64, 0), "default TTL/TOS received as {got:?}");
+    let opt = OptBuilder::new()
+        .push(xti::T_INET_IP, xti::T_IP_TTL, &[7])
+        .push(xti::T_INET_IP, xti::T_IP_TOS, &[0x10])
+        .build();
+    x(
+        a.send_unitdata_opt(&sin(pb), &opt, b"ttl 7 tos 0x10"),
+        "t_sndudata with IP_TTL/IP_TOS",
+    )?;
+    let got = recv_ip()?;
+    ensure!(got == (7, 0x10), "TTL 7/TOS 0x10 received as {got:?}");
+    // From a Linux socket.
+    let s = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| e.to_string())?;
+    s.set_ttl(9).map_err(|e| e.to_string())?;
+    let tos: libc::c_int = 0x08;
+    // SAFETY: setsockopt on our socket with a c_int option of its size.
+    let rc = unsafe {
+        use std::os::fd::AsRawFd;
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_TOS,
+            (&tos as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    ensure!(
+        rc == 0,
+        "setsockopt IP_TOS: {}",
+        std::io::Error::last_os_error()
+    );
+    s.send_to(b"from a socket", (Ipv4Addr::LOCALHOST, pb))
+        .map_err(|e| e.to_string())?;
+    let got = recv_ip()?;
+    ensure!(got == (9, 0x08), "socket's TTL 9/TOS 8 received as {got:?}");
+    Ok(())
+}
+
 pub(crate) fn t_xti_and_sockets() -> R {
     and_sockets(DEV)
 }

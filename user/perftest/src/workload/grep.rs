@@ -99,10 +99,11 @@ fn shell_env(o: &Opts, cmd: &mut std::process::Command) -> Result<(), String> {
     match o.kind {
         Kind::Linux => Ok(()),
         Kind::Streams => {
-            if !o.preload.exists() {
-                return Err(format!("--preload {}: no such file", o.preload.display()));
+            let preload = o.preload_path();
+            if !preload.exists() {
+                return Err(format!("--preload {}: no such file", preload.display()));
             }
-            cmd.env("LD_PRELOAD", &o.preload);
+            cmd.env("LD_PRELOAD", &preload);
             Ok(())
         }
         k => Err(format!("--shell: a pipe kind is linux or streams, not {k}")),
@@ -131,7 +132,7 @@ fn run_shell(o: &Opts, shell: &Path, bytes: u64) -> Result<Row, String> {
     if got != want {
         return Err(format!(
             "--shell probe: isastream() of the shell's pipe is {got:?}, not {want} (LD_PRELOAD={} {}in effect?)",
-            o.preload.display(),
+            o.preload_path().display(),
             if o.kind == Kind::Streams { "not " } else { "" }
         ));
     }
