@@ -109,9 +109,9 @@ uint_param!(
 
 /// `strmblkcache`: whether the message block cache keeps freed blocks (default on, for
 /// speed). Off, every block is a kmalloc and a kfree, which lets KASAN see a use after free
-/// of any of them (`msg/cache.rs`); the test guest's fault-injection pass runs that way
-/// (`tests/vm/fault.sh`). Writable by root while loaded (mode 0644), because that pass runs
-/// on the module its earlier steps loaded: a load-time value would mean a reload, and so a
+/// of any of them (`msg/cache.rs`); the test guest's fault-injection pass runs its strstress
+/// that way (`tests/vm/fault.sh`). Writable by root while loaded (mode 0644), because that
+/// pass runs on the module its earlier steps loaded: a load-time value would mean a reload, and so a
 /// second run of every KUnit suite. Its `set` turns the cache on or off at once, so nothing
 /// polls the value. Set at load, it takes effect before `init`.
 static STRMBLKCACHE: BoolValue = BoolValue(UnsafeCell::new(true));

@@ -55,7 +55,7 @@
 //!   off, allocations do not look in the cache and every free frees, so each block is a
 //!   kmalloc and a kfree, and KASAN sees a use after free of any of them (a cached block is a
 //!   live kmalloc object, and 6.12 does not export `kasan_mempool_poison_object` to modules).
-//!   The test guest runs its fault-injection pass that way (`docs/stress.md`).
+//!   The test guest's fault-injection pass runs its strstress that way (`docs/stress.md`).
 
 use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
