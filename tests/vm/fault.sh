@@ -17,8 +17,8 @@
 # loaded; docs/stress.md): every message block is then a kmalloc and a kfree, so KASAN sees a
 # use after free of any of them (a cached block is a live object to it), and failslab may fail
 # the allocation of any block, not only of the cache's misses. strtest keeps the cache on: with
-# it off strtest timed out (300 s) in case 35, "FIFO: data between openers", whose reader waits
-# for bytes a failed write never sends (docs/stress.md). Turned back as it was after strstress.
+# it off strtest timed out (300 s) in case 35, "FIFO: data between openers", whose reader most
+# likely waits for bytes a failed write never sends (docs/stress.md). Turned back as it was after strstress.
 #
 # Usage: fault.sh [PERCENT [STRSTRESS-CALLS]]
 pct=${1:-5}
