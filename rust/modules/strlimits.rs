@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The module parameters of `streams.ko` that set the core's limits (`crate::limits`):
-//! `strmsgsz`, `strctlsz`, `strhiwatmax` and `strmblkmax`, given at load time
-//! (`modprobe streams strmsgsz=262144`, or `options streams …` in `/etc/modprobe.d`) and shown
-//! read-only in `/sys/module/streams/parameters/`; and the capability check that lets a
-//! privileged caller past `strhiwatmax`.
+//! The module parameters of `streams.ko`: those that set the core's limits
+//! (`crate::limits`), `strmsgsz`, `strctlsz`, `strhiwatmax` and `strmblkmax`, given at load
+//! time (`modprobe streams strmsgsz=262144`, or `options streams …` in `/etc/modprobe.d`) and
+//! shown read-only in `/sys/module/streams/parameters/`; `strmblkcache`, the switch of the
+//! message block cache, which root may also flip while the module is loaded; and the
+//! capability check that lets a privileged caller past `strhiwatmax`.
 //!
 //! Linux 6.12's `module!` macro declares no parameters, so each one is what C's
 //! `module_param(name, uint, 0444)` expands to: a `struct kernel_param` in the module's
@@ -14,9 +15,11 @@
 
 use core::cell::UnsafeCell;
 use kernel::bindings;
+use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
 
 use crate::limits::{self, Limits};
+use crate::msg::cache;
 
 /// The value of one `uint` parameter.
 ///
@@ -48,7 +51,7 @@ impl ParamValue {
 ///
 /// # Invariants
 /// Its pointers are to `'static` data: the name (a C string literal), the kernel's
-/// `param_ops_uint`, and a [`ParamValue`].
+/// `param_ops_uint` and a [`ParamValue`], or [`STRMBLKCACHE_OPS`] and [`STRMBLKCACHE`].
 #[repr(transparent)]
 struct Param(bindings::kernel_param);
 
@@ -56,7 +59,7 @@ struct Param(bindings::kernel_param);
 // entries) and by the type invariant points only at `'static` data that is `Sync` itself.
 unsafe impl Sync for Param {}
 
-/// Mode of every parameter: readable by all in sysfs, never written after load.
+/// Mode of the limits: readable by all in sysfs, never written after load.
 const PERM: u16 = 0o444;
 
 macro_rules! uint_param {
@@ -104,6 +107,82 @@ uint_param!(
     limits::STRMBLKMAX
 );
 
+/// `strmblkcache`: whether the message block cache keeps freed blocks (default on, for
+/// speed). Off, every block is a kmalloc and a kfree, which lets KASAN see a use after free
+/// of any of them (`msg/cache.rs`); the test guest's fault-injection pass runs its strstress
+/// that way (`tests/vm/fault.sh`). Writable by root while loaded (mode 0644), because that
+/// pass runs on the module its earlier steps loaded: a load-time value would mean a reload, and so a
+/// second run of every KUnit suite. Its `set` turns the cache on or off at once, so nothing
+/// polls the value. Set at load, it takes effect before `init`.
+static STRMBLKCACHE: BoolValue = BoolValue(UnsafeCell::new(true));
+
+/// The value of a `bool` parameter, as the kernel's `param_set_bool`/`param_get_bool` keep it.
+///
+/// # Invariants
+/// Read and written only by the parameter's `set` and `get`, which the kernel calls while it
+/// loads the module (before `init`, nothing else runs in the module) or under the module's
+/// `kernel_param_lock` (sysfs reads and writes), so never two at once.
+#[repr(transparent)]
+struct BoolValue(UnsafeCell<bool>);
+
+// SAFETY: every access is serialised by the kernel (type invariant).
+unsafe impl Sync for BoolValue {}
+
+/// The operations of `strmblkcache`: `param_ops_bool`'s, with a `set` that also turns the
+/// cache on or off. `NOARG`: a bare `strmblkcache` means on, as for any bool parameter.
+static STRMBLKCACHE_OPS: bindings::kernel_param_ops = bindings::kernel_param_ops {
+    flags: bindings::KERNEL_PARAM_OPS_FL_NOARG,
+    set: Some(set_strmblkcache),
+    get: Some(bindings::param_get_bool),
+    free: None,
+};
+
+/// The `set` of `strmblkcache` (a load-time argument or a write to its sysfs file): parse and
+/// keep the value as `param_ops_bool` does, then switch the cache (`cache::set_enabled`:
+/// off gives back what it holds), saying so on the console when that changes it.
+///
+/// # Safety
+/// Called only by the kernel, as the `set` of [`__PARAM_STRMBLKCACHE`]: `val` a C string or
+/// null, `kp` that parameter, while the module loads or under its `kernel_param_lock`.
+unsafe extern "C" fn set_strmblkcache(
+    val: *const c_char,
+    kp: *const bindings::kernel_param,
+) -> c_int {
+    // SAFETY: the kernel's own parser on the arguments it gave us (function contract); it
+    // writes the `bool` at `kp->arg`, which is `STRMBLKCACHE`'s, serialised as that requires.
+    let rc = unsafe { bindings::param_set_bool(val, kp) };
+    if rc != 0 {
+        return rc;
+    }
+    // SAFETY: this is the parameter's `set`, called at load or under its lock (function
+    // contract), so no other access to the value runs alongside (`BoolValue` invariant).
+    let on = unsafe { *STRMBLKCACHE.0.get() };
+    if on != cache::enabled() {
+        if on {
+            pr_info!("rstreams: message block cache on\n");
+        } else {
+            pr_info!("rstreams: message block cache off: every block from kmalloc\n");
+        }
+    }
+    // Also when unchanged: a second "off" gives back what frees under way kept at the first.
+    cache::set_enabled(on);
+    0
+}
+
+#[link_section = "__param"]
+#[used]
+static __PARAM_STRMBLKCACHE: Param = Param(bindings::kernel_param {
+    name: c"strmblkcache".as_ptr().cast(),
+    mod_: core::ptr::null_mut(),
+    ops: &raw const STRMBLKCACHE_OPS,
+    perm: 0o644,
+    level: -1,
+    flags: 0,
+    __bindgen_anon_1: bindings::kernel_param__bindgen_ty_1 {
+        arg: STRMBLKCACHE.0.get().cast(),
+    },
+});
+
 /// `modinfo streams` lists the parameters (what C's `MODULE_PARM_DESC` and `module_param`
 /// put in `.modinfo`).
 macro_rules! modinfo {
@@ -132,6 +211,11 @@ modinfo!(__MODINFO_T4, b"parmtype=strmblkmax:uint\0");
 modinfo!(
     __MODINFO_D4,
     b"parm=strmblkmax:message blocks that make a queue full (default 1024)\0"
+);
+modinfo!(__MODINFO_T5, b"parmtype=strmblkcache:bool\0");
+modinfo!(
+    __MODINFO_D5,
+    b"parm=strmblkcache:keep freed message blocks per CPU for reuse; 0: every block from kmalloc, for KASAN (default Y, writable by root)\0"
 );
 
 /// Hand the parameters to the core (`init`, before any device is registered). EINVAL, and

@@ -121,7 +121,8 @@ test)
 	# Random system calls from 4 processes x 3 threads, 3x10^5 of them (2-5 min at the 1,100-2,300/s of
 	# the KASAN guest under TCG) (docs/stress.md), before the leak scans and the unload below
 	# judge what they left. Then the fault-injection pass (tests/vm/fault.sh, docs/stress.md): 5%
-	# of our modules' allocations fail under strtest and 10^5 strstress calls (~1.5 min).
+	# of our modules' allocations fail under strtest and 10^5 strstress calls, the strstress calls
+	# with the message block cache off so that KASAN sees every block (~1.5 min).
 	[ -x $STRESS ] && step strstress strstress -n 300000 -p 4 -t 3 -s 1 --max-secs 480
 	[ -x $STRESS ] && step faults sh /tests/vm/fault.sh 5 100000
 	# Scan while the module is loaded (backtraces name its functions), then after unloading

@@ -51,6 +51,13 @@
 //! - **Fault injection** (test builds): a cache hit asks `sys::fault::should_fail` as the
 //!   allocations it replaces would (twice for a block with a buffer), so the KUnit cases that
 //!   fail every allocation in turn keep their meaning.
+//! - **Off switch** ([`set_enabled`], `streams.ko`'s `strmblkcache` parameter): while it is
+//!   off, allocations do not look in the cache and every free frees, so each block is a
+//!   kmalloc and a kfree, and KASAN sees a use after free of any of them (a cached block is a
+//!   live kmalloc object, and 6.12 does not export `kasan_mempool_poison_object` to modules).
+//!   The test guest's fault-injection pass runs its strstress that way (`docs/stress.md`).
+
+use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use super::{Data, Mblk, Msg, MsgFlags, MsgType};
 use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
@@ -261,10 +268,35 @@ static DEPOT: CpuSlot<CpuCache> = CpuSlot::new(CpuCache::new());
 /// A depot list holds at most this many times what a CPU's list does.
 const DEPOT_LISTS: usize = 4;
 
-/// A free block from this CPU's list, if there is one and its slot is free; an empty list is
-/// refilled with up to half its bound from the depot first.
+/// Whether the cache keeps blocks: [`set_enabled`].
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Whether the cache keeps freed blocks (on unless [`set_enabled`] turned it off).
+#[inline]
+pub fn enabled() -> bool {
+    // Relaxed: a mode, not a publication; nothing is read through it.
+    ENABLED.load(Relaxed)
+}
+
+/// Turn the cache on or off. Off, allocations do not look in the cache and freeb frees, and
+/// what is cached now is given back here, so each block then goes to the allocator and back
+/// (KASAN sees every one). A free under way on another CPU as the switch turns off may still
+/// keep its block: nothing takes it while the switch is off, and the shrinker, the next
+/// switch off or [`drain`] at unload frees it.
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Relaxed);
+    if !on {
+        drain();
+    }
+}
+
+/// A free block from this CPU's list, if the cache is on, there is one and its slot is free;
+/// an empty list is refilled with up to half its bound from the depot first.
 #[inline]
 fn pop(kind: Kind, pool: Pool) -> Option<Msg> {
+    if !enabled() {
+        return None;
+    }
     let mut g = CACHE.this_cpu()?.try_lock()?;
     let l = g.list(kind, pool)?;
     if l.len() == 0 {
@@ -374,10 +406,10 @@ fn new_block(ty: MsgType, data: Data, pool: Pool) -> Result<Msg, NoMem> {
 }
 
 impl Recycle for Mblk {
-    /// freeb: keep the block on this CPU's list (or free it), then free its `b_cont` chain
-    /// and the `b_next` list it headed, one block at a time: a block reached from here has
-    /// neither any more, so its own recycling goes no deeper and a long message cannot
-    /// overflow the stack.
+    /// freeb: keep the block on this CPU's list (or free it: the list is full, its slot busy
+    /// or the cache off), then free its `b_cont` chain and the `b_next` list it headed, one
+    /// block at a time: a block reached from here has neither any more, so its own recycling
+    /// goes no deeper and a long message cannot overflow the stack.
     fn recycle(mut b: Box<Mblk>) {
         let mut list = b.next.take();
         let mut cont = b.cont.take();
@@ -397,7 +429,11 @@ impl Recycle for Mblk {
         };
         let pool = b.pool;
         let max = kind.max();
-        let mut slot = CACHE.this_cpu().and_then(CpuSlot::try_lock);
+        let mut slot = if enabled() {
+            CACHE.this_cpu().and_then(CpuSlot::try_lock)
+        } else {
+            None
+        };
         let mut left = None;
         let refused = match slot.as_mut().and_then(|g| g.list(kind, pool)) {
             Some(l) => match l.push(b, max) {
