@@ -955,6 +955,10 @@ fn main() {
             xti::t_xtiso_and_sockets,
         ),
         (
+            "xti: xtiso: TADDRBUSY, TBADDATA, ICMP unreachable -> TLOOK/T_UDERR/ECONNREFUSED, TACCES",
+            xti::t_xtiso_errors,
+        ),
+        (
             "echo + pipemod, I_FLUSH FLUSHW returns (no flush ping-pong), as uid 65534",
             stressfound::t_pipemod_flush_on_driver_returns,
         ),
