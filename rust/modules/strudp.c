@@ -19,8 +19,9 @@
  * UDP receive path queues datagrams on the socket's receive queue as for any socket, charged to
  * its receive buffer (SO_RCVBUF), and the socket's data-ready callback says so; the owner takes
  * them with rstreams_udp_recv (kernel_recvmsg, MSG_DONTWAIT: one copy, skb to the owner's
- * buffer) when it has room. It has IP_RECVERR, so ICMP errors for what it sent wait on its
- * error queue (an unconnected UDP socket gets none without it), its error
+ * buffer) when it has room. It has IP_RECVTTL and IP_RECVTOS, so each datagram comes with the
+ * TTL and TOS of its IPv4 header (control messages), and IP_RECVERR, so ICMP errors for what
+ * it sent wait on its error queue (an unconnected UDP socket gets none without it), its error
  * report callback says so too, and the owner takes them first, with rstreams_udp_recv_err
  * (kernel_recvmsg, MSG_ERRQUEUE: never waits).
  *
@@ -217,7 +218,9 @@ int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool bro
 		WRITE_ONCE(sk->sk_rcvbuf, max_t(int, rcvbuf * 2, SOCK_MIN_RCVBUF));
 	}
 	if (queued) {
-		/* IP_RECVERR (see the top of the file). */
+		/* IP_RECVTTL, IP_RECVTOS, IP_RECVERR (see the top of the file). */
+		inet_set_bit(TTL, sk);
+		inet_set_bit(TOS, sk);
 		ip_sock_set_recverr(sk);
 	}
 
@@ -408,11 +411,12 @@ int rstreams_udp_next_len(struct rstreams_udp *u)
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_next_len);
 
-/* Room for what a queued socket's kernel_recvmsg of an error puts: IP_RECVERR
- * (sock_extended_err and the offender). A control message that does not fit is left out
- * (MSG_CTRUNC), never overrun. */
+/* Room for what a queued socket's kernel_recvmsg may put: IP_TTL (an int) and IP_TOS (a byte)
+ * for a datagram; for an error also IP_RECVERR (sock_extended_err and the offender). A
+ * control message that does not fit is left out (MSG_CTRUNC), never overrun. */
 #define RSTREAMS_UDP_CONTROL \
-	CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in))
+	(CMSG_SPACE(sizeof(int)) + CMSG_SPACE(1) + \
+	 CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in)))
 
 union rstreams_udp_control {
 	struct cmsghdr align;
@@ -476,7 +480,9 @@ EXPORT_SYMBOL_GPL(rstreams_udp_recv_err);
 
 /*
  * Take the datagram at the head of a queued socket's receive queue into buf[0..len]
- * (kernel_recvmsg, MSG_DONTWAIT | MSG_TRUNC): its source, and its size, which is larger than `len` when it did not fit (the rest is lost, as
+ * (kernel_recvmsg, MSG_DONTWAIT | MSG_TRUNC): its source, the TOS and TTL of its IPv4 header
+ * (the IP_TOS and IP_TTL control messages of IP_RECVTOS and IP_RECVTTL; -1 when one is
+ * missing), and its size, which is larger than `len` when it did not fit (the rest is lost, as
  * for recvmsg). -EAGAIN when none waits, or the socket's error (IP_RECVERR: an ICMP error's
  * errno that raced with rstreams_udp_recv_err; the failed call consumes it, and the datagram
  * stays). Never waits. (udp_recvmsg passes a cond_resched() when it drops a datagram with a
@@ -484,16 +490,20 @@ EXPORT_SYMBOL_GPL(rstreams_udp_recv_err);
  * is a mutex, so even that voluntary preemption point is allowed.)
  */
 int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
-		      __be16 *sport);
+		      __be16 *sport, int *tos, int *ttl);
 int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
-		      __be16 *sport)
+		      __be16 *sport, int *tos, int *ttl)
 {
 	struct sockaddr_in sin = {};
+	union rstreams_udp_control control;
 	struct kvec v = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = {
 		.msg_name = &sin,
 		.msg_namelen = sizeof(sin),
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
 	};
+	struct cmsghdr *cmsg;
 	int r;
 
 	r = kernel_recvmsg(u->sock, &msg, &v, 1, len, MSG_DONTWAIT | MSG_TRUNC);
@@ -501,6 +511,21 @@ int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *sad
 		return r;
 	*saddr = sin.sin_addr.s_addr;
 	*sport = sin.sin_port;
+	*tos = -1;
+	*ttl = -1;
+	rstreams_udp_control_done(&msg, &control);
+	for_each_cmsghdr(cmsg, &msg) {
+		if (cmsg->cmsg_level != SOL_IP)
+			continue;
+		if (cmsg->cmsg_type == IP_TTL && cmsg->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int t;
+
+			memcpy(&t, CMSG_DATA(cmsg), sizeof(t));
+			*ttl = t & 0xff;
+		} else if (cmsg->cmsg_type == IP_TOS && cmsg->cmsg_len >= CMSG_LEN(1)) {
+			*tos = *(u8 *)CMSG_DATA(cmsg);
+		}
+	}
 	return r;
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_recv);

@@ -6,11 +6,11 @@
 //! Each bound endpoint owns a kernel UDP socket ([`UdpSocket`], `udpsock.rs`). Under `udp`,
 //! datagrams and ICMP errors come from its encapsulation hooks in softirq context and go
 //! straight into the endpoint's `Rx` (`QRef::put` into the driver's read queue). Under
-//! `xtiso-udp` the socket is an ordinary one (with IP_RECVERR):
+//! `xtiso-udp` the socket is an ordinary one (with IP_RECVERR, IP_RECVTTL, IP_RECVTOS):
 //! datagrams wait on its receive queue and ICMP errors on its error queue, its data-ready and
 //! error-report callbacks back-enable the driver's read queue (`Rx::readable`), and the read
 //! service procedure takes them (`Port::recv`: kernel_recvmsg), so both drivers give the same
-//! T_UDERROR_IND. Under both, T_UNITDATA_REQ
+//! T_UNITDATA_IND options and T_UDERROR_IND. Under both, T_UNITDATA_REQ
 //! sends through the socket without sleeping. The driver's jobs (bind, release a port) run after its Stream lock is
 //! dropped; the rare one that cannot ([`KernelNet::defer`]) goes to the STREAMS runner's
 //! workqueue as a work item of its own.
@@ -173,8 +173,9 @@ impl Port for SocketPort {
     fn recv(&self) -> Option<Result<Received, Errno>> {
         self.0.recv().map(|r| {
             r.map(|got| match got {
-                // No IP header here (the socket's receive queue): no options.
-                udpsock::Received::Datagram(src, m) => Received::Datagram(inet(src), None, m),
+                udpsock::Received::Datagram(src, ip, m) => {
+                    Received::Datagram(inet(src), ip.map(|(tos, ttl)| RxIp { tos, ttl }), m)
+                }
                 udpsock::Received::Error(dst, errno) => Received::Error(inet(dst), errno),
             })
         })

@@ -13,7 +13,8 @@
 //! datagrams wait on its receive queue (its receive buffer is XTI_RCVBUF) and ICMP errors on
 //! its error queue (IP_RECVERR), its data-ready and error-report callbacks call
 //! [`UdpEvents::readable`], and the owner takes them with [`UdpSocket::recv`] (errors first;
-//! a datagram with one copy, from the skb into a new message block).
+//! a datagram with one copy, from the skb into a new message block, and with the TTL and TOS
+//! of its IPv4 header from IP_RECVTTL and IP_RECVTOS).
 //!
 //! Sending never sleeps ([`UdpSocket::send`]: MSG_DONTWAIT on a GFP_ATOMIC socket; the caller
 //! holds its Stream lock); EAGAIN means the send buffer is full, and
@@ -92,6 +93,8 @@ extern "C" {
         len: usize,
         saddr: *mut u32,
         sport: *mut u16,
+        tos: *mut c_int,
+        ttl: *mut c_int,
     ) -> c_int;
     fn rstreams_udp_recv_err(u: *mut c_void, daddr: *mut u32, dport: *mut u16) -> c_int;
     fn rstreams_udp_drops(u: *mut c_void) -> c_uint;
@@ -202,8 +205,9 @@ const EMSGSIZE: Errno = Errno(90);
 
 /// What [`UdpSocket::recv`] takes from a queued socket.
 pub(crate) enum Received {
-    /// A datagram from this source and its payload as an M_DATA message.
-    Datagram(SockAddr, Msg),
+    /// A datagram from this source, the TOS and TTL of its IPv4 header (`None` if the socket
+    /// did not say), and its payload as an M_DATA message.
+    Datagram(SockAddr, Option<(u8, u8)>, Msg),
     /// An ICMP error (positive errno) for a datagram sent to this address.
     Error(SockAddr, i32),
 }
@@ -339,7 +343,8 @@ impl<E: UdpEvents> UdpSocket<E> {
     }
 
     /// The oldest ICMP error of a queued socket's error queue, else its next datagram (with
-    /// its source, its payload as an M_DATA message allocated without sleeping); `None` when neither waits (always, for a direct socket).
+    /// its source, the TOS and TTL of its IPv4 header, its payload as an M_DATA message
+    /// allocated without sleeping); `None` when neither waits (always, for a direct socket).
     /// `Some(Err(ENOSR))`: no memory for the message, the datagram is taken and dropped.
     /// Never sleeps. Callers take turns (the driver's read service procedure, under its
     /// Stream lock): two at once would still be safe, but one could find the datagram after
@@ -376,6 +381,7 @@ impl<E: UdpEvents> UdpSocket<E> {
             return Ok(None);
         };
         let (mut saddr, mut sport) = (0u32, 0u16);
+        let (mut tos, mut ttl): (c_int, c_int) = (-1, -1);
         let taken = |r: c_int| match r {
             0.. => Ok(()),
             -11 => Err(None), // EAGAIN: none waits after all
@@ -391,6 +397,8 @@ impl<E: UdpEvents> UdpSocket<E> {
                     0,
                     &mut saddr,
                     &mut sport,
+                    &mut tos,
+                    &mut ttl,
                 )
             };
             return match taken(r) {
@@ -412,6 +420,8 @@ impl<E: UdpEvents> UdpSocket<E> {
                 room,
                 &mut saddr,
                 &mut sport,
+                &mut tos,
+                &mut ttl,
             )
         };
         match taken(r) {
@@ -424,8 +434,9 @@ impl<E: UdpEvents> UdpSocket<E> {
             return Ok(Some(Err(EMSGSIZE)));
         }
         m.adj_wptr(n);
+        let ip = u8::try_from(tos).ok().zip(u8::try_from(ttl).ok());
         let src = (saddr.to_ne_bytes(), u16::from_be(sport));
-        Ok(Some(Ok(Received::Datagram(src, m))))
+        Ok(Some(Ok(Received::Datagram(src, ip, m))))
     }
 
     /// Datagrams the socket dropped itself (receive buffer full, bad checksum).

@@ -610,15 +610,17 @@ fn queued_port_drains_as_the_reader_reads() -> TestResult {
             Some(d),
         )
     };
-    // One datagram, with its source.
+    // One datagram, with its source and, as over a direct port, the received header's TTL
+    // and TOS as options.
     check_ok!(unitdata(&a, &ba, b"queued"));
     settle_all(&[&a, &b]);
     let (c, cn, d, dn) = check_ok!(recv(&b));
     check_eq!(&d[..dn], b"queued");
-    match Ind::decode(&c[..cn]) {
-        Some(Ind::UnitdataInd(src, _)) => check_eq!(Inet4::decode(src), Some(aa)),
-        _ => check!(false),
-    }
+    let ip = opt::rx_opts(&RxIp { tos: 0, ttl: 64 });
+    check_eq!(
+        Ind::decode(&c[..cn]),
+        Some(Ind::UnitdataInd(&aa.encode()[..], &ip[..]))
+    );
     // A reader that does not read: the Stream fills to its marks, the port to its queue.
     let chunk = [0x66u8; 200];
     let total = 600u64;

@@ -37,7 +37,7 @@ pub const QUEUE_CAP: usize = 16;
 /// A queued port's receive queue and error queue.
 #[derive(Default)]
 struct RecvQueue {
-    dgrams: VecDeque<(Inet4, Msg)>,
+    dgrams: VecDeque<(Inet4, RxIp, Msg)>,
     errors: VecDeque<(Inet4, i32)>,
     dropped: u64,
 }
@@ -199,9 +199,8 @@ impl Port for FakeQueuedPort {
         if let Some((dst, errno)) = q.errors.pop_front() {
             return Some(Ok(Received::Error(dst, errno)));
         }
-        let (src, data) = q.dgrams.pop_front()?;
-        // As a socket's receive queue: without the IP header.
-        Some(Ok(Received::Datagram(src, None, data)))
+        let (src, ip, data) = q.dgrams.pop_front()?;
+        Some(Ok(Received::Datagram(src, Some(ip), data)))
     }
     fn dropped(&self) -> u64 {
         self.0
@@ -250,7 +249,7 @@ impl Port for FakePort {
                         {
                             let mut q = q.lock().unwrap_or_else(|e| e.into_inner());
                             if q.dgrams.len() < QUEUE_CAP {
-                                q.dgrams.push_back((src, copy));
+                                q.dgrams.push_back((src, ip, copy));
                             } else {
                                 q.dropped += 1;
                             }

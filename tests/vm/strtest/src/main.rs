@@ -955,6 +955,10 @@ fn main() {
             xti::t_xtiso_and_sockets,
         ),
         (
+            "xti: xtiso: T_UNITDATA_IND options IP_TTL/IP_TOS of the IP header (XTI and socket senders)",
+            xti::t_xtiso_unitdata_options,
+        ),
+        (
             "xti: xtiso: TADDRBUSY, TBADDATA, ICMP unreachable -> TLOOK/T_UDERR/ECONNREFUSED, TACCES",
             xti::t_xtiso_errors,
         ),

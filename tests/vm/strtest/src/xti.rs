@@ -2,7 +2,8 @@
 //! against the kernel TPI driver. XTI↔XTI and XTI↔Linux UDP sockets over 127.0.0.1 (both
 //! ways, addresses checked), TADDRBUSY, TACCES for a privileged port as an unprivileged user,
 //! ICMP port unreachable as T_UDERR/ECONNREFUSED, TBADDATA, TOUTSTATE and TNOTSUPPORT.
-//! The exchange, sockets and errors cases run again over XTI over sockets (`xtiso-udp`). When a driver is absent its cases pass with a "# skip" note.
+//! The exchange, sockets, received options and errors cases run again over XTI over sockets
+//! (`xtiso-udp`). When a driver is absent its cases pass with a "# skip" note.
 
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::time::Duration;
@@ -212,11 +213,16 @@ fn exchange(dev: &str) -> R {
     Ok(())
 }
 
-/// The options of a received datagram (`udp` only: `xtiso-udp` reads from a socket and gives
-/// none): IP_TTL and IP_TOS of its IPv4 header, from an XTI sender that set them per datagram
-/// (T_UNITDATA_REQ options) and from a Linux socket with IP_TTL/IP_TOS set.
+/// The options of a received datagram: IP_TTL and IP_TOS of its IPv4 header, from an XTI
+/// sender that set them per datagram (T_UNITDATA_REQ options) and from a Linux socket with
+/// IP_TTL/IP_TOS set.
 pub(crate) fn t_xti_unitdata_options() -> R {
     unitdata_options(DEV)
+}
+
+/// [`t_xti_unitdata_options`] over XTI over sockets (IP_RECVTTL/IP_RECVTOS on its socket).
+pub(crate) fn t_xtiso_unitdata_options() -> R {
+    unitdata_options(xti::XTISO_UDP_DEVICE)
 }
 
 fn unitdata_options(dev: &str) -> R {
