@@ -19,11 +19,15 @@
  * UDP receive path queues datagrams on the socket's receive queue as for any socket, charged to
  * its receive buffer (SO_RCVBUF), and the socket's data-ready callback says so; the owner takes
  * them with rstreams_udp_recv (kernel_recvmsg, MSG_DONTWAIT: one copy, skb to the owner's
- * buffer) when it has room. ICMP errors are not reported on a queued socket (an unconnected
- * UDP socket without IP_RECVERR gets none either).
+ * buffer) when it has room. It has IP_RECVTTL and IP_RECVTOS, so each datagram comes with the
+ * TTL and TOS of its IPv4 header (control messages), and IP_RECVERR, so ICMP errors for what
+ * it sent wait on its error queue (an unconnected UDP socket gets none without it), its error
+ * report callback says so too, and the owner takes them first, with rstreams_udp_recv_err
+ * (kernel_recvmsg, MSG_ERRQUEUE: never waits).
  *
  *   IP ─▶ udp_rcv ─▶ socket receive queue ─▶ sk_data_ready ─▶ ops->readable(ctx)   (softirq)
- *   owner ─▶ rstreams_udp_next_len, rstreams_udp_recv ─▶ kernel_recvmsg           (no sleep)
+ *   ICMP ─▶ __udp4_lib_err ─▶ ip_icmp_error: error queue ─▶ sk_error_report ─▶ ops->readable
+ *   owner ─▶ rstreams_udp_recv_err, rstreams_udp_next_len, rstreams_udp_recv        (no sleep)
  *
  * Lifetime: sk_user_data points to the `struct rstreams_udp`; every callback reads it under
  * RCU (the receive and ICMP paths run under rcu_read_lock, the write-space callback takes it)
@@ -45,8 +49,11 @@
 #include <linux/capability.h>
 #include <linux/rcupdate.h>
 #include <linux/sockios.h>
+#include <linux/errqueue.h>
 #include <asm/ioctls.h>
 #include <net/sock.h>
+#include <net/ip.h>
+#include <net/inet_sock.h>
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 #include <net/net_namespace.h>
@@ -73,9 +80,11 @@ struct rstreams_udp {
 	struct net *net;
 	const struct rstreams_udp_ops *ops;
 	void *ctx;
-	/* The socket's own sk_write_space and sk_data_ready, put back at release. */
+	/* The socket's own sk_write_space, sk_data_ready and sk_error_report, put back at
+	 * release. */
 	void (*saved_write_space)(struct sock *sk);
 	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_error_report)(struct sock *sk);
 	/* Datagrams wait on the receive queue (no encapsulation hooks). */
 	bool queued;
 };
@@ -145,6 +154,20 @@ static void rstreams_udp_data_ready(struct sock *sk)
 	rcu_read_unlock();
 }
 
+/* A queued socket's error report: an ICMP error waits on the error queue (softirq), or another
+ * one does after the owner took one (sock_dequeue_err_skb, under the owner's Stream lock:
+ * ops->readable only back-enables). */
+static void rstreams_udp_error_report(struct sock *sk)
+{
+	struct rstreams_udp *u;
+
+	rcu_read_lock();
+	u = rcu_dereference_sk_user_data(sk);
+	if (u)
+		u->ops->readable(u->ctx);
+	rcu_read_unlock();
+}
+
 /*
  * A kernel UDP socket in namespace `net`, bound to addr:port (network order; port 0: an
  * ephemeral one), its hooks calling `ops` with `ctx`; `queued`: datagrams wait on the socket's
@@ -194,6 +217,12 @@ int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool bro
 		sk->sk_userlocks |= SOCK_RCVBUF_LOCK;
 		WRITE_ONCE(sk->sk_rcvbuf, max_t(int, rcvbuf * 2, SOCK_MIN_RCVBUF));
 	}
+	if (queued) {
+		/* IP_RECVTTL, IP_RECVTOS, IP_RECVERR (see the top of the file). */
+		inet_set_bit(TTL, sk);
+		inet_set_bit(TOS, sk);
+		ip_sock_set_recverr(sk);
+	}
 
 	u->sock = sock;
 	u->net = get_net(net);
@@ -205,9 +234,12 @@ int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool bro
 	write_lock_bh(&sk->sk_callback_lock);
 	u->saved_write_space = sk->sk_write_space;
 	u->saved_data_ready = sk->sk_data_ready;
+	u->saved_error_report = sk->sk_error_report;
 	sk->sk_write_space = rstreams_udp_write_space;
-	if (queued)
+	if (queued) {
 		sk->sk_data_ready = rstreams_udp_data_ready;
+		sk->sk_error_report = rstreams_udp_error_report;
+	}
 	rcu_assign_sk_user_data(sk, u);
 	write_unlock_bh(&sk->sk_callback_lock);
 	if (!queued) {
@@ -233,6 +265,7 @@ release:
 	rcu_assign_sk_user_data(sk, NULL);
 	sk->sk_write_space = u->saved_write_space;
 	sk->sk_data_ready = u->saved_data_ready;
+	sk->sk_error_report = u->saved_error_report;
 	write_unlock_bh(&sk->sk_callback_lock);
 	synchronize_rcu();
 	sock_release(sock);
@@ -255,6 +288,7 @@ static void rstreams_udp_quiesce(struct rstreams_udp *u)
 	rcu_assign_sk_user_data(sk, NULL);
 	sk->sk_write_space = u->saved_write_space;
 	sk->sk_data_ready = u->saved_data_ready;
+	sk->sk_error_report = u->saved_error_report;
 	write_unlock_bh(&sk->sk_callback_lock);
 	WRITE_ONCE(udp_sk(sk)->encap_rcv, NULL);
 	WRITE_ONCE(udp_sk(sk)->encap_err_rcv, NULL);
@@ -377,25 +411,99 @@ int rstreams_udp_next_len(struct rstreams_udp *u)
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_next_len);
 
+/* Room for what a queued socket's kernel_recvmsg may put: IP_TTL (an int) and IP_TOS (a byte)
+ * for a datagram; for an error also IP_RECVERR (sock_extended_err and the offender). A
+ * control message that does not fit is left out (MSG_CTRUNC), never overrun. */
+#define RSTREAMS_UDP_CONTROL \
+	(CMSG_SPACE(sizeof(int)) + CMSG_SPACE(1) + \
+	 CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in)))
+
+union rstreams_udp_control {
+	struct cmsghdr align;
+	char buf[RSTREAMS_UDP_CONTROL];
+};
+
+/* Point msg's control at the `c` kernel_recvmsg filled in (put_cmsg advances msg_control past
+ * each control message it puts, and shrinks msg_controllen), for for_each_cmsghdr. */
+static void rstreams_udp_control_done(struct msghdr *msg, union rstreams_udp_control *c)
+{
+	msg->msg_controllen = sizeof(c->buf) - msg->msg_controllen;
+	msg->msg_control = c->buf;
+}
+
 /*
- * Take the datagram at the head of a queued socket's receive queue into buf[0..len]
- * (kernel_recvmsg, MSG_DONTWAIT | MSG_TRUNC): its source, and its size, which is larger than
- * `len` when it did not fit (the rest is lost, as for recvmsg). -EAGAIN when none waits, or
- * the socket's error. Never waits. (udp_recvmsg passes a cond_resched() when it drops a datagram
- * with a bad checksum; rstreams_udp_next_len has dropped those already, and the caller's Stream
- * lock is a mutex, so even that voluntary preemption point is allowed.)
+ * Take the oldest error of a queued socket's error queue (IP_RECVERR; kernel_recvmsg,
+ * MSG_ERRQUEUE, which never waits): the address the failed datagram was sent to (the error
+ * queue's msg_name), and the error (positive errno: ee_errno, ECONNREFUSED for port
+ * unreachable). -EAGAIN when none waits. Taking the last ICMP error clears the socket's error
+ * (sock_dequeue_err_skb), so the next rstreams_udp_recv does not fail with it. Never sleeps.
  */
-int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
-		      __be16 *sport);
-int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
-		      __be16 *sport)
+int rstreams_udp_recv_err(struct rstreams_udp *u, __be32 *daddr, __be16 *dport);
+int rstreams_udp_recv_err(struct rstreams_udp *u, __be32 *daddr, __be16 *dport)
 {
 	struct sockaddr_in sin = {};
+	union rstreams_udp_control control;
+	struct kvec v = { .iov_base = NULL, .iov_len = 0 };
+	struct msghdr msg = {
+		.msg_name = &sin,
+		.msg_namelen = sizeof(sin),
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct sock_extended_err ee;
+	struct cmsghdr *cmsg;
+	int err = 0;
+	int r;
+
+	if (skb_queue_empty_lockless(&u->sock->sk->sk_error_queue))
+		return -EAGAIN;
+	r = kernel_recvmsg(u->sock, &msg, &v, 1, 0, MSG_ERRQUEUE | MSG_DONTWAIT);
+	if (r < 0)
+		return r;
+	rstreams_udp_control_done(&msg, &control);
+	for_each_cmsghdr(cmsg, &msg) {
+		if (cmsg->cmsg_level == SOL_IP && cmsg->cmsg_type == IP_RECVERR &&
+		    cmsg->cmsg_len >= CMSG_LEN(sizeof(ee))) {
+			memcpy(&ee, CMSG_DATA(cmsg), sizeof(ee));
+			err = ee.ee_errno;
+		}
+	}
+	/* Every error a UDP socket queues carries its errno; an entry without one is not ours
+	 * to report (an errno of 0 would not be a T_UDERROR_IND). */
+	if (err <= 0)
+		return -EAGAIN;
+	*daddr = sin.sin_addr.s_addr;
+	*dport = sin.sin_port;
+	return err;
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_recv_err);
+
+/*
+ * Take the datagram at the head of a queued socket's receive queue into buf[0..len]
+ * (kernel_recvmsg, MSG_DONTWAIT | MSG_TRUNC): its source, the TOS and TTL of its IPv4 header
+ * (the IP_TOS and IP_TTL control messages of IP_RECVTOS and IP_RECVTTL; -1 when one is
+ * missing), and its size, which is larger than `len` when it did not fit (the rest is lost, as
+ * for recvmsg). -EAGAIN when none waits, or the socket's error (IP_RECVERR: an ICMP error's
+ * errno that raced with rstreams_udp_recv_err; the failed call consumes it, and the datagram
+ * stays). Never waits. (udp_recvmsg passes a cond_resched() when it drops a datagram with a
+ * bad checksum; rstreams_udp_next_len has dropped those already, and the caller's Stream lock
+ * is a mutex, so even that voluntary preemption point is allowed.)
+ */
+int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
+		      __be16 *sport, int *tos, int *ttl);
+int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *saddr,
+		      __be16 *sport, int *tos, int *ttl)
+{
+	struct sockaddr_in sin = {};
+	union rstreams_udp_control control;
 	struct kvec v = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = {
 		.msg_name = &sin,
 		.msg_namelen = sizeof(sin),
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
 	};
+	struct cmsghdr *cmsg;
 	int r;
 
 	r = kernel_recvmsg(u->sock, &msg, &v, 1, len, MSG_DONTWAIT | MSG_TRUNC);
@@ -403,6 +511,21 @@ int rstreams_udp_recv(struct rstreams_udp *u, void *buf, size_t len, __be32 *sad
 		return r;
 	*saddr = sin.sin_addr.s_addr;
 	*sport = sin.sin_port;
+	*tos = -1;
+	*ttl = -1;
+	rstreams_udp_control_done(&msg, &control);
+	for_each_cmsghdr(cmsg, &msg) {
+		if (cmsg->cmsg_level != SOL_IP)
+			continue;
+		if (cmsg->cmsg_type == IP_TTL && cmsg->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int t;
+
+			memcpy(&t, CMSG_DATA(cmsg), sizeof(t));
+			*ttl = t & 0xff;
+		} else if (cmsg->cmsg_type == IP_TOS && cmsg->cmsg_len >= CMSG_LEN(1)) {
+			*tos = *(u8 *)CMSG_DATA(cmsg);
+		}
+	}
 	return r;
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_recv);

@@ -6,9 +6,11 @@
 //! Each bound endpoint owns a kernel UDP socket ([`UdpSocket`], `udpsock.rs`). Under `udp`,
 //! datagrams and ICMP errors come from its encapsulation hooks in softirq context and go
 //! straight into the endpoint's `Rx` (`QRef::put` into the driver's read queue). Under
-//! `xtiso-udp` the socket is an ordinary one: datagrams wait on its receive queue, its
-//! data-ready callback back-enables the driver's read queue (`Rx::readable`), and the read
-//! service procedure takes them (`Port::recv`: kernel_recvmsg). Under both, T_UNITDATA_REQ
+//! `xtiso-udp` the socket is an ordinary one (with IP_RECVERR, IP_RECVTTL, IP_RECVTOS):
+//! datagrams wait on its receive queue and ICMP errors on its error queue, its data-ready and
+//! error-report callbacks back-enable the driver's read queue (`Rx::readable`), and the read
+//! service procedure takes them (`Port::recv`: kernel_recvmsg), so both drivers give the same
+//! T_UNITDATA_IND options and T_UDERROR_IND. Under both, T_UNITDATA_REQ
 //! sends through the socket without sleeping. The driver's jobs (bind, release a port) run after its Stream lock is
 //! dropped; the rare one that cannot ([`KernelNet::defer`]) goes to the STREAMS runner's
 //! workqueue as a work item of its own.
@@ -20,8 +22,8 @@ use kernel::workqueue::{impl_has_work, new_work, Work, WorkItem};
 use crate::errno::Errno;
 use crate::msg::Msg;
 use crate::runq::RunQueue;
-use crate::tpi_udp::{BindError, BindReq, Inet4, Job, Net, Port, Rx, RxIp, TxOpts};
-use crate::udpsock::{BindArgs, NetNs, SockAddr, UdpEvents, UdpSocket};
+use crate::tpi_udp::{BindError, BindReq, Inet4, Job, Net, Port, Received, Rx, RxIp, TxOpts};
+use crate::udpsock::{self, BindArgs, NetNs, SockAddr, UdpEvents, UdpSocket};
 
 /// The network of the `udp` driver in the kernel.
 pub(crate) struct KernelNet;
@@ -168,8 +170,15 @@ impl Port for SocketPort {
         self.0.set_rcvbuf(rcvbuf);
     }
 
-    fn recv(&self) -> Option<Result<(Inet4, Msg), Errno>> {
-        self.0.recv().map(|r| r.map(|(a, m)| (inet(a), m)))
+    fn recv(&self) -> Option<Result<Received, Errno>> {
+        self.0.recv().map(|r| {
+            r.map(|got| match got {
+                udpsock::Received::Datagram(src, ip, m) => {
+                    Received::Datagram(inet(src), ip.map(|(tos, ttl)| RxIp { tos, ttl }), m)
+                }
+                udpsock::Received::Error(dst, errno) => Received::Error(inet(dst), errno),
+            })
+        })
     }
 
     fn dropped(&self) -> u64 {

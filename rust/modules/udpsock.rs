@@ -10,9 +10,11 @@
 //! sits between IP and the Stream.
 //!
 //! A *queued* socket (`BindArgs::queued`, XTI over sockets) has no encapsulation hooks:
-//! datagrams wait on its receive queue (its receive buffer is XTI_RCVBUF), its data-ready
-//! callback calls [`UdpEvents::readable`], and the owner takes them with [`UdpSocket::recv`]
-//! (one copy, from the skb into a new message block).
+//! datagrams wait on its receive queue (its receive buffer is XTI_RCVBUF) and ICMP errors on
+//! its error queue (IP_RECVERR), its data-ready and error-report callbacks call
+//! [`UdpEvents::readable`], and the owner takes them with [`UdpSocket::recv`] (errors first;
+//! a datagram with one copy, from the skb into a new message block, and with the TTL and TOS
+//! of its IPv4 header from IP_RECVTTL and IP_RECVTOS).
 //!
 //! Sending never sleeps ([`UdpSocket::send`]: MSG_DONTWAIT on a GFP_ATOMIC socket; the caller
 //! holds its Stream lock); EAGAIN means the send buffer is full, and
@@ -39,8 +41,8 @@ struct UdpOps {
     err: unsafe extern "C" fn(*mut c_void, u32, u16, c_int),
     // SAFETY (contract): as for `rx` (`ctx`); called from the socket's write-space callback.
     write_space: unsafe extern "C" fn(*mut c_void),
-    // SAFETY (contract): as for `rx` (`ctx`); called from a queued socket's data-ready
-    // callback.
+    // SAFETY (contract): as for `rx` (`ctx`); called from a queued socket's data-ready and
+    // error-report callbacks.
     readable: unsafe extern "C" fn(*mut c_void),
 }
 
@@ -91,7 +93,10 @@ extern "C" {
         len: usize,
         saddr: *mut u32,
         sport: *mut u16,
+        tos: *mut c_int,
+        ttl: *mut c_int,
     ) -> c_int;
+    fn rstreams_udp_recv_err(u: *mut c_void, daddr: *mut u32, dport: *mut u16) -> c_int;
     fn rstreams_udp_drops(u: *mut c_void) -> c_uint;
     fn rstreams_skb_free(skb: *mut c_void);
     fn rstreams_net_get_current() -> *mut c_void;
@@ -152,7 +157,7 @@ pub(crate) trait UdpEvents: Send + Sync {
     fn err(&self, dst: SockAddr, errno: i32);
     /// Send buffer space after a send gave EAGAIN.
     fn write_space(&self);
-    /// A queued socket has datagrams on its receive queue.
+    /// A queued socket has datagrams on its receive queue or errors on its error queue.
     fn readable(&self);
 }
 
@@ -197,6 +202,15 @@ impl<E: UdpEvents> Drop for UdpSocket<E> {
 
 /// A datagram larger than the buffer measured for it (`UdpSocket::recv`).
 const EMSGSIZE: Errno = Errno(90);
+
+/// What [`UdpSocket::recv`] takes from a queued socket.
+pub(crate) enum Received {
+    /// A datagram from this source, the TOS and TTL of its IPv4 header (`None` if the socket
+    /// did not say), and its payload as an M_DATA message.
+    Datagram(SockAddr, Option<(u8, u8)>, Msg),
+    /// An ICMP error (positive errno) for a datagram sent to this address.
+    Error(SockAddr, i32),
+}
 
 /// Most message blocks sent without gathering them into one buffer first.
 const NVEC: usize = 8;
@@ -328,38 +342,101 @@ impl<E: UdpEvents> UdpSocket<E> {
         unsafe { rstreams_udp_set_rcvbuf(self.sock, c_int::try_from(bytes).unwrap_or(c_int::MAX)) }
     }
 
-    /// The next datagram of a queued socket's receive queue: its source and its payload as an
-    /// M_DATA message (allocated without sleeping); `None` when none waits (always, for a
-    /// direct socket). `Some(Err(ENOSR))`: no memory for the message, the datagram is taken
-    /// and dropped. Never sleeps. Callers take turns (the driver's read service procedure,
-    /// under its Stream lock): two at once would still be safe, but one could find the
-    /// datagram after the one it measured, and lose it as truncated (`Err(EMSGSIZE)`).
-    pub(crate) fn recv(&self) -> Option<Result<(SockAddr, Msg), Errno>> {
+    /// The oldest ICMP error of a queued socket's error queue, else its next datagram (with
+    /// its source, the TOS and TTL of its IPv4 header, its payload as an M_DATA message
+    /// allocated without sleeping); `None` when neither waits (always, for a direct socket).
+    /// `Some(Err(ENOSR))`: no memory for the message, the datagram is taken and dropped.
+    /// Never sleeps. Callers take turns (the driver's read service procedure, under its
+    /// Stream lock): two at once would still be safe, but one could find the datagram after
+    /// the one it measured, and lose it as truncated (`Err(EMSGSIZE)`).
+    pub(crate) fn recv(&self) -> Option<Result<Received, Errno>> {
+        // An ICMP error sets the socket's error after queueing its report: when this took the
+        // report in between, the error fails the next receive (consumed by it, the datagram
+        // stays), so one retry takes what waits.
+        for _ in 0..2 {
+            if let Some(e) = self.recv_err() {
+                return Some(Ok(e));
+            }
+            if let Ok(r) = self.recv_datagram() {
+                return r;
+            }
+        }
+        None
+    }
+
+    /// The oldest error of the error queue.
+    fn recv_err(&self) -> Option<Received> {
+        let (mut daddr, mut dport) = (0u32, 0u16);
+        // SAFETY: `sock` is live (type invariant); the out pointers are valid locals.
+        let r = unsafe { rstreams_udp_recv_err(self.sock, &mut daddr, &mut dport) };
+        (r > 0).then(|| Received::Error((daddr.to_ne_bytes(), u16::from_be(dport)), r))
+    }
+
+    /// The next datagram of the receive queue, as for `recv`; `Err`: the socket's error,
+    /// consumed (the datagram stays).
+    fn recv_datagram(&self) -> Result<Option<Result<Received, Errno>>, Errno> {
         // SAFETY: `sock` is live (type invariant).
         let len = unsafe { rstreams_udp_next_len(self.sock) };
-        let len = usize::try_from(len).ok()?;
+        let Ok(len) = usize::try_from(len) else {
+            return Ok(None);
+        };
         let (mut saddr, mut sport) = (0u32, 0u16);
+        let (mut tos, mut ttl): (c_int, c_int) = (-1, -1);
+        let taken = |r: c_int| match r {
+            0.. => Ok(()),
+            -11 => Err(None), // EAGAIN: none waits after all
+            e => Err(Some(Errno(-e))),
+        };
         let Ok(mut m) = Msg::with_type(M_DATA, len) else {
             // Take it anyway, into nothing: it is dropped and counted.
             // SAFETY: `sock` is live; a zero-length buffer; the out pointers are valid locals.
             let r = unsafe {
-                rstreams_udp_recv(self.sock, core::ptr::null_mut(), 0, &mut saddr, &mut sport)
+                rstreams_udp_recv(
+                    self.sock,
+                    core::ptr::null_mut(),
+                    0,
+                    &mut saddr,
+                    &mut sport,
+                    &mut tos,
+                    &mut ttl,
+                )
             };
-            return (r >= 0).then_some(Err(Errno::ENOSR));
+            return match taken(r) {
+                Ok(()) => Ok(Some(Err(Errno::ENOSR))),
+                Err(None) => Ok(None),
+                Err(Some(e)) => Err(e),
+            };
         };
-        let buf = m.spare_mut()?;
+        let Some(buf) = m.spare_mut() else {
+            return Ok(None);
+        };
         let room = buf.len().min(len);
         // SAFETY: `sock` is live; `buf[..room]` is writable and alive across the call, which
         // writes at most `room` bytes; the out pointers are valid locals.
         let r = unsafe {
-            rstreams_udp_recv(self.sock, buf.as_mut_ptr(), room, &mut saddr, &mut sport)
+            rstreams_udp_recv(
+                self.sock,
+                buf.as_mut_ptr(),
+                room,
+                &mut saddr,
+                &mut sport,
+                &mut tos,
+                &mut ttl,
+            )
         };
-        let n = usize::try_from(r).ok()?;
+        match taken(r) {
+            Ok(()) => {}
+            Err(None) => return Ok(None),
+            Err(Some(e)) => return Err(e),
+        }
+        let n = usize::try_from(r).unwrap_or(0);
         if n > room {
-            return Some(Err(EMSGSIZE));
+            return Ok(Some(Err(EMSGSIZE)));
         }
         m.adj_wptr(n);
-        Some(Ok(((saddr.to_ne_bytes(), u16::from_be(sport)), m)))
+        let ip = u8::try_from(tos).ok().zip(u8::try_from(ttl).ok());
+        let src = (saddr.to_ne_bytes(), u16::from_be(sport));
+        Ok(Some(Ok(Received::Datagram(src, ip, m))))
     }
 
     /// Datagrams the socket dropped itself (receive buffer full, bad checksum).

@@ -29,5 +29,7 @@ pub mod tests;
 pub mod tihdr;
 pub mod udp;
 
-pub use net::{BindError, BindReq, Inet4, Job, Net, Port, Rx, RxIp, Stats, TxOpts, NSTATS};
+pub use net::{
+    BindError, BindReq, Inet4, Job, Net, Port, Received, Rx, RxIp, Stats, TxOpts, NSTATS,
+};
 pub use udp::{streamtab, TSDU_SIZE, UDP_ID, UDP_IOC_STATS, UDP_NAME, XTISO_ID, XTISO_NAME};

@@ -13,12 +13,14 @@
 //! ```
 //!
 //! Two kinds of port: a *direct* one (the `udp` driver: the paper's STREAMS path) hands each
-//! datagram to [`Rx::datagram`] from the IP receive path, so no socket receive queue sits
-//! between IP and the Stream; a *queued* one ([`Port::QUEUED`], `xtiso-udp`: XTI over
-//! sockets) leaves datagrams in its socket's receive queue and says [`Rx::readable`]; the
-//! driver's read service procedure then takes them with [`Port::recv`] while the Stream
+//! datagram to [`Rx::datagram`] and each ICMP error to [`Rx::uderror`] from the IP receive
+//! path, so no socket receive queue sits between IP and the Stream; a *queued* one
+//! ([`Port::QUEUED`], `xtiso-udp`: XTI over sockets) leaves datagrams in its socket's receive
+//! queue and ICMP errors in its error queue and says [`Rx::readable`]; the driver's read
+//! service procedure then takes them with [`Port::recv`] ([`Received`]) while the Stream
 //! above has room, so the socket's receive buffer (XTI_RCVBUF) is where a slow reader's
-//! datagrams wait and are dropped.
+//! datagrams wait and are dropped. Both kinds give the same T_UNITDATA_IND (with the
+//! received IPv4 header's TTL and TOS as options) and T_UDERROR_IND.
 //!
 //! Contexts: [`Net::bind`] and the drop of a [`Port`] may sleep, so the driver never calls
 //! them under the Stream lock: it hands them to a [`Job`] that runs after the lock hold
@@ -112,6 +114,18 @@ pub struct RxIp {
     pub ttl: u8,
 }
 
+/// What a queued port's [`Port::recv`] takes from its socket: the next ICMP error, else the
+/// next datagram.
+#[derive(Debug)]
+pub enum Received {
+    /// A datagram from this source, what its IPv4 header said (`None` when the port could not
+    /// tell: no options in its T_UNITDATA_IND), and its bytes as an M_DATA message.
+    Datagram(Inet4, Option<RxIp>, Msg),
+    /// An ICMP error (positive errno, e.g. ECONNREFUSED for port unreachable) for a datagram
+    /// the port sent to this address: a T_UDERROR_IND.
+    Error(Inet4, i32),
+}
+
 /// The network under the driver. Kernel: a kernel UDP socket per bound endpoint (glue in
 /// `rust/modules`). Host tests: the in-memory `FakeNet` of `tests/fake.rs`.
 pub trait Net: 'static {
@@ -148,14 +162,15 @@ pub trait Port: Send + Sync {
     fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno>;
     /// XTI_SNDBUF / XTI_RCVBUF on a bound endpoint; never sleeps.
     fn set_bufs(&self, sndbuf: usize, rcvbuf: usize);
-    /// Whether received datagrams wait in the port's own receive queue for [`Port::recv`]
-    /// (after [`Rx::readable`]) instead of arriving through [`Rx::datagram`].
+    /// Whether received datagrams and ICMP errors wait in the port's own queues for
+    /// [`Port::recv`] (after [`Rx::readable`]) instead of arriving through [`Rx::datagram`]
+    /// and [`Rx::uderror`].
     const QUEUED: bool = false;
-    /// The next datagram of the port's receive queue: its source and its bytes as an M_DATA
-    /// message; `None` when none waits. Called by the driver's read service procedure under
-    /// the Stream lock: never sleeps, allocates without sleeping. `Some(Err(_))`: that
-    /// datagram was taken and lost (no memory for its message).
-    fn recv(&self) -> Option<Result<(Inet4, Msg), Errno>> {
+    /// The next ICMP error of the port, else the next datagram of its receive queue; `None`
+    /// when neither waits. Called by the driver's read service procedure under the Stream
+    /// lock: never sleeps, allocates without sleeping. `Some(Err(_))`: a datagram was taken
+    /// and lost (no memory for its message).
+    fn recv(&self) -> Option<Result<Received, Errno>> {
         None
     }
     /// Datagrams the port itself dropped (a full receive queue); the driver reports them with
@@ -301,8 +316,9 @@ impl Rx {
         self.stats.dropped_nomem.fetch_add(1, Relaxed);
     }
 
-    /// Datagrams wait in the port's receive queue ([`Port::QUEUED`] ports): back-enable the
-    /// driver's read queue, whose service procedure takes them with [`Port::recv`].
+    /// Datagrams or ICMP errors wait in the port's queues ([`Port::QUEUED`] ports):
+    /// back-enable the driver's read queue, whose service procedure takes them with
+    /// [`Port::recv`].
     pub fn readable(&self) {
         if self.live() {
             self.rq.backenable(0);

@@ -32,7 +32,7 @@ use streams_core::stream::{ModuleInfo, OpenArgs, Perimeter, QCtx, QRef, StreamMo
 use streams_core::sys::{self, Arc, Box};
 
 use super::jobs::{BindWork, Binder, Held, RxLink};
-use super::net::{BindReq, Inet4, Net, Port, Rx, Stats, NSTATS};
+use super::net::{BindReq, Inet4, Net, Port, Received, Rx, Stats, NSTATS};
 use super::opt::{self, Opts, T_NEGOTIATE};
 use super::prim::{self, Bad, Info, Req};
 use super::state::{check, TpiState, Verdict};
@@ -495,10 +495,11 @@ impl<N: Net> Udp<N> {
         }
     }
 
-    /// Take datagrams from a queued port while the Stream above has room (read service
-    /// procedure, empty read queue). When it has none, its back-enable runs this again; the
-    /// rest waits in the port (its receive buffer: XTI_RCVBUF), which drops and counts what
-    /// overflows it.
+    /// Take ICMP errors and datagrams from a queued port while the Stream above has room
+    /// (read service procedure, empty read queue): the same T_UDERROR_IND and T_UNITDATA_IND
+    /// (options: the received header's TTL and TOS) as a direct port's [`Rx`] makes. When it
+    /// has none, its back-enable runs this again; the rest waits in the port (its receive
+    /// buffer: XTI_RCVBUF), which drops and counts what overflows it.
     fn drain(&mut self, cx: &mut QCtx<'_>) {
         if self.state != TpiState::Idle {
             return;
@@ -512,18 +513,32 @@ impl<N: Net> Udp<N> {
                 Some(Err(_)) => {
                     self.stats.dropped_nomem.fetch_add(1, Relaxed);
                 }
-                // No IP header here (the socket's receive queue): no options.
-                Some(Ok((src, data))) => match prim::unitdata_ind(&src.encode(), &[]) {
-                    Some(mut mp) => {
-                        mp.linkb(data);
-                        self.stats.received.fetch_add(1, Relaxed);
-                        cx.putnext(mp);
+                Some(Ok(Received::Datagram(src, ip, data))) => {
+                    let opts = ip.map(|ip| opt::rx_opts(&ip));
+                    let opts = opts.as_ref().map_or(&[][..], |o| &o[..]);
+                    match prim::unitdata_ind(&src.encode(), opts) {
+                        Some(mut mp) => {
+                            mp.linkb(data);
+                            self.stats.received.fetch_add(1, Relaxed);
+                            cx.putnext(mp);
+                        }
+                        None => {
+                            drop(data);
+                            self.stats.dropped_nomem.fetch_add(1, Relaxed);
+                        }
                     }
-                    None => {
-                        drop(data);
-                        self.stats.dropped_nomem.fetch_add(1, Relaxed);
+                }
+                Some(Ok(Received::Error(dst, errno))) => {
+                    match prim::uderror_ind(&dst.encode(), errno) {
+                        Some(mp) => {
+                            self.stats.uderror.fetch_add(1, Relaxed);
+                            cx.putnext(mp);
+                        }
+                        None => {
+                            self.stats.dropped_nomem.fetch_add(1, Relaxed);
+                        }
                     }
-                },
+                }
             }
         }
     }

@@ -610,15 +610,17 @@ fn queued_port_drains_as_the_reader_reads() -> TestResult {
             Some(d),
         )
     };
-    // One datagram, with its source.
+    // One datagram, with its source and, as over a direct port, the received header's TTL
+    // and TOS as options.
     check_ok!(unitdata(&a, &ba, b"queued"));
     settle_all(&[&a, &b]);
     let (c, cn, d, dn) = check_ok!(recv(&b));
     check_eq!(&d[..dn], b"queued");
-    match Ind::decode(&c[..cn]) {
-        Some(Ind::UnitdataInd(src, _)) => check_eq!(Inet4::decode(src), Some(aa)),
-        _ => check!(false),
-    }
+    let ip = opt::rx_opts(&RxIp { tos: 0, ttl: 64 });
+    check_eq!(
+        Ind::decode(&c[..cn]),
+        Some(Ind::UnitdataInd(&aa.encode()[..], &ip[..]))
+    );
     // A reader that does not read: the Stream fills to its marks, the port to its queue.
     let chunk = [0x66u8; 200];
     let total = 600u64;
@@ -647,6 +649,35 @@ fn queued_port_drains_as_the_reader_reads() -> TestResult {
     Ok(())
 }
 
+/// ICMP port unreachable for a datagram sent to no port: T_UDERROR_IND ECONNREFUSED to the
+/// datagram's destination, counted, over a direct port (from `Rx::uderror`) and over a queued
+/// one (from its error queue, taken by the read service procedure) alike.
+fn icmp_error_over_both_kinds_of_port() -> TestResult {
+    for (tab, src) in [(&UDP, [10, 10, 0, 1]), (&QUEUED, [10, 10, 0, 2])] {
+        let a = open_tab(tab)?;
+        bind(&a, addr(src, 0))?;
+        fake::set_icmp(src);
+        let dst = addr([10, 10, 0, 9], 9);
+        check_ok!(send(
+            &a,
+            &Req::Unitdata {
+                dest: &dst,
+                opt: &[]
+            },
+            Some(b"x")
+        ));
+        settle_all(&[&a]);
+        let (c, n, _, _) = check_ok!(recv(&a));
+        check_eq!(
+            Ind::decode(&c[..n]),
+            Some(Ind::UderrorInd(&dst[..], &[][..], 111))
+        );
+        check_eq!(stats(&a)?[5], 1);
+        close(&a);
+    }
+    Ok(())
+}
+
 ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     info_bind_addr_unbind_rebind,
     two_endpoints_exchange_datagrams,
@@ -658,4 +689,5 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     close_with_datagrams_in_flight,
     allocation_failure_at_each_step,
     queued_port_drains_as_the_reader_reads,
+    icmp_error_over_both_kinds_of_port,
 );

@@ -5,7 +5,7 @@
 //! address (`Rx::uderror` ECONNREFUSED for a datagram to no port), and a list of deferred jobs.
 //! `FakeQueuedNet` is the same network with queued ports (`Port::QUEUED`, as XTI over
 //! sockets): a datagram waits in its port's receive queue (at most [`QUEUE_CAP`], the rest
-//! dropped and counted) and the port says `Rx::readable`.
+//! dropped and counted), an ICMP error in its error queue, and the port says `Rx::readable`.
 //!
 //! Its world is a `static` behind `std`'s `Mutex`: `Net::opener` takes no argument, so the
 //! world must be reachable from a static, and the 6.12 kernel crate has no const-constructible
@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::vec::Vec;
 
-use super::super::net::{BindError, BindReq, Inet4, Job, Net, Port, Rx, RxIp, TxOpts};
+use super::super::net::{BindError, BindReq, Inet4, Job, Net, Port, Received, Rx, RxIp, TxOpts};
 use streams_core::errno::Errno;
 use streams_core::msg::Msg;
 use streams_core::sys::Arc;
@@ -34,10 +34,11 @@ struct Entry {
 /// Datagrams a queued port holds; more are dropped.
 pub const QUEUE_CAP: usize = 16;
 
-/// A queued port's receive queue.
+/// A queued port's receive queue and error queue.
 #[derive(Default)]
 struct RecvQueue {
-    dgrams: VecDeque<(Inet4, Msg)>,
+    dgrams: VecDeque<(Inet4, RxIp, Msg)>,
+    errors: VecDeque<(Inet4, i32)>,
     dropped: u64,
 }
 
@@ -188,14 +189,18 @@ impl Port for FakeQueuedPort {
         self.0.send(dst, data, opts)
     }
     fn set_bufs(&self, _sndbuf: usize, _rcvbuf: usize) {}
-    fn recv(&self) -> Option<Result<(Inet4, Msg), Errno>> {
-        let q = self.0.queue.as_ref()?;
-        let d = q
+    fn recv(&self) -> Option<Result<Received, Errno>> {
+        let mut q = self
+            .0
+            .queue
+            .as_ref()?
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .dgrams
-            .pop_front()?;
-        Some(Ok(d))
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((dst, errno)) = q.errors.pop_front() {
+            return Some(Ok(Received::Error(dst, errno)));
+        }
+        let (src, ip, data) = q.dgrams.pop_front()?;
+        Some(Ok(Received::Datagram(src, Some(ip), data)))
     }
     fn dropped(&self) -> u64 {
         self.0
@@ -233,31 +238,38 @@ impl Port for FakePort {
                 if src.is_any() {
                     src.addr = dst.addr;
                 }
+                // What the receiver's IP header says: the sender's TOS and TTL (no router
+                // between).
+                let ip = RxIp {
+                    tos: opts.tos,
+                    ttl: opts.ttl,
+                };
                 match queue {
                     Some(q) => {
                         {
                             let mut q = q.lock().unwrap_or_else(|e| e.into_inner());
                             if q.dgrams.len() < QUEUE_CAP {
-                                q.dgrams.push_back((src, copy));
+                                q.dgrams.push_back((src, ip, copy));
                             } else {
                                 q.dropped += 1;
                             }
                         }
                         rx.readable();
                     }
-                    // What the receiver's IP header says: the sender's TOS and TTL
-                    // (no router between).
-                    None => rx.datagram(
-                        src,
-                        RxIp {
-                            tos: opts.tos,
-                            ttl: opts.ttl,
-                        },
-                        copy,
-                    ),
+                    None => rx.datagram(src, ip, copy),
                 }
             }
-            None if icmp => self.rx.uderror(dst, 111),
+            // A queued port keeps the error on its error queue (IP_RECVERR).
+            None if icmp => match &self.queue {
+                Some(q) => {
+                    q.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .errors
+                        .push_back((dst, 111));
+                    self.rx.readable();
+                }
+                None => self.rx.uderror(dst, 111),
+            },
             None => {}
         }
         Ok(())

@@ -955,6 +955,14 @@ fn main() {
             xti::t_xtiso_and_sockets,
         ),
         (
+            "xti: xtiso: T_UNITDATA_IND options IP_TTL/IP_TOS of the IP header (XTI and socket senders)",
+            xti::t_xtiso_unitdata_options,
+        ),
+        (
+            "xti: xtiso: TADDRBUSY, TBADDATA, ICMP unreachable -> TLOOK/T_UDERR/ECONNREFUSED, TACCES",
+            xti::t_xtiso_errors,
+        ),
+        (
             "echo + pipemod, I_FLUSH FLUSHW returns (no flush ping-pong), as uid 65534",
             stressfound::t_pipemod_flush_on_driver_returns,
         ),

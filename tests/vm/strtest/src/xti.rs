@@ -2,8 +2,8 @@
 //! against the kernel TPI driver. XTI↔XTI and XTI↔Linux UDP sockets over 127.0.0.1 (both
 //! ways, addresses checked), TADDRBUSY, TACCES for a privileged port as an unprivileged user,
 //! ICMP port unreachable as T_UDERR/ECONNREFUSED, TBADDATA, TOUTSTATE and TNOTSUPPORT.
-//! The exchange and sockets cases run again over XTI over sockets (`xtiso-udp`). When a driver
-//! is absent its cases pass with a "# skip" note.
+//! The exchange, sockets, received options and errors cases run again over XTI over sockets
+//! (`xtiso-udp`). When a driver is absent its cases pass with a "# skip" note.
 
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::time::Duration;
@@ -78,12 +78,8 @@ fn expect_err<T: std::fmt::Debug>(
     }
 }
 
-/// An endpoint bound to 127.0.0.1 on a port the provider chooses; (endpoint, port).
-fn bound() -> Result<(Endpoint, u16), String> {
-    bound_on(DEV)
-}
-
-/// [`bound`] on provider `dev`.
+/// An endpoint of provider `dev` bound to 127.0.0.1 on a port the provider chooses;
+/// (endpoint, port).
 fn bound_on(dev: &str) -> Result<(Endpoint, u16), String> {
     let ep = x(Endpoint::open(dev), "t_open")?;
     let a = x(ep.bind(Some(&sin(0))), "t_bind")?;
@@ -217,15 +213,24 @@ fn exchange(dev: &str) -> R {
     Ok(())
 }
 
-/// The options of a received datagram (`udp` only: `xtiso-udp` reads from a socket and gives
-/// none): IP_TTL and IP_TOS of its IPv4 header, from an XTI sender that set them per datagram
-/// (T_UNITDATA_REQ options) and from a Linux socket with IP_TTL/IP_TOS set.
+/// The options of a received datagram: IP_TTL and IP_TOS of its IPv4 header, from an XTI
+/// sender that set them per datagram (T_UNITDATA_REQ options) and from a Linux socket with
+/// IP_TTL/IP_TOS set.
 pub(crate) fn t_xti_unitdata_options() -> R {
-    if !present() {
+    unitdata_options(DEV)
+}
+
+/// [`t_xti_unitdata_options`] over XTI over sockets (IP_RECVTTL/IP_RECVTOS on its socket).
+pub(crate) fn t_xtiso_unitdata_options() -> R {
+    unitdata_options(xti::XTISO_UDP_DEVICE)
+}
+
+fn unitdata_options(dev: &str) -> R {
+    if !present_dev(dev) {
         return Ok(());
     }
-    let (a, _) = bound()?;
-    let (b, pb) = bound()?;
+    let (a, _) = bound_on(dev)?;
+    let (b, pb) = bound_on(dev)?;
     // What b's t_rcvudata returns as options: (TTL, TOS), each checked to be T_SUCCESS.
     let recv_ip = || -> Result<(u8, u8), String> {
         let mut addr = [0u8; 64];
@@ -340,12 +345,22 @@ fn and_sockets(dev: &str) -> R {
 }
 
 pub(crate) fn t_xti_errors() -> R {
-    if !present() {
+    errors(DEV)
+}
+
+/// [`t_xti_errors`] over XTI over sockets (ICMP errors from its socket's error queue,
+/// IP_RECVERR).
+pub(crate) fn t_xtiso_errors() -> R {
+    errors(xti::XTISO_UDP_DEVICE)
+}
+
+fn errors(dev: &str) -> R {
+    if !present_dev(dev) {
         return Ok(());
     }
-    let (a, pa) = bound()?;
+    let (a, pa) = bound_on(dev)?;
     // The same address again: TADDRBUSY.
-    let b = x(Endpoint::open(DEV), "t_open")?;
+    let b = x(Endpoint::open(dev), "t_open")?;
     expect_err(
         b.bind(Some(&sin(pa))),
         xti::TADDRBUSY,
@@ -396,7 +411,7 @@ pub(crate) fn t_xti_errors() -> R {
             if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
                 2
             } else {
-                match Endpoint::open(DEV).and_then(|e| e.bind(Some(&sin(999)))) {
+                match Endpoint::open(dev).and_then(|e| e.bind(Some(&sin(999)))) {
                     Err(e) if e.t == xti::TACCES => 0,
                     _ => 1,
                 }
