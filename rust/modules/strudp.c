@@ -159,13 +159,7 @@ static void rstreams_udp_data_ready(struct sock *sk)
  * ops->readable only back-enables). */
 static void rstreams_udp_error_report(struct sock *sk)
 {
-	struct rstreams_udp *u;
-
-	rcu_read_lock();
-	u = rcu_dereference_sk_user_data(sk);
-	if (u)
-		u->ops->readable(u->ctx);
-	rcu_read_unlock();
+	rstreams_udp_data_ready(sk);
 }
 
 /*
