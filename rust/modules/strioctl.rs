@@ -212,12 +212,13 @@ fn put_lens(u: &UserBuf, g: &GetMsg, model: Model) -> Result<(), Errno> {
 }
 
 /// I_GETPMSG: `struct strpmsg { strbuf ctlbuf; strbuf databuf; int band; int flags; }`. The
-/// parts and the lengths, band and flags are copied out after the lock; if any of those
-/// copies faults the message goes back and nothing was consumed.
+/// parts, then the lengths, band and flags (one copy from `ctlbuf.len` to the end), are copied
+/// out after the lock; if any of those copies faults the message goes back and nothing was
+/// consumed.
 fn getpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32, Errno> {
     let size = model.size(Layout::StrPmsg);
     let u = UserBuf::new(arg, size);
-    let b = read_struct(arg, size)?;
+    let mut b = read_struct(arg, size)?;
     let (c, d, band, flags) = model.strpmsg(&b);
     let (cmax, cbuf, dmax, dbuf) = (c.maxlen, c.buf, d.maxlen, d.buf);
     let mut cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
@@ -230,9 +231,11 @@ fn getpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32,
         flags,
         nonblock,
         |g| {
-            put_lens(&u, g, model)?;
-            let tail = Model::pmsg_band_flags(i32::from(g.band), g.flags);
-            u.write_at(model.pmsg_band(), &tail)
+            // The lengths, band and flags in one copy over the structure as it came in.
+            let r = model
+                .pmsg_results(&mut b, g.ctl_len, g.data_len, i32::from(g.band), g.flags)
+                .ok_or(Errno::EINVAL)?;
+            u.write_at(r.start, b.get(r).unwrap_or_default())
         },
     )?;
     Ok(g.more)

@@ -90,14 +90,6 @@ impl Model {
         2 * self.strbuf_size() + 4
     }
 
-    /// `band` and `flags` of `strpmsg` as the caller stores them: adjacent `int`s at
-    /// [`Model::pmsg_band`] in both models, so I_GETPMSG writes them back with one copy.
-    pub fn pmsg_band_flags(band: i32, flags: i32) -> [u8; 8] {
-        let [b0, b1, b2, b3] = band.to_ne_bytes();
-        let [f0, f1, f2, f3] = flags.to_ne_bytes();
-        [b0, b1, b2, b3, f0, f1, f2, f3]
-    }
-
     /// Offset of `flags` in `strpeek` (a `long`: [`Model::ptr`] bytes).
     pub fn peek_flags(self) -> usize {
         2 * self.strbuf_size()
@@ -145,6 +137,35 @@ impl Model {
             i32_at(b, self.pmsg_band()),
             i32_at(b, self.pmsg_flags()),
         )
+    }
+
+    /// getmsg's results stored into `b`, the caller's `struct strpmsg` as copied in: the two
+    /// `len` fields, `band` and `flags`. Returns the byte range of `b` that holds them (from
+    /// `ctlbuf.len` to the end of the structure), to be written back in one copy; the bytes
+    /// between them (`ctlbuf.buf`, `databuf.maxlen`, `databuf.buf`) go back as they came in.
+    /// `None` if `b` is shorter than the structure.
+    pub fn pmsg_results(
+        self,
+        b: &mut [u8],
+        ctl_len: i32,
+        data_len: i32,
+        band: i32,
+        flags: i32,
+    ) -> Option<core::ops::Range<usize>> {
+        let end = self.size(Layout::StrPmsg);
+        let fields = [
+            (4, ctl_len),
+            (self.databuf() + 4, data_len),
+            (self.pmsg_band(), band),
+            (self.pmsg_flags(), flags),
+        ];
+        if b.len() < end {
+            return None;
+        }
+        for (off, v) in fields {
+            b.get_mut(off..off + 4)?.copy_from_slice(&v.to_ne_bytes());
+        }
+        Some(4..end)
     }
 
     /// `struct strpeek` in `b`: (ctlbuf, databuf, flags as an `int`: RS_HIPRI or 0).

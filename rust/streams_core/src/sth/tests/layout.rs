@@ -57,13 +57,32 @@ fn ilp32_decoding() -> TestResult {
         }
     );
     check_eq!((band, flags), (2, 4));
-    // I_GETPMSG writes band and flags back as one 8-byte copy at `pmsg_band`.
+    // I_GETPMSG stores its four results into the structure as copied in and writes them
+    // back as one copy: the pointers and `databuf.maxlen` between them are left as they were.
     for m in [Model::Lp64, Model::Ilp32] {
-        let mut b = [0u8; 40];
-        put(&mut b, m.pmsg_band(), &Model::pmsg_band_flags(7, -3));
-        check_eq!(m.pmsg_flags(), m.pmsg_band() + 4);
-        let (_, _, band, flags) = m.strpmsg(&b);
+        let mut b = [0u8; 48];
+        put(&mut b, 0, &8i32.to_ne_bytes());
+        put(&mut b, 8, &0x1000u32.to_ne_bytes());
+        put(&mut b, m.databuf(), &16i32.to_ne_bytes());
+        put(&mut b, m.databuf() + 8, &0x2000u32.to_ne_bytes());
+        let before = b;
+        let r = m.pmsg_results(&mut b, -1, 5, 7, -3);
+        check_eq!(r, Some(4..m.size(Layout::StrPmsg)));
+        let (c, d, band, flags) = m.strpmsg(&b);
+        check_eq!((c.maxlen, c.len, c.buf), (8, -1, 0x1000));
+        check_eq!((d.maxlen, d.len, d.buf), (16, 5, 0x2000));
         check_eq!((band, flags), (7, -3));
+        // Nothing past the structure is touched.
+        check_eq!(
+            b.get(m.size(Layout::StrPmsg)..),
+            before.get(m.size(Layout::StrPmsg)..)
+        );
+        // A buffer shorter than the structure is refused, not written out of bounds.
+        let mut short = [0u8; 48];
+        check_eq!(
+            m.pmsg_results(&mut short[..m.size(Layout::StrPmsg) - 1], 1, 1, 1, 1),
+            None
+        );
     }
     // struct strioctl32 { 7, -1, 4, 0xdead0000 }: a high address stays zero-extended.
     let mut b = [0u8; 16];
