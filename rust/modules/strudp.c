@@ -6,14 +6,20 @@
  * theirs (setup_udp_tunnel_sock, which 6.12 builds only with CONFIG_NET_UDP_TUNNEL, so the few
  * lines it does are done here): the socket owns the port, and its encapsulation hooks hand
  * every datagram and every ICMP error to the endpoint from the UDP receive path in softirq
- * context, so no socket receive queue sits between IP and the Stream. Transmit goes through
- * the socket (kernel_sendmsg, MSG_DONTWAIT, GFP_ATOMIC: the caller holds its Stream lock and
- * must not sleep); a full send buffer gives EAGAIN, and the socket's write-space callback says
- * when there is room again.
+ * context, so no socket receive queue sits between IP and the Stream. Transmit builds and
+ * routes the datagram's skb itself, as in-kernel UDP tunnels send theirs (udp_tunnel_xmit_skb,
+ * iptunnel_xmit: not built without CONFIG_NET_UDP_TUNNEL, so rstreams_udp_xmit does their
+ * steps), with the route of the last destination kept on the socket; whatever that path does
+ * not do exactly as udp_sendmsg would goes through the socket (kernel_sendmsg). Both never
+ * sleep (GFP_ATOMIC, MSG_DONTWAIT: the caller holds its Stream lock); both charge the socket's
+ * send buffer, so a full one gives EAGAIN, and the socket's write-space callback says when
+ * there is room again.
  *
  *   IP ─▶ udp_rcv ─▶ __udp4_lib_lookup ─▶ encap_rcv ─▶ ops->rx(ctx, skb…)   (softirq, RCU)
  *   ICMP ─▶ __udp4_lib_err ─▶ encap_err_rcv ─▶ ops->err(ctx, daddr, dport, errno)
  *   sock_wfree (any context) ─▶ sk_write_space ─▶ ops->write_space(ctx) after an EAGAIN
+ *   owner ─▶ rstreams_udp_send ─▶ rstreams_udp_xmit: route (cached), skb, UDP + IP header,
+ *            ip_local_out; or, for what it does not handle, kernel_sendmsg ─▶ udp_sendmsg
  *
  * A *queued* socket (the `xtiso-udp` driver: XTI over sockets) has no encapsulation hooks: the
  * UDP receive path queues datagrams on the socket's receive queue as for any socket, charged to
@@ -57,6 +63,11 @@
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
 #include <net/net_namespace.h>
+#include <net/route.h>
+#include <net/dst.h>
+#include <linux/bpf-cgroup.h>
+#include <linux/security.h>
+#include <linux/moduleparam.h>
 
 /* What the owner (udpsock.rs) is told; each is called with `ctx` only while the socket's
  * sk_user_data is set (see the lifetime rule above). */
@@ -87,6 +98,16 @@ struct rstreams_udp {
 	void (*saved_error_report)(struct sock *sk);
 	/* Datagrams wait on the receive queue (no encapsulation hooks). */
 	bool queued;
+	/* The route rstreams_udp_xmit took for the last destination, counted (NULL: none yet),
+	 * and what it was looked up with: the destination, its port, the flow's DSCP; and the
+	 * source address the lookup chose. Under rt_lock; the reference is released when the
+	 * route is replaced and at release. */
+	spinlock_t rt_lock;
+	struct rtable *rt;
+	__be32 rt_daddr;
+	__be32 rt_saddr;
+	__be16 rt_dport;
+	u8 rt_tos;
 };
 
 static int rstreams_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
@@ -219,6 +240,7 @@ int rstreams_udp_bind(void *netp, __be32 addr, __be16 port, bool reuse, bool bro
 	}
 
 	u->sock = sock;
+	spin_lock_init(&u->rt_lock);
 	u->net = get_net(net);
 	u->ops = ops;
 	u->ctx = ctx;
@@ -295,6 +317,9 @@ void rstreams_udp_release(struct rstreams_udp *u);
 void rstreams_udp_release(struct rstreams_udp *u)
 {
 	rstreams_udp_quiesce(u);
+	/* No send runs any more (the owner is releasing its port). */
+	if (u->rt)
+		ip_rt_put(u->rt);
 	kernel_sock_shutdown(u->sock, SHUT_RDWR);
 	sock_release(u->sock);
 	put_net(u->net);
@@ -303,10 +328,257 @@ void rstreams_udp_release(struct rstreams_udp *u)
 EXPORT_SYMBOL_GPL(rstreams_udp_release);
 
 /*
+ * The direct transmit (rstreams_udp_xmit, below) can be turned off while the module is loaded,
+ * to compare it with the socket's: /sys/module/strshim/parameters/udp_fast_xmit (default on).
+ * udp_xmit_fast and udp_xmit_socket (read-only) count the datagrams of direct sockets each path
+ * sent since the module was loaded (a queued socket always sends through itself: not counted).
+ */
+static bool rstreams_udp_fast_xmit = true;
+module_param_named(udp_fast_xmit, rstreams_udp_fast_xmit, bool, 0644);
+MODULE_PARM_DESC(udp_fast_xmit,
+		 "TPI UDP: build and route datagrams without the socket layer (default: on)");
+
+static DEFINE_PER_CPU(unsigned long, rstreams_udp_nfast);
+static DEFINE_PER_CPU(unsigned long, rstreams_udp_nsock);
+
+static int rstreams_udp_count_get(char *buf, const struct kernel_param *kp)
+{
+	unsigned long __percpu *count = kp->arg;
+	unsigned long n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += data_race(*per_cpu_ptr(count, cpu));
+	return sysfs_emit(buf, "%lu\n", n);
+}
+
+static const struct kernel_param_ops rstreams_udp_count_ops = {
+	.get = rstreams_udp_count_get,
+};
+module_param_cb(udp_xmit_fast, &rstreams_udp_count_ops, &rstreams_udp_nfast, 0444);
+module_param_cb(udp_xmit_socket, &rstreams_udp_count_ops, &rstreams_udp_nsock, 0444);
+
+/* rstreams_udp_xmit: the socket must send this one (kernel_sendmsg). */
+#define RSTREAMS_UDP_SLOW 1
+
+/*
+ * The route to daddr:dport with DSCP `tos` from the socket, counted (the caller's reference),
+ * and the source address it gives, or an ERR_PTR. The last one is kept (u->rt) and used again
+ * while it is valid (dst_check: a routing change, a device going away or a new PMTU makes it
+ * obsolete); otherwise the lookup is udp_sendmsg's for an unconnected socket without options
+ * or control messages (the flow: the socket's bound device, mark, uid, bound address and port;
+ * scope universe; IPPROTO_UDP; the LSM's classification).
+ */
+static struct rtable *rstreams_udp_route(struct rstreams_udp *u, __be32 daddr, __be16 dport,
+					 u8 tos, __be32 *saddr)
+{
+	struct sock *sk = u->sock->sk;
+	struct inet_sock *inet = inet_sk(sk);
+	struct rtable *rt, *old;
+	struct flowi4 fl4;
+
+	spin_lock_bh(&u->rt_lock);
+	rt = u->rt;
+	if (rt && u->rt_daddr == daddr && u->rt_dport == dport && u->rt_tos == tos &&
+	    dst_check(&rt->dst, 0)) {
+		dst_hold(&rt->dst);
+		*saddr = u->rt_saddr;
+		spin_unlock_bh(&u->rt_lock);
+		return rt;
+	}
+	spin_unlock_bh(&u->rt_lock);
+
+	flowi4_init_output(&fl4, READ_ONCE(sk->sk_bound_dev_if), READ_ONCE(sk->sk_mark), tos,
+			   RT_SCOPE_UNIVERSE, sk->sk_protocol, inet_sk_flowi_flags(sk), daddr,
+			   inet->inet_saddr, dport, inet->inet_sport, sk->sk_uid);
+	security_sk_classify_flow(sk, flowi4_to_flowi_common(&fl4));
+	rt = ip_route_output_flow(sock_net(sk), &fl4, sk);
+	if (IS_ERR(rt))
+		return rt;
+	*saddr = fl4.saddr;
+	/* The cache's own reference. */
+	dst_hold(&rt->dst);
+	spin_lock_bh(&u->rt_lock);
+	old = u->rt;
+	u->rt = rt;
+	u->rt_daddr = daddr;
+	u->rt_dport = dport;
+	u->rt_tos = tos;
+	u->rt_saddr = fl4.saddr;
+	spin_unlock_bh(&u->rt_lock);
+	if (old)
+		ip_rt_put(old);
+	return rt;
+}
+
+/*
+ * Send vec[0..nvec] (len bytes) to daddr:dport without the socket layer, the way
+ * udp_tunnel_xmit_skb and iptunnel_xmit send (one copy: the bytes into a new skb), with the
+ * headers udp_sendmsg would have written (ip_make_skb, udp_send_skb): the same route, TOS,
+ * TTL, DF, IP ID, priority, mark and checksum, and the skb charged to the socket's send
+ * buffer. Returns 0, -errno as udp_sendmsg would (EAGAIN: the send buffer is full; ENOBUFS:
+ * no memory for the skb), or RSTREAMS_UDP_SLOW for what it does not do exactly as udp_sendmsg
+ * would (then nothing was sent): a queued socket (XTI over sockets keeps the socket's path), a
+ * socket in a state or with options it does not look at, multicast, broadcast (the socket
+ * checks SO_BROADCAST), a route error (the socket's send gives the same error), a datagram
+ * larger than the path MTU (the socket fragments it). Never sleeps.
+ */
+static int rstreams_udp_xmit(struct rstreams_udp *u, __be32 daddr, __be16 dport,
+			     const struct kvec *vec, size_t nvec, size_t len, int tos, int ttl,
+			     bool nocheck)
+{
+	struct sock *sk = u->sock->sk;
+	struct inet_sock *inet = inet_sk(sk);
+	struct net *net = sock_net(sk);
+	unsigned int hlen, mtu;
+	struct sk_buff *skb;
+	struct rtable *rt;
+	struct udphdr *uh;
+	struct iphdr *iph;
+	__be32 saddr;
+	size_t i, off;
+	u8 dsfield, pmtudisc;
+	int err;
+
+	if (!READ_ONCE(rstreams_udp_fast_xmit) || u->queued)
+		return RSTREAMS_UDP_SLOW;
+	/* What udp_sendmsg would look at that this does not: a pending error or shutdown, a
+	 * corked datagram, IP options, GSO, SO_DONTROUTE, IP_UNICAST_IF, timestamps, a cgroup
+	 * BPF sendmsg program (may rewrite the address). None is set on our sockets. */
+	if (READ_ONCE(sk->sk_err) || (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN) ||
+	    READ_ONCE(udp_sk(sk)->pending) || rcu_access_pointer(inet->inet_opt) ||
+	    READ_ONCE(udp_sk(sk)->gso_size) || sock_flag(sk, SOCK_LOCALROUTE) ||
+	    READ_ONCE(inet->uc_index) || READ_ONCE(sk->sk_tsflags) ||
+	    cgroup_bpf_enabled(CGROUP_UDP4_SENDMSG))
+		return RSTREAMS_UDP_SLOW;
+	/* Multicast has its own interface, source and TTL. */
+	if (ipv4_is_multicast(daddr))
+		return RSTREAMS_UDP_SLOW;
+
+	dsfield = tos >= 0 ? tos : READ_ONCE(inet->tos);
+	rt = rstreams_udp_route(u, daddr, dport, dsfield & INET_DSCP_MASK, &saddr);
+	if (IS_ERR(rt))
+		return RSTREAMS_UDP_SLOW;
+	if ((rt->rt_flags & (RTCF_BROADCAST | RTCF_MULTICAST)) ||
+	    (rt->rt_type != RTN_UNICAST && rt->rt_type != RTN_LOCAL))
+		goto slow;
+	/* ip_setup_cork's fragment size; the socket fragments what does not fit. */
+	mtu = ip_sk_use_pmtu(sk) ? dst4_mtu(&rt->dst) : READ_ONCE(rt->dst.dev->mtu);
+	if (!inetdev_valid_mtu(mtu) || len + sizeof(*iph) + sizeof(*uh) > mtu)
+		goto slow;
+
+	/* sock_alloc_send_pskb's send buffer test, then the flags the write-space callback
+	 * answers. A datagram freed between the test and the flags would not call back (the flag
+	 * was clear): test again after setting them, so that either this send goes ahead or a
+	 * datagram still in flight calls back when it is freed. */
+	if (sk_wmem_alloc_get(sk) >= READ_ONCE(sk->sk_sndbuf)) {
+		sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+		set_bit(SOCK_NOSPACE, &u->sock->flags);
+		smp_mb__after_atomic();
+		if (sk_wmem_alloc_get(sk) >= READ_ONCE(sk->sk_sndbuf)) {
+			ip_rt_put(rt);
+			UDP_INC_STATS(net, UDP_MIB_SNDBUFERRORS, 0);
+			return -EAGAIN;
+		}
+		clear_bit(SOCK_NOSPACE, &u->sock->flags);
+	}
+
+	/* Room for the link layer, a transform's header, IP and UDP in front of the data; the
+	 * data linear up to what __ip_append_data keeps linear, in pages above. */
+	hlen = LL_RESERVED_SPACE(rt->dst.dev) + rt->dst.header_len + sizeof(*iph) + sizeof(*uh);
+	if (hlen + len <= SKB_MAX_ALLOC) {
+		skb = alloc_skb(hlen + len, GFP_ATOMIC);
+		if (!skb)
+			goto nobufs;
+		skb_reserve(skb, hlen);
+		skb_put(skb, len);
+		for (i = 0, off = 0; i < nvec; off += vec[i].iov_len, i++)
+			memcpy(skb->data + off, vec[i].iov_base, vec[i].iov_len);
+	} else {
+		skb = alloc_skb_with_frags(hlen, len, PAGE_ALLOC_COSTLY_ORDER, &err, GFP_ATOMIC);
+		if (!skb)
+			goto nobufs;
+		skb_reserve(skb, hlen);
+		skb->data_len = len;
+		skb->len = len;
+		for (i = 0, off = 0; i < nvec; off += vec[i].iov_len, i++)
+			if (skb_store_bits(skb, off, vec[i].iov_base, vec[i].iov_len)) {
+				kfree_skb(skb);
+				goto nobufs;
+			}
+	}
+
+	__skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	uh->source = inet->inet_sport;
+	uh->dest = dport;
+	uh->len = htons(skb->len);
+	uh->check = 0;
+	/* UDP_CHECKSUM off: none; else the pseudo-header sum and CHECKSUM_PARTIAL (the device,
+	 * or validate_xmit_skb for one that cannot, sums the rest). */
+	udp_set_csum(nocheck, skb, saddr, daddr, skb->len);
+
+	__skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = dsfield;
+	/* __ip_make_skb: the DF bit and ignore_df by the socket's PMTU discovery mode (the
+	 * datagram fits the MTU), the TTL of IP_TTL, else the socket's, else the route's. */
+	skb->ignore_df = ip_sk_ignore_df(sk);
+	pmtudisc = READ_ONCE(inet->pmtudisc);
+	iph->frag_off = (pmtudisc == IP_PMTUDISC_DO || pmtudisc == IP_PMTUDISC_PROBE ||
+			 ip_dont_fragment(sk, &rt->dst)) ? htons(IP_DF) : 0;
+	if (ttl < 0)
+		ttl = READ_ONCE(inet->uc_ttl) < 0 ? ip4_dst_hoplimit(&rt->dst) :
+						    READ_ONCE(inet->uc_ttl);
+	iph->ttl = ttl;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	ip_select_ident(net, skb, sk);
+	/* ip_local_out sets the total length and the header checksum. */
+
+	skb->priority = tos >= 0 ? rt_tos2priority(tos) : READ_ONCE(sk->sk_priority);
+	skb->mark = READ_ONCE(sk->sk_mark);
+	/* The skb takes the caller's reference. */
+	skb_dst_set(skb, &rt->dst);
+	skb_set_owner_w(skb, sk);
+
+	/* ip_send_skb and udp_send_skb: a congested or dropping device is not the sender's error
+	 * unless it asked for errors (IP_RECVERR, which only queued sockets have). */
+	err = ip_local_out(net, sk, skb);
+	if (err > 0)
+		err = net_xmit_errno(err);
+	if (err) {
+		IP_INC_STATS(net, IPSTATS_MIB_OUTDISCARDS);
+		if (err == -ENOBUFS) {
+			UDP_INC_STATS(net, UDP_MIB_SNDBUFERRORS, 0);
+			err = 0;
+		}
+	} else {
+		UDP_INC_STATS(net, UDP_MIB_OUTDATAGRAMS, 0);
+	}
+	this_cpu_inc(rstreams_udp_nfast);
+	return err;
+
+nobufs:
+	ip_rt_put(rt);
+	UDP_INC_STATS(net, UDP_MIB_SNDBUFERRORS, 0);
+	return -ENOBUFS;
+slow:
+	ip_rt_put(rt);
+	return RSTREAMS_UDP_SLOW;
+}
+
+/*
  * Send vec[0..nvec] (len bytes in all) as one datagram to daddr:dport; tos and ttl >= 0 set
- * those for this datagram (IP_TOS, IP_TTL control messages), nocheck sends it without a UDP
- * checksum. Never sleeps. Returns the bytes sent or -errno (EAGAIN: the send buffer is full,
- * and the write-space callback follows when it is not).
+ * those for this datagram (as the IP_TOS, IP_TTL control messages would), nocheck sends it
+ * without a UDP checksum. Directly (rstreams_udp_xmit) when it can, else through the socket.
+ * Never sleeps. Returns the bytes sent or -errno (EAGAIN: the send buffer is full, and the
+ * write-space callback follows when it is not).
  */
 int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct kvec *vec,
 		      size_t nvec, size_t len, int tos, int ttl, bool nocheck);
@@ -330,7 +602,13 @@ int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct
 	struct sock *sk = u->sock->sk;
 	struct cmsghdr *cmsg;
 	size_t clen = 0;
+	int r;
 
+	r = rstreams_udp_xmit(u, daddr, dport, vec, nvec, len, tos, ttl, nocheck);
+	if (r != RSTREAMS_UDP_SLOW)
+		return r ? r : (int)len;
+	if (!u->queued)
+		this_cpu_inc(rstreams_udp_nsock);
 	if (sk->sk_no_check_tx != nocheck)
 		sk->sk_no_check_tx = nocheck;
 	if (tos >= 0 || ttl >= 0) {

@@ -10,8 +10,10 @@
 //! datagrams wait on its receive queue and ICMP errors on its error queue, its data-ready and
 //! error-report callbacks back-enable the driver's read queue (`Rx::readable`), and the read
 //! service procedure takes them (`Port::recv`: kernel_recvmsg), so both drivers give the same
-//! T_UNITDATA_IND options and T_UDERROR_IND. Under both, T_UNITDATA_REQ
-//! sends through the socket without sleeping. The driver's jobs (bind, release a port) run after its Stream lock is
+//! T_UNITDATA_IND options and T_UDERROR_IND. T_UNITDATA_REQ never sleeps: under `udp` the
+//! datagram goes straight to IP (`strudp.c` routes it and builds its skb, as UDP tunnels send),
+//! through the socket only for what that path does not handle; under `xtiso-udp` always
+//! through the socket. The driver's jobs (bind, release a port) run after its Stream lock is
 //! dropped; the rare one that cannot ([`KernelNet::defer`]) goes to the STREAMS runner's
 //! workqueue as a work item of its own.
 

@@ -16,9 +16,15 @@
 //! a datagram with one copy, from the skb into a new message block, and with the TTL and TOS
 //! of its IPv4 header from IP_RECVTTL and IP_RECVTOS).
 //!
-//! Sending never sleeps ([`UdpSocket::send`]: MSG_DONTWAIT on a GFP_ATOMIC socket; the caller
-//! holds its Stream lock); EAGAIN means the send buffer is full, and
-//! [`UdpEvents::write_space`] follows when it is not.
+//! Sending never sleeps ([`UdpSocket::send`]; the caller holds its Stream lock). A direct
+//! socket's datagrams do not go through the socket layer: `strudp.c` routes them (the route of
+//! the last destination kept on the socket), builds their skb (one copy), UDP and IPv4 headers
+//! as `udp_sendmsg` would, charges it to the socket's send buffer and hands it to
+//! `ip_local_out`, as in-kernel UDP tunnels send; what that path does not do exactly as
+//! `udp_sendmsg` (fragmentation, broadcast, multicast, route errors) and every datagram of a
+//! queued socket go through the socket (`kernel_sendmsg`, MSG_DONTWAIT, GFP_ATOMIC). Either
+//! way EAGAIN means the send buffer is full, and [`UdpEvents::write_space`] follows when it is
+//! not.
 //!
 //! Contexts: [`NetNs::current`] takes the calling task's namespace; [`UdpSocket::bind`] and
 //! the drop sleep (socket creation and release, an RCU grace
@@ -264,7 +270,8 @@ impl<E: UdpEvents> UdpSocket<E> {
     }
 
     /// Send the bytes of `data` (the whole chain) as one datagram to `dst`, with IP TOS and
-    /// TTL when given, without a UDP checksum when `nocheck`. Never sleeps.
+    /// TTL when given, without a UDP checksum when `nocheck`: directly to IP for a direct
+    /// socket when `strudp.c` can, else through the socket. Never sleeps.
     pub(crate) fn send(
         &self,
         dst: SockAddr,

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //!   Stream (under its lock)                         the network (kernel: softirq, process)
-//!   udp wput ── T_UNITDATA_REQ ── Port::send ─────▶ UDP socket
+//!   udp wput ── T_UNITDATA_REQ ── Port::send ─────▶ IP (kernel: routed and built by the
+//!                                                   port, as UDP tunnels send) or UDP socket
 //!   udp rput ◀── gate ◀── QRef::put ◀── Rx::datagram / Rx::uderror ◀── encap rcv / ICMP
 //!   udp rsrv ── Port::recv ◀──────────── (queued ports: the socket's receive queue)
 //!   udp rsrv ◀── back-enable ◀───────── Rx::readable ◀── socket data ready (queued ports)

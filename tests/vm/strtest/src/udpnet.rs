@@ -2,7 +2,9 @@
 //! (`/dev/streams/clone/udp`) and XTI over sockets (`/dev/streams/clone/xtiso-udp`).
 //!
 //! - Two network namespaces joined by a veth pair: XTI↔XTI and XTI↔Linux UDP socket both ways
-//!   over a real interface, addresses checked, the veth's packet counters moved. The parent
+//!   over a real interface, addresses checked, the veth's packet counters moved; then XTI↔XTI
+//!   a datagram larger than the veth's MTU (1500) both ways (the `udp` driver sends it through
+//!   its socket, which fragments it: its own transmit takes only what fits). The parent
 //!   (root) makes the pair and moves one end into each child's namespace; each child sets up
 //!   its end, drops to uid 65534 and does the endpoint work.
 //! - A reader that never reads (as uid 65534): a sender floods it, the drops are counted in
@@ -86,7 +88,7 @@ fn recv(ep: &Endpoint, what: &str) -> Result<((Ipv4Addr, u16), Vec<u8>), String>
         wait_readable(ep.as_raw_fd(), 5000)?,
         "{what}: nothing within 5 s"
     );
-    let mut buf = vec![0u8; 2048];
+    let mut buf = vec![0u8; 8192];
     let (src, n, more) = x(ep.recv_unitdata(&mut buf), what)?;
     ensure!(!more, "{what}: T_MORE on a small datagram");
     buf.truncate(n);
@@ -285,9 +287,12 @@ fn netns_child(
     Ok((child, ready_r, go_w))
 }
 
+/// A datagram larger than the veth's MTU: IP fragments it.
+const BIG: usize = 4000;
+
 /// Side A (10.77.0.1): XTI endpoint on :5001 and a UDP socket on :5002; answers three
 /// datagrams from B (XTI, XTI to the socket, socket to XTI) with the sender's address
-/// checked, telling B on `bound` once both are bound.
+/// checked, telling B on `bound` once both are bound; then echoes a [`BIG`] one (XTI).
 fn side_a(dev: &str, mut bound: std::fs::File) -> R {
     let ea = x(Endpoint::open(dev), "A t_open")?;
     let a = x(ea.bind(Some(&sin(NET_A, PORT_XTI))), "A t_bind")?;
@@ -329,6 +334,14 @@ fn side_a(dev: &str, mut bound: std::fs::File) -> R {
         ea.send_unitdata(&sin(src.0, src.1), b"xti reply 3"),
         "A t_sndudata 3",
     )?;
+    // 4. XTI → XTI, fragmented, and back.
+    let (src, d) = recv(&ea, "A t_rcvudata 4")?;
+    ensure!(
+        d == crate::pattern(BIG, 4) && src == (NET_B, PORT_XTI),
+        "A got {} bytes from {src:?}",
+        d.len()
+    );
+    x(ea.send_unitdata(&sin(src.0, src.1), &d), "A t_sndudata 4")?;
     Ok(())
 }
 
@@ -371,6 +384,18 @@ fn side_b(dev: &str, mut bound: std::fs::File) -> R {
             && from == std::net::SocketAddr::V4(SocketAddrV4::new(NET_A, PORT_XTI)),
         "B socket got {:?} from {from}",
         &buf[..n]
+    );
+    // 4.
+    let big = crate::pattern(BIG, 4);
+    x(
+        eb.send_unitdata(&sin(NET_A, PORT_XTI), &big),
+        "B t_sndudata 4",
+    )?;
+    let (src, d) = recv(&eb, "B t_rcvudata 4")?;
+    ensure!(
+        d == big && src == (NET_A, PORT_XTI),
+        "B got {} bytes from {src:?}",
+        d.len()
     );
     // Real packets over the veth: three datagrams each way (and ARP).
     let after = packets(VETH_B)?;
