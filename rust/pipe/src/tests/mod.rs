@@ -63,6 +63,12 @@ impl TestPipe {
         self.perim(end).op(f)
     }
 
+    /// [`TestPipe::end`] for the Stream head's read (`TestPerim::op_read`): data waiting on
+    /// the end's inbound list may be read straight from there.
+    pub fn end_read<R>(&self, end: usize, f: impl FnOnce(&mut Stream) -> R) -> R {
+        self.perim(end).op_read(f)
+    }
+
     /// End `end` as the platform of a system call (`sth::call`): each step a lock hold of
     /// that end's perimeter, the end's own reader token.
     pub fn call(&self, end: usize) -> EndCall<'_> {
@@ -127,6 +133,19 @@ impl HeadCall for EndCall<'_> {
                 cancel(s);
                 Err(Errno::EINTR)
             }
+        })
+    }
+
+    fn run_read<R>(
+        &self,
+        nonblock: bool,
+        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+    ) -> Result<R, Errno> {
+        self.pipe.end_read(self.end, |s| match op(s) {
+            Ok(v) => Ok(v),
+            Err(Stop::Err(e)) => Err(e),
+            Err(Stop::Block(_)) if nonblock => Err(Errno::EAGAIN),
+            Err(Stop::Block(_)) => Err(Errno::EINTR),
         })
     }
 
