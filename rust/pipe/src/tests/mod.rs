@@ -4,6 +4,7 @@
 //! pipe ends.
 
 pub mod connld;
+pub mod direct;
 pub mod ends;
 pub mod limits;
 pub mod pipe;
