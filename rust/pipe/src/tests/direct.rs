@@ -29,10 +29,7 @@ fn read(s: &TestPipe, end: usize, len: usize) -> Got {
 
 fn write(s: &TestPipe, end: usize, data: &[u8]) -> Result<usize, Errno> {
     let mut b = [0u8; BUF];
-    let n = data.len().min(BUF);
-    b.get_mut(..n)
-        .unwrap_or_default()
-        .copy_from_slice(data.get(..n).unwrap_or_default());
+    let n = streams_core::sys::copy_bytes(&mut b, data);
     let io = &mut SliceIo(b.get_mut(..n).unwrap_or_default());
     call::write(&s.call(end), io, n, true)
 }
