@@ -201,6 +201,14 @@ impl HeadCall for StrFile {
         self.run_limited(nonblock, limit_ms, op, cancel)
     }
 
+    fn run_read<R>(
+        &self,
+        nonblock: bool,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+    ) -> Result<R, Errno> {
+        StrFile::run_read(self, nonblock, op)
+    }
+
     fn shared(&self) -> &HeadShared {
         self.perim.shared()
     }

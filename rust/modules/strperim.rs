@@ -208,6 +208,12 @@ impl StrPerim {
         self.perim.enter()
     }
 
+    /// [`StrPerim::enter`] for the Stream head's read (`Perim::enter_read`): data waiting on
+    /// the inbound list may be read straight from there (`stream/direct.rs` in the core).
+    pub(crate) fn enter_read(&self) -> Held<'_> {
+        self.perim.enter_read()
+    }
+
     /// Run `f` on the Stream as a system call of `caller` does: enter, `f`, unlock.
     pub(crate) fn op<R>(&self, caller: Caller, f: impl FnOnce(&mut Stream) -> R) -> R {
         let mut g = self.enter();

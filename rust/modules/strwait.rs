@@ -47,8 +47,28 @@ impl StrFile {
         op: impl FnMut(&mut Stream) -> Result<R, Stop>,
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno> {
-        wait_on(self.perim(), Caller::Me, nonblock, limit_ms, op, cancel)
+        wait_on(self.perim(), Caller::Me, Enter::Op, nonblock, limit_ms, op, cancel)
     }
+
+    /// [`StrFile::run`] for read(2) (`HeadCall::run_read`): each try enters the Stream with
+    /// `StrPerim::enter_read`, so `op`, the head's read, may take data straight from the
+    /// inbound list.
+    pub(crate) fn run_read<R>(
+        &self,
+        nonblock: bool,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+    ) -> Result<R, Errno> {
+        wait_on(self.perim(), Caller::Me, Enter::Read, nonblock, None, op, |_| {})
+    }
+}
+
+/// How [`wait_on`] enters the Stream for each try of its operation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Enter {
+    /// `StrPerim::enter`: any operation.
+    Op,
+    /// `StrPerim::enter_read`: the operation is the Stream head's read.
+    Read,
 }
 
 /// [`StrFile::run`] for a caller that is not one of the head's processes (an open of an
@@ -59,13 +79,14 @@ pub(crate) fn run_quiet<R>(
     nonblock: bool,
     op: impl FnMut(&mut Stream) -> Result<R, Stop>,
 ) -> Result<R, Errno> {
-    wait_on(p, Caller::Nobody, nonblock, None, op, |_| {})
+    wait_on(p, Caller::Nobody, Enter::Op, nonblock, None, op, |_| {})
 }
 
 /// The waiting loop of `run_limited` and `run_quiet` (see the module docs).
 fn wait_on<R>(
     p: &StrPerim,
     caller: Caller,
+    enter: Enter,
     nonblock: bool,
     limit_ms: Option<u32>,
     mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
@@ -74,7 +95,10 @@ fn wait_on<R>(
     let mut left = limit_ms.map_or(MAX_SCHEDULE_TIMEOUT, ms_to_jiffies);
     let mut expired = false;
     let err = loop {
-        let mut g = p.enter();
+        let mut g = match enter {
+            Enter::Op => p.enter(),
+            Enter::Read => p.enter_read(),
+        };
         let r = op(&mut g);
         let post = p.leave(&mut g);
         match r {

@@ -15,6 +15,11 @@
 //! - (h) the lazy reader (one wake-up per batch): ordinary data put into a Stream whose
 //!   reader is not asleep only joins the inbound list, also once the reader has drained the
 //!   head; the reader's next enter finds all of it, in order.
+//!   The direct take (`perim` step 7, `stream/direct.rs`): a read that enters with
+//!   `Perim::enter_read` takes the data waiting on the inbound list straight from there
+//!   while another put comes in lazily and a writer is refused for the pending bytes; all
+//!   of it is read once and in order, and the refused writer is back-enabled. A take by hand
+//!   outside the Stream lock, whose rest goes back through the gate, is caught.
 //! - (i) the sleeper hand-off: a claimer outside a system call that finds a reader asleep in
 //!   the head (counted once it is on the wait queue) wakes it instead of scheduling the
 //!   runner, and a lazy put that finds no sleeper is seen by the reader's look after it
@@ -47,7 +52,7 @@ use streams_core::msg::{esballoc, Bpri, ExtBuf, Msg};
 use streams_core::perim::flow::Flow;
 use streams_core::perim::test::TestPerim;
 use streams_core::queue::QField;
-use streams_core::stream::testmods::NULL;
+use streams_core::stream::testmods::{NULL, NULLPASS};
 use streams_core::stream::{Perimeter, QueueId, RawHead, Stream};
 use streams_core::sys::Arc;
 
@@ -421,6 +426,133 @@ fn h_lazy_reader_leaves_nothing_behind() {
 #[test]
 fn h_lazy_reader_without_second_look_finds_all_at_next_enter() {
     lazy_model(false);
+}
+
+/// How the reader of [`direct_model`] takes the data waiting on its inbound list.
+#[derive(Clone, Copy, PartialEq)]
+enum Take {
+    /// read(2)'s enter (`Perim::enter_read`): under the Stream lock, what the read leaves
+    /// put up before anything newer.
+    Enter,
+    /// By hand on the gate, without the Stream lock, the rest handed back through the gate.
+    Outside,
+}
+
+/// A reader Stream with a real Stream head over `nullpass` (a driver whose put procedures
+/// are stepped over, as a pipe's twist is), whose driver read queue is the entry of a link
+/// from a writer Stream: the head's water marks 3 and 2 are published, and two 1-byte
+/// messages wait on the inbound list, their puts lazy (no claim).
+fn direct_pending() -> (
+    Arc<TestPerim<streams_core::sth::StrHead>>,
+    Arc<Perim>,
+    QueueId,
+) {
+    let s = streams_core::sth::Stream::sth_new(&NULLPASS).expect("open");
+    let r = TestPerim::new(s).expect("perimeter");
+    let w = stream();
+    let wq = w.op(|s| s.head_wq());
+    let back = w.qref(wq);
+    let entry = r.op(|s| {
+        let h = s.head_rq();
+        let _ = s.qctx(h).strqset(QField::Hiwat, 0, 3);
+        let _ = s.qctx(h).strqset(QField::Lowat, 0, 2);
+        let d = s.driver_rq().expect("driver");
+        s.set_remote(d, Some(back));
+        d
+    });
+    assert!(r.perim.gate().is_lazy(), "a quiet Stream head is lazy");
+    for b in [b"a", b"b"] {
+        let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
+        assert!(!r.put_in(entry, m).expect("open"), "a lazy put claimed");
+    }
+    (r, w, entry)
+}
+
+/// The bytes of a read's take.
+fn taken_bytes(t: &streams_core::sth::Taken) -> Vec<u8> {
+    t.msgs()
+        .flat_map(|m| m.blocks().flat_map(|b| b.rd().to_vec()))
+        .collect()
+}
+
+/// read(2) of up to `len` bytes through `Perim::enter_read`; whether the head's read queue
+/// was empty when the read began (what it read then came straight from the inbound list).
+fn read_direct(r: &TestPerim<streams_core::sth::StrHead>, len: usize) -> (Vec<u8>, bool) {
+    let tok = streams_core::sth::take::ReaderToken::new();
+    let mut t = streams_core::sth::Taken::new();
+    let empty = r.op_read(|s| {
+        let empty = s.queue(s.head_rq()).is_some_and(|q| q.is_empty());
+        let _ = s.strread(len, true, &tok, &mut t);
+        empty
+    });
+    tok.release();
+    (taken_bytes(&t), empty)
+}
+
+/// The direct take against a concurrent lazy put and a writer refused for the bytes pending
+/// on the inbound list: a 1-byte read takes the first message straight from the list, the
+/// rest goes up in order ahead of the concurrent put, and the refused writer is back-enabled.
+fn direct_model(take: Take) {
+    model(move || {
+        let (r, w, entry) = direct_pending();
+        let before = w.runs();
+        let refused = LArc::new(AtomicBool::new(false));
+        let writer = {
+            let (r, refused) = (r.clone(), refused.clone());
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"c").expect("msg");
+                if r.put_in(entry, m).expect("open") {
+                    r.run(0);
+                }
+                if !r.bcanput_in(entry, 0) {
+                    refused.store(true, SeqCst);
+                }
+            })
+        };
+        let mut got = match take {
+            Take::Enter => {
+                let (b, empty) = read_direct(&r, 1);
+                assert!(empty, "the first read did not take directly");
+                b
+            }
+            Take::Outside => {
+                let mut t = r.perim.gate().take();
+                let (_, first) = t.next_put().expect("a put");
+                while let Some((q, m)) = t.next_put() {
+                    if r.put_in(q, m).expect("open") {
+                        r.run(0);
+                    }
+                }
+                first.rd().to_vec()
+            }
+        };
+        writer.join().expect("writer");
+        got.extend(read_direct(&r, 8).0);
+        assert_eq!(got, b"abc", "direct take: out of order or lost");
+        let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();
+        if refused.load(SeqCst) {
+            assert!(
+                backenabled,
+                "direct take: lost back-enable across the perimeter"
+            );
+        }
+        assert!(!r.perim.gate().has_pending(), "direct take: put stranded");
+        r.op(|s| s.close());
+        r.close_gate();
+        w.op(|s| s.close());
+        w.close_gate();
+    });
+}
+
+#[test]
+fn h_direct_take_vs_lazy_put() {
+    direct_model(Take::Enter);
+}
+
+#[test]
+#[should_panic(expected = "direct take:")]
+fn h_direct_take_outside_the_perimeter_is_caught() {
+    direct_model(Take::Outside);
 }
 
 // (i) ------------------------------------------------------------------------------------------

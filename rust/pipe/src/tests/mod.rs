@@ -4,6 +4,7 @@
 //! pipe ends.
 
 pub mod connld;
+pub mod direct;
 pub mod ends;
 pub mod limits;
 pub mod pipe;
@@ -61,6 +62,12 @@ impl TestPipe {
     /// Run `f` on end `end` as a system call does (see the type docs).
     pub fn end<R>(&self, end: usize, f: impl FnOnce(&mut Stream) -> R) -> R {
         self.perim(end).op(f)
+    }
+
+    /// [`TestPipe::end`] for the Stream head's read (`TestPerim::op_read`): data waiting on
+    /// the end's inbound list may be read straight from there.
+    pub fn end_read<R>(&self, end: usize, f: impl FnOnce(&mut Stream) -> R) -> R {
+        self.perim(end).op_read(f)
     }
 
     /// End `end` as the platform of a system call (`sth::call`): each step a lock hold of
@@ -127,6 +134,19 @@ impl HeadCall for EndCall<'_> {
                 cancel(s);
                 Err(Errno::EINTR)
             }
+        })
+    }
+
+    fn run_read<R>(
+        &self,
+        nonblock: bool,
+        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+    ) -> Result<R, Errno> {
+        self.pipe.end_read(self.end, |s| match op(s) {
+            Ok(v) => Ok(v),
+            Err(Stop::Err(e)) => Err(e),
+            Err(Stop::Block(_)) if nonblock => Err(Errno::EAGAIN),
+            Err(Stop::Block(_)) => Err(Errno::EINTR),
         })
     }
 

@@ -59,6 +59,15 @@
 //!    anyone on the wait queue wakes it instead. A datagram from the network then reaches a
 //!    waiting reader with one wakeup, as a socket's does, instead of a runner's work item and
 //!    a second wakeup.
+//! 7. **direct take** ([`Perim::enter_read`]): read(2)'s enter. When the gate is lazy (so
+//!    the puts waiting there claimed nothing and nobody watches the head) and the head
+//!    allows it (`HeadProcs::direct_ok`), the inbound list is taken as in step 1, but band-0
+//!    M_DATA whose way up to the head's empty read queue only steps over pass-only put
+//!    procedures is kept for the read, which takes it after the head's queue, without the
+//!    put up, the head's `putq` and its own `getq`; what the read leaves is put up first
+//!    thing in [`Perim::leave`], before anything newer (`stream/direct.rs`). The take itself
+//!    is step 1's (the claim cleared first, the pending counts zeroed and fenced), so the
+//!    flow control and the refused writers' back-enables are as for any enter.
 //!
 //! # Locking
 //! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system
@@ -128,6 +137,27 @@ impl<H: HeadProcs> Perim<H> {
         }
     }
 
+    /// [`Perim::enter`] for read(2) (step 7 of the module docs): when the gate is lazy and
+    /// the head allows it ([`HeadProcs::direct_ok`]), ordinary data on the inbound list is
+    /// taken for the read instead of being put up to the head (`stream/direct.rs`). Only the
+    /// Stream head's read may follow this enter: the lock hold's other operations would not
+    /// see that data.
+    pub fn enter_read(&self) -> PerimGuard<'_, H> {
+        let mut g = self.sd.lock();
+        self.gate.set_busy(true);
+        if self.gate.has_pending() {
+            // Under the lock: `lazy` was set by the last holder's leave, and nothing that
+            // `direct_ok` reads changes without the lock.
+            let direct = self.gate.is_lazy() && H::direct_ok(&g);
+            self.take_inbound(&mut g, direct);
+        }
+        H::sync(&mut g);
+        PerimGuard {
+            g,
+            gate: &self.gate,
+        }
+    }
+
     /// The runner's enter, for the caller that claimed the perimeter (step 2).
     pub fn run(&self) -> PerimGuard<'_, H> {
         self.gate.flag.begin_run();
@@ -151,6 +181,12 @@ impl<H: HeadProcs> Perim<H> {
     /// and a claim whose run was left to this holder (step 4) is not left standing with
     /// nothing behind it.
     fn apply_inbound(&self, s: &mut Stream<H>) {
+        self.take_inbound(s, false)
+    }
+
+    /// [`Perim::apply_inbound`]; with `direct`, the puts are kept for the read that follows
+    /// if they may be read directly ([`Stream::take_direct`], `stream/direct.rs`).
+    fn take_inbound(&self, s: &mut Stream<H>, direct: bool) {
         self.gate.flag.begin_run();
         let mut t = gate::Taken::default();
         self.gate.take_into(&mut t);
@@ -160,6 +196,9 @@ impl<H: HeadProcs> Perim<H> {
         }
         if t.back_all {
             s.backenable_linked();
+        }
+        if direct && s.take_direct(&mut t.puts) {
+            return;
         }
         while let Some((q, mp)) = t.next_put() {
             s.put(q, mp);
@@ -190,6 +229,9 @@ impl<H: HeadProcs> Perim<H> {
     /// `signalled`: an O_ASYNC owner is told of arrivals by signal, not through the wait
     /// queue, so a claim cannot be handed to the wait queue's pollers (step 6).
     pub fn leave_watched(&self, s: &mut Stream<H>, watched: bool, signalled: bool) -> Later {
+        // What a read took directly and did not read goes up first, before anything newer
+        // (step 7).
+        s.settle_direct();
         H::sync(s);
         let mut round = 0;
         loop {

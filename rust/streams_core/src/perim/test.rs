@@ -68,6 +68,20 @@ impl<H: HeadProcs> TestPerim<H> {
         r
     }
 
+    /// [`TestPerim::op`] for the Stream head's read: entered with `Perim::enter_read`
+    /// (`perim` step 7), so `f` may read data straight from the inbound list.
+    pub fn op_read<R>(&self, f: impl FnOnce(&mut Stream<H>) -> R) -> R {
+        let mut g = self.perim.enter_read();
+        let r = f(&mut g);
+        let later = self.perim.leave(&mut g);
+        drop(g);
+        later.finish(0);
+        if self.perim.needs_run() {
+            self.run(0);
+        }
+        r
+    }
+
     /// A reference to queue `q` of this Stream, for another Stream or a driver.
     pub fn qref(self: &Arc<Self>, q: QueueId) -> QRef {
         let p: Arc<dyn Perimeter> = self.clone();

@@ -528,6 +528,14 @@ impl Queue {
         (mp, ev)
     }
 
+    /// A message went by this empty queue where a putq and the getq that takes it again
+    /// within one lock hold would have been (the direct take, `stream/direct.rs`): the queue is
+    /// left as that getq leaves it, QWANTR cleared. (Its counts come back to where they were,
+    /// QFULL follows them, and no QWANTW is set on a queue the take goes by.)
+    pub(crate) fn bypassed(&mut self) {
+        self.flags.clear(QFlags::QWANTR);
+    }
+
     /// rmvq: remove the message at logical position `pos` (None if there is none).
     pub fn rmvq(&mut self, pos: usize) -> (Option<Msg>, QEvent) {
         let mut ev = QEvent::NONE;

@@ -7,7 +7,7 @@
 //!
 //! | call | before the lock | under the lock | after the lock |
 //! | --- | --- | --- | --- |
-//! | read | — | [`Stream::strread`]: take what is read, hold the reader token | copy out; on a fault put back from there ([`Stream::sth_untake`]); give the token back |
+//! | read | — | [`Stream::strread`] ([`HeadCall::run_read`]: perhaps straight from the inbound list): take what is read, hold the reader token | copy out; on a fault put back from there ([`Stream::sth_untake`]); give the token back |
 //! | write | the bytes, at most [`STRMSGSZ`] at a time: into the message itself (fast path), on the stack (up to [`STAGE_STACK`]) or a buffer | [`Stream::strwrite_prebuilt`] / [`Stream::strwrite`]; none for a write that joins the held message ([`HoldCell::join`]) | — |
 //! | putmsg | both parts (at most [`STRCTLSZ`] / [`STRMSGSZ`], else ERANGE), as messages | [`Stream::strputpmsg`]: check and send | — |
 //! | I_FDINSERT | check the request; the control part with the token written in, the reference block to `fildes`'s queue, the data part, as messages | `Stream::sth_fdinsert`: check and send, as putmsg | — |
@@ -55,6 +55,18 @@ pub trait HeadCall {
         op: impl FnMut(&mut Stream) -> Result<R, Stop>,
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno>;
+
+    /// [`HeadCall::run`] for read(2): the platform enters the Stream for each try with
+    /// `Perim::enter_read` instead of `Perim::enter`, so that ordinary data waiting on the
+    /// inbound list may be read straight from there (`stream/direct.rs`). `op` must be the
+    /// head's read. Default: [`HeadCall::run`].
+    fn run_read<R>(
+        &self,
+        nonblock: bool,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+    ) -> Result<R, Errno> {
+        self.run(nonblock, None, op, |_| {})
+    }
 
     /// The head's state that system calls use without the lock.
     fn shared(&self) -> &HeadShared;
@@ -153,12 +165,7 @@ pub fn read<H: HeadCall>(
 ) -> Result<usize, Errno> {
     let tok = &h.shared().reader;
     let mut t = Taken::new();
-    let n = h.run(
-        nonblock,
-        None,
-        |s| s.strread(len, nonblock, tok, &mut t),
-        |_| {},
-    )?;
+    let n = h.run_read(nonblock, |s| s.strread(len, nonblock, tok, &mut t))?;
     if t.is_empty() {
         return Ok(n);
     }

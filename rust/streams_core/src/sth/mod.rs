@@ -372,6 +372,13 @@ impl HeadProcs for StrHead {
             && h.rerr.is_none()
             && h.plex.is_none()
     }
+    /// The lazy conditions, and no M_READ to send, no write hold: the read that follows is
+    /// then the only one to act on what it takes straight from the inbound list (read fill,
+    /// signals, hangup and errors are already out by `lazy_ok`; the arrival's wakeups are
+    /// noted by the read: `read.rs`).
+    fn direct_ok(s: &Stream) -> bool {
+        Self::lazy_ok(s) && !s.sth.mread && s.sth.wropt & SNDHOLD == 0
+    }
     #[inline]
     fn sync(s: &mut Stream) {
         if s.sth.plex.is_some() {

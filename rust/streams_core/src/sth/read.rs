@@ -3,7 +3,8 @@
 //! messages, marks and delimiters, M_READ, LfS read-fill (RFILL), hangup and read errors.
 //!
 //! The read is the first phase of a two-phase read (`take.rs`): under the Stream lock it takes
-//! off the head what the read delivers (getq, so the Stream back-enables), splitting a message
+//! off the head what the read delivers (getq, so the Stream back-enables; then what the read's
+//! enter took straight from the inbound list, `stream/direct.rs`), splitting a message
 //! larger than what is left of the read (its rest stays queued, except under RMSGD where it
 //! goes with the message). The platform copies the taken bytes to the user after the lock and
 //! puts back what a faulting copy did not deliver. A read that finds nothing returns
@@ -13,10 +14,11 @@
 use super::consts::*;
 use super::take::{split, Cut, ReaderToken, Taken};
 use super::write::wait;
-use super::{Block, Stop};
+use super::{Block, Stop, WAKE_POLL, WAKE_READ};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA, M_PASSFP, M_READ};
 use crate::sth::Stream;
+use crate::stream::QueueId;
 
 /// Whether block `b` of a message is delivered by read() under protocol option `prot`.
 pub(crate) fn delivered(b: &Msg, is_proto: bool, prot: u32) -> bool {
@@ -127,7 +129,7 @@ impl Stream {
         let h = self.head_rq();
         let mut copied = 0usize;
         loop {
-            let Some(first) = self.queue(h).and_then(|q| q.first()) else {
+            let Some(first) = self.sth_front(h) else {
                 if copied > 0 || self.sth.hangup {
                     return Ok(copied);
                 }
@@ -155,17 +157,17 @@ impl Stream {
             if total == 0 {
                 if is_proto && first.msgsize() > 0 {
                     // RPROTDIS and only a control part: discarded, not a zero-length message.
-                    drop(self.getq_at(h));
+                    drop(self.sth_take_front(h));
                     continue;
                 }
                 if copied > 0 {
                     return Ok(copied); // the zero-length message ends this read, stays
                 }
-                drop(self.getq_at(h));
+                drop(self.sth_take_front(h));
                 return Ok(0);
             }
             let want = total.min(len - copied);
-            let Some(mp) = self.getq_at(h) else {
+            let Some(mp) = self.sth_take_front(h) else {
                 return Ok(copied);
             };
             if want == total {
@@ -207,6 +209,29 @@ impl Stream {
                 }
             };
         }
+    }
+
+    /// The message a read takes next: the first of the head's read queue, else the next one
+    /// the read took straight from the inbound list (`stream/direct.rs`), which comes after
+    /// it.
+    #[inline]
+    fn sth_front(&self, h: QueueId) -> Option<&Msg> {
+        match self.queue(h).and_then(|q| q.first()) {
+            Some(m) => Some(m),
+            None => self.direct_first(),
+        }
+    }
+
+    /// Take [`Stream::sth_front`]'s message: `getq`, or the direct take's next one, whose
+    /// arrival is noted as `sth_enqueue` notes data arriving on the empty queue the direct
+    /// take requires (the readers' and pollers' wakeup, S_INPUT | S_RDNORM).
+    fn sth_take_front(&mut self, h: QueueId) -> Option<Msg> {
+        if self.direct_first().is_some() && self.queue(h).is_some_and(|q| q.first().is_none()) {
+            let m = self.direct_pop();
+            self.sth.note(WAKE_READ | WAKE_POLL, S_INPUT | S_RDNORM);
+            return m;
+        }
+        self.getq_at(h)
     }
 
     /// RFILL: bytes available in the leading M_DATA messages, and whether a read of `len`

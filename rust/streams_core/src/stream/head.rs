@@ -36,6 +36,14 @@ pub trait HeadProcs: Sized + Send + 'static {
     fn lazy_ok(_s: &Stream<Self>) -> bool {
         false
     }
+    /// Whether a read may take ordinary data straight from the inbound list instead of having
+    /// it put up to the head first (the direct take, `stream/direct.rs`): asked under the
+    /// Stream lock by `Perim::enter_read` when the gate is lazy; the head then reads those
+    /// messages after its read queue and notes their arrival itself. True only when nothing
+    /// but the read itself would act on their arrival. Default: never.
+    fn direct_ok(_s: &Stream<Self>) -> bool {
+        false
+    }
 }
 
 /// A head that queues whatever arrives on its read queue and does nothing on back-enable:

@@ -33,6 +33,7 @@
 
 pub mod cross;
 mod ctx;
+mod direct;
 pub mod head;
 pub mod link;
 pub mod module;
@@ -241,6 +242,8 @@ pub struct Stream<H: HeadProcs> {
     /// This Stream's own perimeter, given by the platform ([`Stream::set_perimeter`]) so that
     /// drivers can hand other Streams a [`QRef`] to their queues; let go of at close.
     me: Option<sys::Arc<dyn Perimeter>>,
+    /// Data a read took straight from the inbound list, not yet read (`direct.rs`).
+    direct: direct::Direct,
 }
 
 impl Stream<RawHead> {
@@ -293,6 +296,7 @@ impl<H: HeadProcs> Stream<H> {
             entries_stale: true,
             flow_changed: true,
             me: None,
+            direct: direct::Direct::default(),
         };
         let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
         debug_assert_eq!(h, HEAD);

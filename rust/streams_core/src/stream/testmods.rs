@@ -9,7 +9,9 @@
 //! - `failopen`: open fails with ENXIO.
 //! - drivers: `hold` (write side queues everything; watermarks 10/4; read side passes up),
 //!   `loop` (qreplies everything written), `src` (read side with a flow-controlled service
-//!   procedure), `null` (all defaults: what it is written is dropped off the end).
+//!   procedure), `null` (all defaults: what it is written is dropped off the end), `nullpass`
+//!   (`null` whose put procedures say they only pass messages on, as a pipe's twist does:
+//!   the engine steps over them, and a read may take data straight from the inbound list).
 
 use super::{ModuleInfo, OpenArgs, QCtx, StreamModule, StreamTab};
 use crate::box_dyn;
@@ -262,4 +264,19 @@ fn open_null(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Er
 pub static NULL: StreamTab = StreamTab {
     info: info(33, "null", 1000, 100),
     open: open_null,
+};
+
+struct NullPass;
+impl StreamModule for NullPass {
+    fn pass(&self, _read: bool) -> super::Pass {
+        super::Pass::All
+    }
+}
+fn open_nullpass(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
+    Ok(box_dyn!(NullPass => dyn StreamModule)?)
+}
+/// `nullpass` driver: default procedures, stepped over (`Pass::All`).
+pub static NULLPASS: StreamTab = StreamTab {
+    info: info(34, "nullpass", 1000, 100),
+    open: open_nullpass,
 };

@@ -214,7 +214,7 @@ pub(super) fn overflow_keeps_band_order() -> TestResult {
     for g in got.iter_mut() {
         let (m, _ev) = q.getq();
         let m = check_some!(m);
-        g.copy_from_slice(m.rd());
+        crate::sys::copy_bytes(g, m.rd());
         if g == b"7a" {
             // Put back from the overflow list while band 7 has no qband: it stays first.
             let _g = FaultGuard::fail_after(0);

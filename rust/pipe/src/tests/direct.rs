@@ -1,0 +1,193 @@
+//! Shared tests of the direct take on a STREAMS pipe (`stream/direct.rs` in the core): a
+//! read(2) at one end takes the data the other end's writes left on its inbound list straight
+//! from there. Each case runs the same steps on two pipes, one whose reads take directly and
+//! one whose data was put up to the head first by an ordinary enter (the path before the
+//! direct take), and checks that what is read, the head's read queue (counts, flags), the
+//! module statistics, the events and the writer's back-enable come out the same.
+
+use super::TestPipe;
+use streams_core::errno::Errno;
+use streams_core::ktest::{Failure, TestResult};
+use streams_core::queue::QFlags;
+use streams_core::sth::call;
+use streams_core::sth::consts::*;
+use streams_core::sth::{IocArg, SliceIo, Stream, WAKE_WRITE};
+use streams_core::stream::{ModuleStat, Registry};
+use streams_core::{check, check_eq, check_ok, ktest_suite};
+
+/// Largest write or read of these cases.
+const BUF: usize = 512;
+
+/// What a read brought back: the bytes and their count, or the error.
+type Got = Result<([u8; BUF], usize), Errno>;
+
+fn read(s: &TestPipe, end: usize, len: usize) -> Got {
+    let mut b = [0u8; BUF];
+    let n = call::read(&s.call(end), &mut SliceIo(&mut b), len.min(BUF), true)?;
+    Ok((b, n))
+}
+
+fn write(s: &TestPipe, end: usize, data: &[u8]) -> Result<usize, Errno> {
+    let mut b = [0u8; BUF];
+    let n = streams_core::sys::copy_bytes(&mut b, data);
+    let io = &mut SliceIo(b.get_mut(..n).unwrap_or_default());
+    call::write(&s.call(end), io, n, true)
+}
+
+/// The state of an end's read side that the direct take must leave as the ordinary path
+/// does.
+#[derive(PartialEq, Eq)]
+struct ReadSide {
+    count: usize,
+    msgs: usize,
+    blocks: usize,
+    flags: QFlags,
+    head: Option<ModuleStat>,
+    twist: Option<ModuleStat>,
+}
+
+fn read_side(s: &mut Stream) -> ReadSide {
+    let h = s.head_rq();
+    let q = s.queue(h);
+    ReadSide {
+        count: q.map_or(0, |q| q.count()),
+        msgs: q.map_or(0, |q| q.qsize()),
+        blocks: q.map_or(0, |q| q.mblkcnt()),
+        flags: q.map_or(QFlags::default(), |q| q.flags()),
+        head: s.mstat(h),
+        twist: s.driver_rq().and_then(|d| s.mstat(d)),
+    }
+}
+
+/// Two pipes whose end 1 reads in mode `rdopt`: the first one's reads take directly, the
+/// second one's find the data at the head (see the module docs).
+fn pair(rdopt: u32) -> Result<[TestPipe; 2], Failure> {
+    let a = check_ok!(TestPipe::new());
+    let b = check_ok!(TestPipe::new());
+    for p in [&a, &b] {
+        let r = p.end(1, |s| {
+            s.strioctl(&Registry::new(), I_SRDOPT, IocArg::Int(i64::from(rdopt)))
+        });
+        check_eq!(r, Ok(0));
+    }
+    Ok([a, b])
+}
+
+/// A write at end 0 leaves its message on end 1's inbound list (the head is lazy), and the
+/// next read at end 1 takes it from there: while it runs, neither the head's read queue nor
+/// the inbound list holds the message. What such a lock hold does not read goes up to the
+/// head when it ends.
+fn a_read_takes_straight_from_the_inbound_list() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    check_eq!(write(&s, 0, b"abc"), Ok(3));
+    check!(s.perim(1).perim.gate().has_pending());
+    let gate = s.perim(1).perim.gate();
+    let taken = s.end_read(1, |s| {
+        let h = s.head_rq();
+        s.queue(h).is_some_and(|q| q.is_empty()) && !gate.has_pending()
+    });
+    check!(taken);
+    // Nothing was read: the lock hold put the message up as it ended.
+    let at_head = s.end(1, |s| s.queue(s.head_rq()).map_or(0, |q| q.count()));
+    check_eq!(at_head, 3);
+    let r = check_ok!(read(&s, 1, 64));
+    check_eq!(r.0.get(..r.1), Some(&b"abc"[..]));
+    Ok(())
+}
+
+/// The same writes and reads on both pipes of [`pair`], in read mode `rdopt`: reads smaller
+/// than a message (its rest stays readable, in order), larger ones running on over several
+/// messages (byte stream) or stopping at one (message modes), a zero-length message.
+fn same_as_through_the_head(rdopt: u32) -> TestResult {
+    const WRITES: [&[u8]; 5] = [b"ab", b"cdef", b"g", b"", b"hij"];
+    const READS: [usize; 7] = [1, 3, 2, 64, 64, 64, 64];
+    let [a, b] = pair(rdopt)?;
+    for _round in 0..2 {
+        for w in WRITES {
+            check_eq!(write(&a, 0, w), write(&b, 0, w));
+        }
+        b.end(1, |_| ()); // an ordinary enter puts b's data up to its head
+        for len in READS {
+            check_eq!(read(&a, 1, len), read(&b, 1, len));
+            check!(a.end(1, read_side) == b.end(1, read_side));
+        }
+    }
+    check_eq!(
+        a.end(1, |s| s.sth_take_events()),
+        b.end(1, |s| s.sth_take_events())
+    );
+    check_eq!(
+        a.end(0, |s| s.sth_take_events()),
+        b.end(0, |s| s.sth_take_events())
+    );
+    Ok(())
+}
+
+fn byte_stream_reads_match() -> TestResult {
+    same_as_through_the_head(RNORM)
+}
+
+fn message_discard_reads_match() -> TestResult {
+    same_as_through_the_head(RMSGD)
+}
+
+fn message_nondiscard_reads_match() -> TestResult {
+    same_as_through_the_head(RMSGN)
+}
+
+/// End 0 writes until the bytes pending on end 1's inbound list refuse it (EAGAIN); end 1
+/// then reads everything, the first read straight from the inbound list. The refused writer
+/// is back-enabled (its head hears WAKE_WRITE), as when the data went up to the head first.
+fn writer_refused_for_pending_bytes_is_back_enabled() -> TestResult {
+    let [a, b] = pair(RNORM)?;
+    let chunk = [7u8; BUF];
+    let mut refused = false;
+    for _ in 0..64 {
+        let (x, y) = (write(&a, 0, &chunk), write(&b, 0, &chunk));
+        check_eq!(x, y);
+        if x == Err(Errno::EAGAIN) {
+            refused = true;
+            break;
+        }
+    }
+    check!(refused);
+    check!(a.perim(1).perim.gate().has_pending());
+    b.end(1, |_| ());
+    for p in [&a, &b] {
+        let _ = p.end(0, |s| s.sth_take_events());
+    }
+    for _ in 0..64 {
+        let (x, y) = (read(&a, 1, BUF), read(&b, 1, BUF));
+        check_eq!(x, y);
+        if x.is_err() {
+            break;
+        }
+        check!(a.end(1, read_side) == b.end(1, read_side));
+    }
+    let ev = a.end(0, |s| s.sth_take_events());
+    check!(ev.wake & WAKE_WRITE != 0);
+    check_eq!(ev, b.end(0, |s| s.sth_take_events()));
+    check_eq!(write(&a, 0, &chunk), Ok(BUF));
+    Ok(())
+}
+
+/// What is not band-0 data takes the ordinary path, and with it the data before it: a
+/// hangup after the data is seen after the data is read.
+fn hangup_after_data_is_read_in_order() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    check_eq!(write(&s, 0, b"last"), Ok(4));
+    s.close(0);
+    let r = check_ok!(read(&s, 1, 64));
+    check_eq!(r.0.get(..r.1), Some(&b"last"[..]));
+    check_eq!(read(&s, 1, 64).map(|r| r.1), Ok(0)); // end of file
+    Ok(())
+}
+
+ktest_suite!(PIPE_DIRECT_SUITE, "streams_pipe_direct":
+    a_read_takes_straight_from_the_inbound_list,
+    byte_stream_reads_match,
+    message_discard_reads_match,
+    message_nondiscard_reads_match,
+    writer_refused_for_pending_bytes_is_back_enabled,
+    hangup_after_data_is_read_in_order,
+);

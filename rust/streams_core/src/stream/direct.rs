@@ -1,0 +1,172 @@
+//! The direct take (issue 12): ordinary data a read takes straight from its Stream's inbound
+//! list, without the put up to the Stream head, the head's `putq` and the read's `getq`.
+//!
+//! A read enters its Stream with `Perim::enter_read`. When something waits on the inbound
+//! list, the gate is lazy (the puts claimed nothing: nobody watches the head) and the head
+//! allows it ([`HeadProcs::direct_ok`]: a Stream head with no read fill, M_READ, write hold,
+//! signals, hangup or error), the reader takes the list as every enter does
+//! (`Gate::take_into`: the claim cleared first, the pending counts zeroed and fenced, so
+//! the refused writer's mark is seen by the publish as before) and applies its back-enables,
+//! but keeps its puts here instead of putting them up ([`Stream::take_direct`]) when all of
+//! them are band-0 M_DATA for one queue whose put reaches the head's read queue stepping only
+//! over pass-only put procedures (each pair idle and opened, its queues empty, nothing
+//! deferred: what `put_once` steps over), and the head's read queue is empty with no writer
+//! waiting on it (QWANTW). Anything else is applied as before.
+//!
+//! The head reads these messages as if they were queued behind its read queue
+//! ([`Stream::direct_first`], [`Stream::direct_pop`]). Each one taken is counted as put on
+//! every queue of its path and on the head (module statistics), and clears QWANTR as its
+//! `getq` would; the head notes its arrival events itself. What the read does not take is
+//! put up by the ordinary path when the lock hold ends, first thing
+//! ([`Stream::settle_direct`], from `Perim::leave`), before any later inbound work: it lands
+//! behind the rest of a split message in order. Nothing else runs between the take and the
+//! read (only read(2) enters so).
+//!
+//! Why the head's queue ends as it would have: the messages read here never enter it, and
+//! those that would have were put and taken back within one lock hold in which nobody looks
+//! at it (the put path steps over pass-only procedures, the read only takes). QFULL follows
+//! the counts alone (`Queue::update_full`), a waiting writer (QWANTW) is excluded, and QWANTR
+//! is cleared as `getq` clears it; so the counts, flags and the flow control published at the
+//! end of the hold are the same.
+
+use super::{HeadProcs, QueueId, Role, Stream};
+use crate::msg::{Msg, M_DATA};
+use crate::queue::QFlags;
+
+/// Messages taken from the inbound list for the read in progress (see the module docs).
+///
+/// # Invariants
+/// `dest` is set while `list` holds a message; `list` is empty whenever no read holds the
+/// Stream lock (`Perim::leave` settles it first).
+#[derive(Default)]
+pub(crate) struct Direct {
+    /// Oldest first, through `b_next`.
+    list: Option<Msg>,
+    /// The queue they were put into.
+    dest: Option<QueueId>,
+}
+
+impl<H: HeadProcs> Stream<H> {
+    /// Whether a band-0 M_DATA message put into `q` reaches the head's read queue with nothing
+    /// done to it on the way: each queue before the head belongs to an idle, opened pair whose
+    /// put procedure only passes data on, holds nothing, and has nothing deferred.
+    fn passes_to_head(&self, mut q: QueueId) -> bool {
+        for _ in 0..self.npairs() {
+            let Some(pair) = self.pair(q.pair()) else {
+                return false;
+            };
+            if pair.role == Role::Head {
+                return q.is_read();
+            }
+            if pair.running || pair.inst.is_none() || pair.sides.iter().any(|s| s.deferred > 0) {
+                return false;
+            }
+            let Some(side) = pair.sides.get(q.side()) else {
+                return false;
+            };
+            if !side.pass.covers(M_DATA) || side.q.mblkcnt() != 0 {
+                return false;
+            }
+            match side.next {
+                Some(n) => q = n,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// The reader's enter took `puts` (oldest first) from the inbound list: keep them for the
+    /// read if they may be read directly (module docs), and say so; else leave them for the
+    /// caller to apply.
+    pub(crate) fn take_direct(&mut self, puts: &mut Option<Msg>) -> bool {
+        let Some(first) = puts.as_ref() else {
+            return false;
+        };
+        let dest = first.0.dest;
+        let mut m = Some(first);
+        while let Some(x) = m {
+            if x.0.dest != dest || x.db_type() != M_DATA || x.band() != 0 {
+                return false;
+            }
+            m = x.0.next.as_ref();
+        }
+        let Some(q) = QueueId::from_raw(dest) else {
+            return false;
+        };
+        let h = self.head_rq();
+        let head_idle = self
+            .queue(h)
+            .is_some_and(|hq| hq.first().is_none() && !hq.flags().contains(QFlags::QWANTW));
+        if self.closed || !head_idle || !self.passes_to_head(q) {
+            return false;
+        }
+        debug_assert!(self.direct.list.is_none());
+        self.direct = Direct {
+            list: puts.take(),
+            dest: Some(q),
+        };
+        true
+    }
+
+    /// The next message of the direct take, if any.
+    #[inline]
+    pub(crate) fn direct_first(&self) -> Option<&Msg> {
+        self.direct.list.as_ref()
+    }
+
+    /// Take the next message of the direct take, counted as put on each queue of its path and
+    /// on the head, and leaving the head's read queue as its `putq` and `getq` would have
+    /// ([`Queue::bypassed`](crate::queue::Queue::bypassed)).
+    pub(crate) fn direct_pop(&mut self) -> Option<Msg> {
+        let mut q = self.direct.dest?;
+        let mut m = self.direct.list.take()?;
+        self.direct.list = m.0.next.take();
+        for _ in 0..self.npairs() {
+            let Some(pair) = self.pair_mut_quiet(q.pair()) else {
+                break;
+            };
+            pair.count_stat(q.side(), super::stats::Stat::Put);
+            if pair.role == Role::Head {
+                break;
+            }
+            match pair.sides.get(q.side()).and_then(|s| s.next) {
+                Some(n) => q = n,
+                None => break,
+            }
+        }
+        let h = self.head_rq();
+        if self
+            .queue(h)
+            .is_some_and(|hq| hq.flags().contains(QFlags::QWANTR))
+        {
+            if let Some(s) = self.side_mut(h) {
+                s.q.bypassed();
+            }
+        }
+        Some(m)
+    }
+
+    /// Put up what the read did not take, in order, by the ordinary path (`Perim::leave`,
+    /// before anything else).
+    #[inline]
+    pub(crate) fn settle_direct(&mut self) {
+        if self.direct.list.is_some() {
+            self.settle_direct_slow();
+        }
+    }
+
+    #[cold]
+    fn settle_direct_slow(&mut self) {
+        let Direct { mut list, dest } = core::mem::take(&mut self.direct);
+        while let Some(mut m) = list {
+            list = m.0.next.take();
+            match dest {
+                Some(q) => self.put(q, m),
+                None => {
+                    drop(m); // not reached: `dest` is set with the list
+                    self.count_drop();
+                }
+            }
+        }
+    }
+}
