@@ -97,10 +97,11 @@ impl<H: HeadProcs> Stream<H> {
         let head_idle = self
             .queue(h)
             .is_some_and(|hq| hq.first().is_none() && !hq.flags().contains(QFlags::QWANTW));
-        if self.closed || !head_idle || !self.passes_to_head(q) {
+        // A take still held (never: `Perim::leave` settles it) would be overwritten: refuse.
+        debug_assert!(self.direct.list.is_none());
+        if self.closed || !head_idle || self.direct.list.is_some() || !self.passes_to_head(q) {
             return false;
         }
-        debug_assert!(self.direct.list.is_none());
         self.direct = Direct {
             list: puts.take(),
             dest: Some(q),
