@@ -11,7 +11,7 @@ use streams_core::ktest::{Failure, TestResult};
 use streams_core::queue::QFlags;
 use streams_core::sth::call;
 use streams_core::sth::consts::*;
-use streams_core::sth::{IocArg, SliceIo, Stream, WAKE_WRITE};
+use streams_core::sth::{IocArg, Part, SliceIo, Stream, WAKE_WRITE};
 use streams_core::stream::{ModuleStat, Registry};
 use streams_core::{check, check_eq, check_ok, ktest_suite};
 
@@ -135,6 +135,55 @@ fn message_nondiscard_reads_match() -> TestResult {
     same_as_through_the_head(RMSGN)
 }
 
+/// What a getmsg brought back: the data bytes, its data length and return value.
+type GotMsg = Result<([u8; BUF], i32, i32), Errno>;
+
+fn getmsg(s: &TestPipe, end: usize, maxlen: usize) -> GotMsg {
+    let mut b = [0u8; BUF];
+    let max = maxlen.min(BUF);
+    let data = Part {
+        io: &mut SliceIo(b.get_mut(..max).unwrap_or_default()),
+        len: i32::try_from(max).unwrap_or(0),
+    };
+    let g = call::getmsg(&s.call(end), None, Some(data), 0, 0, true, |_| Ok(()))?;
+    Ok((b, g.data_len, g.more))
+}
+
+/// getmsg takes directly as read does: the same writes read back with getmsg of several sizes
+/// (a message larger than `maxlen` leaves its rest readable, MOREDATA), on a direct-reading
+/// pipe and on one whose data went up to the head first; then a getmsg of a higher band
+/// finds nothing and leaves the data readable.
+fn getmsg_matches() -> TestResult {
+    const WRITES: [&[u8]; 4] = [b"ab", b"cdef", b"", b"ghi"];
+    const MAXLENS: [usize; 6] = [64, 2, 64, 64, 64, 64];
+    let [a, b] = pair(RNORM)?;
+    for _round in 0..2 {
+        for w in WRITES {
+            check_eq!(write(&a, 0, w), write(&b, 0, w));
+        }
+        b.end(1, |_| ());
+        for len in MAXLENS {
+            check_eq!(getmsg(&a, 1, len), getmsg(&b, 1, len));
+            check!(a.end(1, read_side) == b.end(1, read_side));
+        }
+    }
+    check_eq!(write(&a, 0, b"zz"), Ok(2));
+    let mut buf = [0u8; 8];
+    let data = Part {
+        io: &mut SliceIo(&mut buf),
+        len: 8,
+    };
+    let r = call::getmsg(&a.call(1), None, Some(data), 1, MSG_BAND, true, |_| Ok(()));
+    check_eq!(r.err(), Some(Errno::EAGAIN));
+    let r = check_ok!(read(&a, 1, 64));
+    check_eq!(r.0.get(..r.1), Some(&b"zz"[..]));
+    check_eq!(
+        a.end(1, |s| s.sth_take_events()),
+        b.end(1, |s| s.sth_take_events())
+    );
+    Ok(())
+}
+
 /// End 0 writes until the bytes pending on end 1's inbound list refuse it (EAGAIN); end 1
 /// then reads everything, the first read straight from the inbound list. The refused writer
 /// is back-enabled (its head hears WAKE_WRITE), as when the data went up to the head first.
@@ -188,6 +237,7 @@ ktest_suite!(PIPE_DIRECT_SUITE, "streams_pipe_direct":
     byte_stream_reads_match,
     message_discard_reads_match,
     message_nondiscard_reads_match,
+    getmsg_matches,
     writer_refused_for_pending_bytes_is_back_enabled,
     hangup_after_data_is_read_in_order,
 );

@@ -59,15 +59,15 @@
 //!    anyone on the wait queue wakes it instead. A datagram from the network then reaches a
 //!    waiting reader with one wakeup, as a socket's does, instead of a runner's work item and
 //!    a second wakeup.
-//! 7. **direct take** ([`Perim::enter_read`]): read(2)'s enter. When the gate is lazy (so
-//!    the puts waiting there claimed nothing and nobody watches the head) and the head
-//!    allows it (`HeadProcs::direct_ok`), the inbound list is taken as in step 1, but band-0
-//!    M_DATA whose way up to the head's empty read queue only steps over pass-only put
-//!    procedures is kept for the read, which takes it after the head's queue, without the
-//!    put up, the head's `putq` and its own `getq`; what the read leaves is put up first
-//!    thing in [`Perim::leave`], before anything newer (`stream/direct.rs`). The take itself
-//!    is step 1's (the claim cleared first, the pending counts zeroed and fenced), so the
-//!    flow control and the refused writers' back-enables are as for any enter.
+//! 7. **direct take** ([`Perim::enter_read`]): read(2)'s and getmsg's enter. When the gate is
+//!    lazy (so the puts waiting there claimed nothing and nobody watches the head) and the
+//!    head allows it (`HeadProcs::direct_ok`), the inbound list is taken as in step 1, but
+//!    band-0 M_DATA whose way up to the head's empty read queue only steps over pass-only put
+//!    procedures is kept for the read, which takes it after the head's queue, without the put
+//!    up, the head's `putq` and its own `getq`; what the read leaves is put up first thing in
+//!    [`Perim::leave`], before anything newer (`stream/direct.rs`). The take itself is step
+//!    1's (the claim cleared first, the pending counts zeroed and fenced), so the flow control
+//!    and the refused writers' back-enables are as for any enter.
 //!
 //! # Locking
 //! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system
@@ -137,11 +137,11 @@ impl<H: HeadProcs> Perim<H> {
         }
     }
 
-    /// [`Perim::enter`] for read(2) (step 7 of the module docs): when the gate is lazy and
-    /// the head allows it ([`HeadProcs::direct_ok`]), ordinary data on the inbound list is
-    /// taken for the read instead of being put up to the head (`stream/direct.rs`). Only the
-    /// Stream head's read may follow this enter: the lock hold's other operations would not
-    /// see that data.
+    /// [`Perim::enter`] for read(2) and getmsg (step 7 of the module docs): when the gate is
+    /// lazy and the head allows it ([`HeadProcs::direct_ok`]), ordinary data on the inbound
+    /// list is taken for the read instead of being put up to the head (`stream/direct.rs`).
+    /// Only the Stream head's read or getmsg may follow this enter: the lock hold's other
+    /// operations would not see that data.
     pub fn enter_read(&self) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
         self.gate.set_busy(true);

@@ -56,10 +56,10 @@ pub trait HeadCall {
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno>;
 
-    /// [`HeadCall::run`] for read(2): the platform enters the Stream for each try with
-    /// `Perim::enter_read` instead of `Perim::enter`, so that ordinary data waiting on the
-    /// inbound list may be read straight from there (`stream/direct.rs`). `op` must be the
-    /// head's read. Default: [`HeadCall::run`].
+    /// [`HeadCall::run`] for read(2) and getmsg: the platform enters the Stream for each try
+    /// with `Perim::enter_read` instead of `Perim::enter`, so that ordinary data waiting on
+    /// the inbound list may be read straight from there (`stream/direct.rs`). `op` must be
+    /// the head's read or getmsg. Default: [`HeadCall::run`].
     fn run_read<R>(
         &self,
         nonblock: bool,
@@ -413,12 +413,9 @@ pub fn getmsg<H: HeadCall>(
     let tok = &h.shared().reader;
     let (cmax, dmax) = (Part::size(&ctl), Part::size(&data));
     let mut t = Taken::new();
-    let g = h.run(
-        nonblock,
-        None,
-        |s| s.strgetpmsg(cmax, dmax, band, flags, nonblock, tok, &mut t),
-        |_| {},
-    )?;
+    let g = h.run_read(nonblock, |s| {
+        s.strgetpmsg(cmax, dmax, band, flags, nonblock, tok, &mut t)
+    })?;
     let copied = match t.is_empty() {
         true => Ok(()),
         false => t.copy_parts(part_io(&mut ctl), part_io(&mut data)),

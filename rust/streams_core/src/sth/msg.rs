@@ -255,7 +255,9 @@ impl Stream {
             return Err(wait(nonblock, Block::Readable));
         }
         let h = self.head_rq();
-        let first = self.queue(h).and_then(|q| q.first());
+        // The head's first message, else the first the enter took straight from the inbound
+        // list (band-0 M_DATA: `stream/direct.rs`).
+        let first = self.sth_front(h);
         let ok = first.is_some_and(|m| m.is_hipri() || minband.is_some_and(|b| m.band() >= b));
         let Some(first) = first.filter(|_| ok) else {
             if self.sth.hangup {
@@ -276,7 +278,7 @@ impl Stream {
         if p.ctl.is_none() && p.data.is_none() {
             return Ok(p.got); // nothing is retrieved: the message stays as it is
         }
-        let Some(mp) = self.getq_at(h) else {
+        let Some(mp) = self.sth_take_front(h) else {
             return Ok(p.got);
         };
         let band = mp.band();

@@ -211,11 +211,11 @@ impl Stream {
         }
     }
 
-    /// The message a read takes next: the first of the head's read queue, else the next one
-    /// the read took straight from the inbound list (`stream/direct.rs`), which comes after
+    /// The message a read or getmsg takes next: the first of the head's read queue, else the
+    /// next one the read took straight from the inbound list (`stream/direct.rs`), which comes after
     /// it.
     #[inline]
-    fn sth_front(&self, h: QueueId) -> Option<&Msg> {
+    pub(super) fn sth_front(&self, h: QueueId) -> Option<&Msg> {
         match self.queue(h).and_then(|q| q.first()) {
             Some(m) => Some(m),
             None => self.direct_first(),
@@ -225,7 +225,7 @@ impl Stream {
     /// Take [`Stream::sth_front`]'s message: `getq`, or the direct take's next one, whose
     /// arrival is noted as `sth_enqueue` notes data arriving on the empty queue the direct
     /// take requires (the readers' and pollers' wakeup, S_INPUT | S_RDNORM).
-    fn sth_take_front(&mut self, h: QueueId) -> Option<Msg> {
+    pub(super) fn sth_take_front(&mut self, h: QueueId) -> Option<Msg> {
         if self.direct_first().is_some() && self.queue(h).is_some_and(|q| q.first().is_none()) {
             let m = self.direct_pop();
             self.sth.note(WAKE_READ | WAKE_POLL, S_INPUT | S_RDNORM);

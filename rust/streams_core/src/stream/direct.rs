@@ -20,7 +20,9 @@
 //! put up by the ordinary path when the lock hold ends, first thing
 //! ([`Stream::settle_direct`], from `Perim::leave`), before any later inbound work: it lands
 //! behind the rest of a split message in order. Nothing else runs between the take and the
-//! read (only read(2) enters so).
+//! read (only read(2) and getmsg enter so; getmsg takes these messages as read does, after
+//! the head's queue: they are band 0, so a getmsg for high-priority or a higher band leaves
+//! them to be put up).
 //!
 //! Why the head's queue ends as it would have: the messages read here never enter it, and
 //! those that would have were put and taken back within one lock hold in which nobody looks
