@@ -15,7 +15,7 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
-use super::Perim;
+use super::{Perim, PerimGuard};
 use crate::errno::Errno;
 use crate::msg::Msg;
 use crate::stream::{HeadProcs, Perimeter, QRef, QueueId, Stream};
@@ -56,26 +56,22 @@ impl<H: HeadProcs> TestPerim<H> {
     /// An operation on the Stream, as a system call does it: enter, `f`, leave, unlock, then
     /// the perimeters it claimed run in place.
     pub fn op<R>(&self, f: impl FnOnce(&mut Stream<H>) -> R) -> R {
-        let mut g = self.perim.enter();
-        let r = f(&mut g);
-        let later = self.perim.leave(&mut g);
-        drop(g);
-        later.finish(0);
-        // A put that came in after `leave` looked and whose claimer left it to us (step 4).
-        if self.perim.needs_run() {
-            self.run(0);
-        }
-        r
+        self.op_entered(self.perim.enter(), f)
     }
 
     /// [`TestPerim::op`] for the Stream head's read: entered with `Perim::enter_read`
     /// (`perim` step 7), so `f` may read data straight from the inbound list.
     pub fn op_read<R>(&self, f: impl FnOnce(&mut Stream<H>) -> R) -> R {
-        let mut g = self.perim.enter_read();
+        self.op_entered(self.perim.enter_read(), f)
+    }
+
+    /// The rest of [`TestPerim::op`] once entered by `g`.
+    fn op_entered<R>(&self, mut g: PerimGuard<'_, H>, f: impl FnOnce(&mut Stream<H>) -> R) -> R {
         let r = f(&mut g);
         let later = self.perim.leave(&mut g);
         drop(g);
         later.finish(0);
+        // A put that came in after `leave` looked and whose claimer left it to us (step 4).
         if self.perim.needs_run() {
             self.run(0);
         }
