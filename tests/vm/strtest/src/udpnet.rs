@@ -70,7 +70,7 @@ fn parse(a: &[u8]) -> Result<(Ipv4Addr, u16), String> {
 }
 
 /// Wait until `fd` is readable (at most `ms` milliseconds).
-fn wait_readable(fd: i32, ms: i32) -> Result<bool, String> {
+pub(crate) fn wait_readable(fd: i32, ms: i32) -> Result<bool, String> {
     let mut p = libc::pollfd {
         fd,
         events: libc::POLLIN,

@@ -166,6 +166,7 @@ fn exchange(dev: &str) -> R {
         "t_look is not T_DATA"
     );
     let mut buf = [0u8; 64];
+    ready(&b, "t_rcvudata b")?;
     let (src, n, more) = x(b.recv_unitdata(&mut buf), "t_rcvudata b")?;
     ensure!(&buf[..n] == b"hello from a" && !more, "got {:?}", &buf[..n]);
     ensure!(
@@ -174,6 +175,7 @@ fn exchange(dev: &str) -> R {
         parse(&src)
     );
     x(b.send_unitdata(&src, b"reply"), "t_sndudata b→a")?;
+    ready(&a, "t_rcvudata a")?;
     let (src, n, _) = x(a.recv_unitdata(&mut buf), "t_rcvudata a")?;
     ensure!(
         &buf[..n] == b"reply" && parse(&src)?.1 == pb,
@@ -225,6 +227,17 @@ pub(crate) fn t_xtiso_unitdata_options() -> R {
     unitdata_options(xti::XTISO_UDP_DEVICE)
 }
 
+/// Wait (at most 5 s) until `ep` has something to receive: under fault injection a datagram may
+/// be dropped (UDP's, counted), and a blocking receive would then wait for ever.
+fn ready(ep: &Endpoint, what: &str) -> R {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(ep);
+    ensure!(
+        crate::udpnet::wait_readable(fd, 5000)?,
+        "{what}: nothing within 5 s"
+    );
+    Ok(())
+}
+
 fn unitdata_options(dev: &str) -> R {
     if !present_dev(dev) {
         return Ok(());
@@ -236,6 +249,7 @@ fn unitdata_options(dev: &str) -> R {
         let mut addr = [0u8; 64];
         let mut opt = [0u8; 256];
         let mut data = [0u8; 64];
+        ready(&b, "t_rcvudata with options")?;
         let r = x(
             b.recv_unitdata_parts(Some(&mut addr), Some(&mut opt), &mut data),
             "t_rcvudata with options",
@@ -323,6 +337,7 @@ fn and_sockets(dev: &str) -> R {
     sock.send_to(b"from socket", SocketAddrV4::new(Ipv4Addr::LOCALHOST, port))
         .map_err(|e| e.to_string())?;
     let mut buf = [0u8; 64];
+    ready(&ep, "t_rcvudata")?;
     let (src, n, _) = x(ep.recv_unitdata(&mut buf), "t_rcvudata")?;
     ensure!(&buf[..n] == b"from socket", "got {:?}", &buf[..n]);
     ensure!(
