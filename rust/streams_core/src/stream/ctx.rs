@@ -481,23 +481,19 @@ impl<H: HeadProcs> Stream<H> {
             }
             return false;
         }
-        if !pair.running && pair.inst.is_some() {
-            if let Some(side) = pair.sides.get(q.side()) {
-                // `Pass`: an idle pair whose put procedure would only putnext this message,
-                // with nothing queued ahead of it (messages deferred by re-entry, or queued
-                // by the module, keep their order): count the put and pass it on. `running`
-                // is set meanwhile, so a put that comes back into this pair is deferred as
-                // it would be while the put procedure ran.
-                if side.pass.covers(mp.db_type()) && side.q.mblkcnt() == 0 {
-                    pair.running = true;
-                    pair.count_stat(q.side(), super::stats::Stat::Put);
-                    self.putnext_from(q, mp);
-                    if let Some(pair) = self.pair_mut_quiet(q.pair()) {
-                        pair.running = false;
-                    }
-                    return true;
-                }
+        // `Pass`: an idle pair whose put procedure would only putnext this message, with
+        // nothing queued ahead of it (messages deferred by re-entry, or queued by the module,
+        // keep their order): count the put and pass it on. `running` is set meanwhile, so a
+        // put that comes back into this pair is deferred as it would be while the put
+        // procedure ran.
+        if pair.steps_over(q.side(), mp.db_type()) {
+            pair.running = true;
+            pair.count_stat(q.side(), super::stats::Stat::Put);
+            self.putnext_from(q, mp);
+            if let Some(pair) = self.pair_mut_quiet(q.pair()) {
+                pair.running = false;
             }
+            return true;
         }
         let inst = if pair.running { None } else { pair.inst.take() };
         let Some(mut inst) = inst else {

@@ -38,14 +38,11 @@ use crate::queue::QFlags;
 /// Messages taken from the inbound list for the read in progress (see the module docs).
 ///
 /// # Invariants
-/// `dest` is set while `list` holds a message; `list` is empty whenever no read holds the
-/// Stream lock (`Perim::leave` settles it first).
+/// `taken` is `None` whenever no read holds the Stream lock (`Perim::leave` settles it first).
 #[derive(Default)]
 pub(crate) struct Direct {
-    /// Oldest first, through `b_next`.
-    list: Option<Msg>,
-    /// The queue they were put into.
-    dest: Option<QueueId>,
+    /// The queue the messages were put into, and the messages, oldest first through `b_next`.
+    taken: Option<(QueueId, Msg)>,
 }
 
 impl<H: HeadProcs> Stream<H> {
@@ -60,16 +57,10 @@ impl<H: HeadProcs> Stream<H> {
             if pair.role == Role::Head {
                 return q.is_read();
             }
-            if pair.running || pair.inst.is_none() || pair.sides.iter().any(|s| s.deferred > 0) {
+            if !pair.steps_over(q.side(), M_DATA) || pair.sides.iter().any(|s| s.deferred > 0) {
                 return false;
             }
-            let Some(side) = pair.sides.get(q.side()) else {
-                return false;
-            };
-            if !side.pass.covers(M_DATA) || side.q.mblkcnt() != 0 {
-                return false;
-            }
-            match side.next {
+            match pair.sides.get(q.side()).and_then(|s| s.next) {
                 Some(n) => q = n,
                 None => return false,
             }
@@ -100,30 +91,26 @@ impl<H: HeadProcs> Stream<H> {
             .queue(h)
             .is_some_and(|hq| hq.first().is_none() && !hq.flags().contains(QFlags::QWANTW));
         // A take still held (never: `Perim::leave` settles it) would be overwritten: refuse.
-        debug_assert!(self.direct.list.is_none());
-        if self.closed || !head_idle || self.direct.list.is_some() || !self.passes_to_head(q) {
+        debug_assert!(self.direct.taken.is_none());
+        if self.closed || !head_idle || self.direct.taken.is_some() || !self.passes_to_head(q) {
             return false;
         }
-        self.direct = Direct {
-            list: puts.take(),
-            dest: Some(q),
-        };
+        self.direct.taken = puts.take().map(|list| (q, list));
         true
     }
 
     /// The next message of the direct take, if any.
     #[inline]
     pub(crate) fn direct_first(&self) -> Option<&Msg> {
-        self.direct.list.as_ref()
+        self.direct.taken.as_ref().map(|(_, m)| m)
     }
 
     /// Take the next message of the direct take, counted as put on each queue of its path and
     /// on the head, and leaving the head's read queue as its `putq` and `getq` would have
     /// ([`Queue::bypassed`](crate::queue::Queue::bypassed)).
     pub(crate) fn direct_pop(&mut self) -> Option<Msg> {
-        let mut q = self.direct.dest?;
-        let mut m = self.direct.list.take()?;
-        self.direct.list = m.0.next.take();
+        let (mut q, mut m) = self.direct.taken.take()?;
+        self.direct.taken = m.0.next.take().map(|rest| (q, rest));
         for _ in 0..self.npairs() {
             let Some(pair) = self.pair_mut_quiet(q.pair()) else {
                 break;
@@ -153,23 +140,20 @@ impl<H: HeadProcs> Stream<H> {
     /// before anything else).
     #[inline]
     pub(crate) fn settle_direct(&mut self) {
-        if self.direct.list.is_some() {
+        if self.direct.taken.is_some() {
             self.settle_direct_slow();
         }
     }
 
     #[cold]
     fn settle_direct_slow(&mut self) {
-        let Direct { mut list, dest } = core::mem::take(&mut self.direct);
+        let Some((q, first)) = self.direct.taken.take() else {
+            return;
+        };
+        let mut list = Some(first);
         while let Some(mut m) = list {
             list = m.0.next.take();
-            match dest {
-                Some(q) => self.put(q, m),
-                None => {
-                    drop(m); // not reached: `dest` is set with the list
-                    self.count_drop();
-                }
-            }
+            self.put(q, m);
         }
     }
 }

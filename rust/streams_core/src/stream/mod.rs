@@ -177,6 +177,19 @@ pub(crate) struct Pair {
 }
 
 impl Pair {
+    /// Whether a message of type `ty` put into side `side` may be passed on with `putnext`
+    /// without calling the put procedure (`put_once`'s step over, [`StreamModule::pass`]): the
+    /// pair is idle and opened, its put procedure only passes such messages on, and nothing
+    /// is queued on that side ahead of it.
+    pub(crate) fn steps_over(&self, side: usize, ty: crate::msg::MsgType) -> bool {
+        !self.running
+            && self.inst.is_some()
+            && self
+                .sides
+                .get(side)
+                .is_some_and(|s| s.pass.covers(ty) && s.q.mblkcnt() == 0)
+    }
+
     fn new(info: ModuleInfo, role: Role) -> Pair {
         let side = |readr| Side {
             q: Queue::new(
