@@ -125,16 +125,7 @@ impl<H: HeadProcs> Perim<H> {
     /// the head take up what other Streams changed ([`HeadProcs::sync`]). The gate is busy
     /// until the guard is dropped (step 4).
     pub fn enter(&self) -> PerimGuard<'_, H> {
-        let mut g = self.sd.lock();
-        self.gate.set_busy(true);
-        if self.gate.has_pending() {
-            self.apply_inbound(&mut g);
-        }
-        H::sync(&mut g);
-        PerimGuard {
-            g,
-            gate: &self.gate,
-        }
+        self.enter_for(false)
     }
 
     /// [`Perim::enter`] for read(2) and getmsg (step 7 of the module docs): when the gate is
@@ -143,12 +134,18 @@ impl<H: HeadProcs> Perim<H> {
     /// Only the Stream head's read or getmsg may follow this enter: the lock hold's other
     /// operations would not see that data.
     pub fn enter_read(&self) -> PerimGuard<'_, H> {
+        self.enter_for(true)
+    }
+
+    /// [`Perim::enter`], or with `read` [`Perim::enter_read`].
+    #[inline]
+    fn enter_for(&self, read: bool) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
         self.gate.set_busy(true);
         if self.gate.has_pending() {
             // Under the lock: `lazy` was set by the last holder's leave, and nothing that
             // `direct_ok` reads changes without the lock.
-            let direct = self.gate.is_lazy() && H::direct_ok(&g);
+            let direct = read && self.gate.is_lazy() && H::direct_ok(&g);
             self.take_inbound(&mut g, direct);
         }
         H::sync(&mut g);
