@@ -236,6 +236,32 @@ impl Stats {
     }
 }
 
+/// The T_UNITDATA_IND of a datagram from `src`, with `ip` as its options (none when the port
+/// could not tell) and `data` linked behind it; `None` without memory for it (the datagram is
+/// dropped and counted in `stats`). For both kinds of port ([`Rx::datagram`], and the driver's
+/// read service procedure for a queued one).
+pub(crate) fn unitdata_ind(stats: &Stats, src: Inet4, ip: Option<&RxIp>, data: Msg) -> Option<Msg> {
+    let opts = ip.map(opt::rx_opts);
+    let opts = opts.as_ref().map_or(&[][..], |o| &o[..]);
+    let Some(mut mp) = prim::unitdata_ind(&src.encode(), opts) else {
+        drop(data);
+        stats.dropped_nomem.fetch_add(1, Relaxed);
+        return None;
+    };
+    mp.linkb(data);
+    Some(mp)
+}
+
+/// The T_UDERROR_IND of an ICMP error (`errno`) for a datagram sent to `dst`; `None` without
+/// memory for it (counted in `stats`). For both kinds of port, as [`unitdata_ind`].
+pub(crate) fn uderror_ind(stats: &Stats, dst: Inet4, errno: i32) -> Option<Msg> {
+    let mp = prim::uderror_ind(&dst.encode(), errno);
+    if mp.is_none() {
+        stats.dropped_nomem.fetch_add(1, Relaxed);
+    }
+    mp
+}
+
 /// What a port uses to deliver into the endpoint's Stream; made by the driver (a `QRef` to
 /// the driver's read queue, one to its write queue, and the endpoint's counters). Every
 /// method: any context (softirq included), never sleeps, never takes the Stream lock.
@@ -280,12 +306,9 @@ impl Rx {
             self.stats.dropped_flow.fetch_add(1, Relaxed);
             return;
         }
-        let Some(mut mp) = prim::unitdata_ind(&src.encode(), &opt::rx_opts(&ip)) else {
-            drop(data);
-            self.stats.dropped_nomem.fetch_add(1, Relaxed);
+        let Some(mp) = unitdata_ind(&self.stats, src, Some(&ip), data) else {
             return;
         };
-        mp.linkb(data);
         if self.put(mp) {
             self.stats.received.fetch_add(1, Relaxed);
         }
@@ -302,8 +325,7 @@ impl Rx {
             self.stats.dropped_flow.fetch_add(1, Relaxed);
             return;
         }
-        let Some(mp) = prim::uderror_ind(&dst.encode(), errno) else {
-            self.stats.dropped_nomem.fetch_add(1, Relaxed);
+        let Some(mp) = uderror_ind(&self.stats, dst, errno) else {
             return;
         };
         if self.put(mp) {

@@ -32,7 +32,7 @@ use streams_core::stream::{ModuleInfo, OpenArgs, Perimeter, QCtx, QRef, StreamMo
 use streams_core::sys::{self, Arc, Box};
 
 use super::jobs::{BindWork, Binder, Held, RxLink};
-use super::net::{BindReq, Inet4, Net, Port, Received, Rx, Stats, NSTATS};
+use super::net::{self, BindReq, Inet4, Net, Port, Received, Rx, Stats, NSTATS};
 use super::opt::{self, Opts, T_NEGOTIATE};
 use super::prim::{self, Bad, Info, Req};
 use super::state::{check, TpiState, Verdict};
@@ -514,29 +514,15 @@ impl<N: Net> Udp<N> {
                     self.stats.dropped_nomem.fetch_add(1, Relaxed);
                 }
                 Some(Ok(Received::Datagram(src, ip, data))) => {
-                    let opts = ip.map(|ip| opt::rx_opts(&ip));
-                    let opts = opts.as_ref().map_or(&[][..], |o| &o[..]);
-                    match prim::unitdata_ind(&src.encode(), opts) {
-                        Some(mut mp) => {
-                            mp.linkb(data);
-                            self.stats.received.fetch_add(1, Relaxed);
-                            cx.putnext(mp);
-                        }
-                        None => {
-                            drop(data);
-                            self.stats.dropped_nomem.fetch_add(1, Relaxed);
-                        }
+                    if let Some(mp) = net::unitdata_ind(&self.stats, src, ip.as_ref(), data) {
+                        self.stats.received.fetch_add(1, Relaxed);
+                        cx.putnext(mp);
                     }
                 }
                 Some(Ok(Received::Error(dst, errno))) => {
-                    match prim::uderror_ind(&dst.encode(), errno) {
-                        Some(mp) => {
-                            self.stats.uderror.fetch_add(1, Relaxed);
-                            cx.putnext(mp);
-                        }
-                        None => {
-                            self.stats.dropped_nomem.fetch_add(1, Relaxed);
-                        }
+                    if let Some(mp) = net::uderror_ind(&self.stats, dst, errno) {
+                        self.stats.uderror.fetch_add(1, Relaxed);
+                        cx.putnext(mp);
                     }
                 }
             }
