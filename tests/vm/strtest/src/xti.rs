@@ -187,6 +187,7 @@ fn exchange(dev: &str) -> R {
     x(a.send_unitdata(&sin(pb), &big), "t_sndudata 100")?;
     let mut got = Vec::new();
     let mut small = [0u8; 40];
+    ready(&b, "t_rcvudata 40")?;
     loop {
         let (_, n, more) = x(b.recv_unitdata(&mut small), "t_rcvudata 40")?;
         got.extend_from_slice(&small[..n]);
@@ -398,6 +399,7 @@ fn errors(dev: &str) -> R {
         "t_sndudata to a closed port",
     )?;
     std::thread::sleep(Duration::from_millis(100));
+    ready(&a, "t_rcvudata after ICMP")?;
     let mut buf = [0u8; 16];
     expect_err(
         a.recv_unitdata(&mut buf),
