@@ -4,11 +4,17 @@
 //! (write/read), `hold` (write hold on the writer, read fill and 4096-byte reads on the reader,
 //! a read tried after each write, as perftest's non-blocking reader does) or `putmsg` (putmsg
 //! of a data part and no control part, then getmsg of the data part into 4096 bytes with the
-//! control part not processed, as `perftest --putmsg` does).
+//! control part not processed, as `perftest --putmsg` does), `burst` (write BURST messages,
+//! then read them back one read(2) per message: the steady state of a writer that runs ahead
+//! of its reader, whose Stream head queue holds a backlog) or `burstmsg` (the same with
+//! putmsg and getmsg). For the burst modes N counts messages and BURST is the fourth argument
+//! (default 16), so the instructions per message compare with `plain`; a burst ends early
+//! where flow control refuses the writer (4096-byte messages: after 2).
 //! Each iteration writes at end 0 and reads at end 1 of a `TestPipe`, through the same core
 //! code the kernel runs (the system call's platform half `sth::call`, Stream head, engine,
 //! perimeters); only the platform (user copies, locks, waits) differs.
 use pipe::tests::TestPipe;
+use streams_core::errno::Errno;
 use streams_core::sth::call;
 use streams_core::sth::consts::{I_SRDOPT, I_SWROPT, RFILL, SNDHOLD};
 use streams_core::sth::{IocArg, Part, SliceIo};
@@ -22,6 +28,7 @@ fn main() {
     let p = TestPipe::new().expect("pipe");
     let mut data = vec![7u8; size];
     let mut buf = vec![0u8; 4096];
+    let burst: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(16).max(1);
     let mut got = 0usize;
     if mode == "hold" {
         // The bench's streams+H+w+F: write hold on the writer, read fill, 4096-byte reads.
@@ -34,6 +41,48 @@ fn main() {
             s.strioctl(&r, I_SRDOPT, IocArg::Int(i64::from(RFILL)))
         })
         .expect("I_SRDOPT");
+    }
+    if mode == "burst" || mode == "burstmsg" {
+        let msg = mode == "burstmsg";
+        let mut moved = 0;
+        while moved < n {
+            // A write refused by flow control (EAGAIN: large messages fill the reader's
+            // high-water mark before BURST) ends the burst, as the bench's writer waits there.
+            let mut written = 0;
+            for _ in 0..burst.min(n - moved) {
+                let r = if msg {
+                    let d = Part {
+                        io: &mut SliceIo(&mut data),
+                        len: i32::try_from(size).expect("size"),
+                    };
+                    call::putmsg(&p.call(0), None, Some(d), 0, 0, true).map(|_| ())
+                } else {
+                    call::write(&p.call(0), &mut SliceIo(&mut data), size, true).map(|_| ())
+                };
+                match r {
+                    Ok(()) => written += 1,
+                    Err(e) if e == Errno::EAGAIN => break,
+                    Err(e) => panic!("write: {e:?}"),
+                }
+            }
+            moved += written;
+            for _ in 0..written {
+                // Reads of SIZE bytes: each takes one message, as the bench's 1-byte reads do.
+                if msg {
+                    let b = Part {
+                        io: &mut SliceIo(&mut buf),
+                        len: i32::try_from(size).expect("size"),
+                    };
+                    let g = call::getmsg(&p.call(1), None, Some(b), 0, 0, true, |_| Ok(()));
+                    got += g.map(|g| g.data_len.max(0) as usize).expect("getmsg");
+                } else {
+                    got += call::read(&p.call(1), &mut SliceIo(&mut buf), size, true)
+                        .expect("read");
+                }
+            }
+        }
+        println!("{mode}: {n} x {size} bytes in bursts of {burst}, {got} read");
+        return;
     }
     for _ in 0..n {
         match mode {
