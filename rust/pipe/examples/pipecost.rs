@@ -28,7 +28,11 @@ fn main() {
     let p = TestPipe::new().expect("pipe");
     let mut data = vec![7u8; size];
     let mut buf = vec![0u8; 4096];
-    let burst: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(16).max(1);
+    let burst: usize = args
+        .get(4)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(16)
+        .max(1);
     let mut got = 0usize;
     if mode == "hold" {
         // The bench's streams+H+w+F: write hold on the writer, read fill, 4096-byte reads.
@@ -76,8 +80,8 @@ fn main() {
                     let g = call::getmsg(&p.call(1), None, Some(b), 0, 0, true, |_| Ok(()));
                     got += g.map(|g| g.data_len.max(0) as usize).expect("getmsg");
                 } else {
-                    got += call::read(&p.call(1), &mut SliceIo(&mut buf), size, true)
-                        .expect("read");
+                    got +=
+                        call::read(&p.call(1), &mut SliceIo(&mut buf), size, true).expect("read");
                 }
             }
         }

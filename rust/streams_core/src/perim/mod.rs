@@ -197,9 +197,7 @@ impl<H: HeadProcs> Perim<H> {
         if direct && s.take_direct(&mut t.puts) {
             return;
         }
-        while let Some((q, mp)) = t.next_put() {
-            s.put(q, mp);
-        }
+        s.put_list(t.puts.take());
     }
 
     /// Before unlocking (step 3): let the head take up outside changes

@@ -450,6 +450,29 @@ impl Queue {
         })
     }
 
+    /// putq of a run of ordinary band-0 messages, oldest first through `b_next` (the batch
+    /// put-up, `stream/batch.rs`): the queue ends as the putq of each in turn leaves it. They
+    /// all go on band 0's list, and the counts are added once: QFULL is a function of the
+    /// counts alone, and the enable each putq reports depends on QWANTR and QNOENB, which no
+    /// putq changes, so the run's one event is each putq's.
+    pub(crate) fn putq_run(&mut self, mut run: Option<Msg>) -> QEvent {
+        let (mut size, mut blocks) = (0usize, 0usize);
+        while let Some(mut m) = run {
+            run = m.0.next.take();
+            debug_assert!(!m.is_hipri() && m.band() == 0);
+            let (s, b) = m.msgsize_blocks();
+            size = size.saturating_add(s);
+            blocks = blocks.saturating_add(b);
+            self.norm.push_back(m);
+        }
+        self.account(Class::Norm, (size, blocks), true);
+        if self.can_enable() && self.flags.contains(QFlags::QWANTR) {
+            QEvent::enable()
+        } else {
+            QEvent::NONE
+        }
+    }
+
     /// putbq: return `mp` to the front of its class (a service procedure that cannot pass it
     /// on). Enables only if a reader is waiting and enabling is allowed, so a service procedure
     /// that puts back is not rescheduled in a loop. A band message whose `qband` cannot be

@@ -181,6 +181,30 @@ impl Stream {
             .note(if wake { WAKE_READ | WAKE_POLL } else { 0 }, sig);
     }
 
+    /// [`Stream::sth_enqueue`] of a run of band-0 M_DATA messages (`HeadProcs::rput_run`,
+    /// `stream/batch.rs`), with one `putq_run` and one note. The head ends as the enqueue of
+    /// each would leave it: the messages are neither high-priority nor banded, so each one's
+    /// wakeup is wanted only on the empty queue (the first one's) or with read fill, and the
+    /// notes of a lock hold are a set of events (`HeadEvents`, taken at its end), so the
+    /// union of the per-message notes is this one. (There is no merging of M_DATA at the
+    /// head's read queue to keep.)
+    pub(crate) fn sth_enqueue_run(&mut self, run: Msg) {
+        let h = self.head_rq();
+        let rfill = self.sth.rdopt & RFILL != 0;
+        let Some(s) = self.side_mut(h) else {
+            return;
+        };
+        let was_empty = s.q.first().is_none();
+        let ev = s.q.putq_run(Some(run));
+        self.apply(h, ev);
+        let wake = if was_empty || rfill {
+            WAKE_READ | WAKE_POLL
+        } else {
+            0
+        };
+        self.sth.note(wake, S_INPUT | S_RDNORM);
+    }
+
     /// Apply M_SETOPTS.
     pub(crate) fn sth_setopts(&mut self, o: &StrOptions) {
         let f = o.so_flags;

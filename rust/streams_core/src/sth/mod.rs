@@ -354,6 +354,9 @@ impl HeadProcs for StrHead {
     fn rput(s: &mut Stream, mp: Msg) {
         s.sth_rput(mp)
     }
+    fn rput_run(s: &mut Stream, run: Msg) {
+        s.sth_enqueue_run(run)
+    }
     fn backenable(s: &mut Stream, band: u8) {
         if s.sth.plex.is_none() {
             s.sth_backenable(band)

@@ -31,7 +31,7 @@
 //! is cleared as `getq` clears it; so the counts, flags and the flow control published at the
 //! end of the hold are the same.
 
-use super::{HeadProcs, QueueId, Role, Stream};
+use super::{HeadProcs, QueueId, Stream};
 use crate::msg::{Msg, M_DATA};
 use crate::queue::QFlags;
 
@@ -46,28 +46,6 @@ pub(crate) struct Direct {
 }
 
 impl<H: HeadProcs> Stream<H> {
-    /// Whether a band-0 M_DATA message put into `q` reaches the head's read queue with nothing
-    /// done to it on the way: each queue before the head belongs to an idle, opened pair whose
-    /// put procedure only passes data on, holds nothing, and has nothing deferred.
-    fn passes_to_head(&self, mut q: QueueId) -> bool {
-        for _ in 0..self.npairs() {
-            let Some(pair) = self.pair(q.pair()) else {
-                return false;
-            };
-            if pair.role == Role::Head {
-                return q.is_read();
-            }
-            if !pair.steps_over(q.side(), M_DATA) || pair.sides.iter().any(|s| s.deferred > 0) {
-                return false;
-            }
-            match pair.sides.get(q.side()).and_then(|s| s.next) {
-                Some(n) => q = n,
-                None => return false,
-            }
-        }
-        false
-    }
-
     /// The reader's enter took `puts` (oldest first) from the inbound list: keep them for the
     /// read if they may be read directly (module docs), and say so; else leave them for the
     /// caller to apply.
@@ -109,21 +87,9 @@ impl<H: HeadProcs> Stream<H> {
     /// on the head, and leaving the head's read queue as its `putq` and `getq` would have
     /// ([`Queue::bypassed`](crate::queue::Queue::bypassed)).
     pub(crate) fn direct_pop(&mut self) -> Option<Msg> {
-        let (mut q, mut m) = self.direct.taken.take()?;
+        let (q, mut m) = self.direct.taken.take()?;
         self.direct.taken = m.0.next.take().map(|rest| (q, rest));
-        for _ in 0..self.npairs() {
-            let Some(pair) = self.pair_mut_quiet(q.pair()) else {
-                break;
-            };
-            pair.count_stat(q.side(), super::stats::Stat::Put);
-            if pair.role == Role::Head {
-                break;
-            }
-            match pair.sides.get(q.side()).and_then(|s| s.next) {
-                Some(n) => q = n,
-                None => break,
-            }
-        }
+        self.count_path(q, 1);
         let h = self.head_rq();
         if self
             .queue(h)
@@ -136,8 +102,8 @@ impl<H: HeadProcs> Stream<H> {
         Some(m)
     }
 
-    /// Put up what the read did not take, in order, by the ordinary path (`Perim::leave`,
-    /// before anything else).
+    /// Put up what the read did not take, in order, as an enter puts the inbound list up
+    /// (`Perim::leave`, before anything else; `batch.rs`).
     #[inline]
     pub(crate) fn settle_direct(&mut self) {
         if self.direct.taken.is_some() {
@@ -147,13 +113,9 @@ impl<H: HeadProcs> Stream<H> {
 
     #[cold]
     fn settle_direct_slow(&mut self) {
-        let Some((q, first)) = self.direct.taken.take() else {
-            return;
-        };
-        let mut list = Some(first);
-        while let Some(mut m) = list {
-            list = m.0.next.take();
-            self.put(q, m);
+        if let Some((_, list)) = self.direct.taken.take() {
+            // Each message still names the queue it was put into.
+            self.put_list(Some(list));
         }
     }
 }

@@ -29,6 +29,20 @@ pub trait HeadProcs: Sized + Send + 'static {
     /// shares with them (a multiplexor linking this Stream under it, or letting it go:
     /// `sth/plex.rs`). Default: nothing.
     fn sync(_s: &mut Stream<Self>) {}
+    /// The head's read put procedure for a run of band-0 M_DATA messages, oldest first
+    /// through `b_next`, that came up a path of pass-only put procedures together (the batch
+    /// put-up, `stream/batch.rs`; the engine has counted their puts). The head must end as
+    /// [`HeadProcs::rput`] of each in turn would leave it. Default: that.
+    fn rput_run(s: &mut Stream<Self>, mut run: Msg) {
+        loop {
+            let next = run.0.next.take();
+            Self::rput(s, run);
+            match next {
+                Some(m) => run = m,
+                None => return,
+            }
+        }
+    }
     /// Whether ordinary data put into this Stream from outside may wait on its inbound list
     /// until the Stream next enters its perimeter by itself (`perim` step 5): true only when
     /// the head holds data its reader will come back for and nobody sleeps on the head for

@@ -41,14 +41,14 @@ pub(crate) enum Stat {
 }
 
 impl ModuleStat {
-    fn bump(&mut self, what: Stat) {
+    fn bump(&mut self, what: Stat, n: usize) {
         let c = match what {
             Stat::Put => &mut self.ms_pcnt,
             Stat::Srv => &mut self.ms_scnt,
             Stat::Open => &mut self.ms_ocnt,
             Stat::Close => &mut self.ms_ccnt,
         };
-        *c = c.saturating_add(1);
+        *c = c.saturating_add(n);
     }
 }
 
@@ -69,11 +69,11 @@ impl Totals {
         }
     }
 
-    fn bump(&self, side: usize, what: Stat) {
+    fn bump(&self, side: usize, what: Stat, n: usize) {
         if let Some(c) = self.ctr.get(side).and_then(|s| s.get(what as usize)) {
             // Statistics only: no ordering with anything else is needed. A plain add (one
             // locked instruction, no CAS loop on the put path): 2^64 events cannot happen.
-            c.fetch_add(1, Ordering::Relaxed);
+            c.fetch_add(n, Ordering::Relaxed);
         }
     }
 
@@ -152,11 +152,18 @@ impl super::Pair {
     /// streamtab's totals ([`Stream::count_stat`] for a caller that holds the pair already:
     /// the put path).
     pub(crate) fn count_stat(&mut self, side: usize, what: Stat) {
+        self.count_stats(side, what, 1)
+    }
+
+    /// [`Pair::count_stat`] `n` times in one step (a run of messages put up together,
+    /// `batch.rs`).
+    #[inline]
+    pub(crate) fn count_stats(&mut self, side: usize, what: Stat, n: usize) {
         if let Some(s) = self.sides.get_mut(side) {
-            s.stats.bump(what);
+            s.stats.bump(what, n);
         }
         if let Some(t) = self.totals {
-            t.bump(side, what);
+            t.bump(side, what, n);
         }
     }
 }
