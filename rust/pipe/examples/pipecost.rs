@@ -9,7 +9,10 @@
 //! of its reader, whose Stream head queue holds a backlog) or `burstmsg` (the same with
 //! putmsg and getmsg). For the burst modes N counts messages and BURST is the fourth argument
 //! (default 16), so the instructions per message compare with `plain`; a burst ends early
-//! where flow control refuses the writer (4096-byte messages: after 2).
+//! where flow control refuses the writer (4096-byte messages: after 2). With `NODIRECT=1` in
+//! the environment the reading end gets write hold (SNDHOLD), which only keeps its reads from
+//! taking straight from the inbound list (`HeadProcs::direct_ok`): each enter then puts up
+//! what it finds (in `plain`, a run of one message).
 //! Each iteration writes at end 0 and reads at end 1 of a `TestPipe`, through the same core
 //! code the kernel runs (the system call's platform half `sth::call`, Stream head, engine,
 //! perimeters); only the platform (user copies, locks, waits) differs.
@@ -45,6 +48,15 @@ fn main() {
             s.strioctl(&r, I_SRDOPT, IocArg::Int(i64::from(RFILL)))
         })
         .expect("I_SRDOPT");
+    }
+    if std::env::var_os("NODIRECT").is_some() {
+        // Write hold at the reading end: nothing is written there, its reads just stop taking
+        // directly.
+        let r = Registry::new();
+        p.end(1, |s| {
+            s.strioctl(&r, I_SWROPT, IocArg::Int(i64::from(SNDHOLD)))
+        })
+        .expect("I_SWROPT");
     }
     if mode == "burst" || mode == "burstmsg" {
         let msg = mode == "burstmsg";

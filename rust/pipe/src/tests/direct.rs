@@ -16,28 +16,28 @@ use streams_core::stream::{ModuleStat, Registry};
 use streams_core::{check, check_eq, check_ok, ktest_suite};
 
 /// Largest write or read of these cases.
-const BUF: usize = 512;
+pub(super) const BUF: usize = 512;
 
 /// What a read brought back: the bytes and their count, or the error.
-type Got = Result<([u8; BUF], usize), Errno>;
+pub(super) type Got = Result<([u8; BUF], usize), Errno>;
 
-fn read(s: &TestPipe, end: usize, len: usize) -> Got {
+pub(super) fn read(s: &TestPipe, end: usize, len: usize) -> Got {
     let mut b = [0u8; BUF];
     let n = call::read(&s.call(end), &mut SliceIo(&mut b), len.min(BUF), true)?;
     Ok((b, n))
 }
 
-fn write(s: &TestPipe, end: usize, data: &[u8]) -> Result<usize, Errno> {
+pub(super) fn write(s: &TestPipe, end: usize, data: &[u8]) -> Result<usize, Errno> {
     let mut b = [0u8; BUF];
     let n = streams_core::sys::copy_bytes(&mut b, data);
     let io = &mut SliceIo(b.get_mut(..n).unwrap_or_default());
     call::write(&s.call(end), io, n, true)
 }
 
-/// The state of an end's read side that the direct take must leave as the ordinary path
-/// does.
+/// The state of an end's read side that the direct take (and the batch put-up, `batch.rs`)
+/// must leave as the ordinary path does.
 #[derive(PartialEq, Eq)]
-struct ReadSide {
+pub(super) struct ReadSide {
     count: usize,
     msgs: usize,
     blocks: usize,
@@ -46,7 +46,7 @@ struct ReadSide {
     twist: Option<ModuleStat>,
 }
 
-fn read_side(s: &mut Stream) -> ReadSide {
+pub(super) fn read_side(s: &mut Stream) -> ReadSide {
     let h = s.head_rq();
     let q = s.queue(h);
     ReadSide {
@@ -136,9 +136,9 @@ fn message_nondiscard_reads_match() -> TestResult {
 }
 
 /// What a getmsg brought back: the data bytes, its data length and return value.
-type GotMsg = Result<([u8; BUF], i32, i32), Errno>;
+pub(super) type GotMsg = Result<([u8; BUF], i32, i32), Errno>;
 
-fn getmsg(s: &TestPipe, end: usize, maxlen: usize) -> GotMsg {
+pub(super) fn getmsg(s: &TestPipe, end: usize, maxlen: usize) -> GotMsg {
     let mut b = [0u8; BUF];
     let max = maxlen.min(BUF);
     let data = Part {
