@@ -20,6 +20,11 @@
 //!   while another put comes in lazily and a writer is refused for the pending bytes; all
 //!   of it is read once and in order, and the refused writer is back-enabled. A take by hand
 //!   outside the Stream lock, whose rest goes back through the gate, is caught.
+//!   The batch put-up (`stream/batch.rs`): an ordinary enter puts the run waiting on the
+//!   inbound list up to the head in one step while another put comes in lazily and a
+//!   writer is refused for the pending bytes; all of it is read once and in order, each put
+//!   is counted, and the refused writer is back-enabled. A run taken from the gate and put up
+//!   in a later lock hold (behind what came in meanwhile) is caught.
 //! - (i) the sleeper hand-off: a claimer outside a system call that finds a reader asleep in
 //!   the head (counted once it is on the wait queue) wakes it instead of scheduling the
 //!   runner, and a lazy put that finds no sleeper is seen by the reader's look after it
@@ -553,6 +558,90 @@ fn h_direct_take_vs_lazy_put() {
 #[should_panic(expected = "direct take:")]
 fn h_direct_take_outside_the_perimeter_is_caught() {
     direct_model(Take::Outside);
+}
+
+/// How the reader of [`batch_model`] puts up the run waiting on its inbound list.
+#[derive(Clone, Copy, PartialEq)]
+enum PutUp {
+    /// An ordinary enter (`Perim::enter`): the list taken and the run put up to the head in
+    /// one step (`stream/batch.rs`), within one hold of the Stream lock.
+    Enter,
+    /// Taken by hand from the gate, then put up one message at a time in a later lock hold
+    /// (whose own enter applies what came in meanwhile first).
+    Later,
+}
+
+/// The batch put-up against a concurrent lazy put and a writer refused for the bytes
+/// pending on the inbound list: the reader's enter puts the run up to the head's read queue
+/// together (the direct take is not asked for), the reads find all of it once and in order,
+/// each put counted on the pass-only driver and on the head, and the refused writer is
+/// back-enabled when the reads drain the head's queue.
+fn batch_model(how: PutUp) {
+    model(move || {
+        let (r, w, entry) = direct_pending();
+        let before = w.runs();
+        let refused = LArc::new(AtomicBool::new(false));
+        let writer = {
+            let (r, refused) = (r.clone(), refused.clone());
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"c").expect("msg");
+                if r.put_in(entry, m).expect("open") {
+                    r.run(0);
+                }
+                if !r.bcanput_in(entry, 0) {
+                    refused.store(true, SeqCst);
+                }
+            })
+        };
+        match how {
+            PutUp::Enter => r.op(|_| ()),
+            PutUp::Later => {
+                let mut t = r.perim.gate().take();
+                r.op(|s| {
+                    while let Some((q, m)) = t.next_put() {
+                        s.put(q, m);
+                    }
+                });
+            }
+        }
+        writer.join().expect("writer");
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            got.extend(read_direct(&r, 8).0);
+        }
+        assert_eq!(got, b"abc", "batch put-up: out of order or lost");
+        let puts = r.op(|s| {
+            let d = s.driver_rq().expect("driver");
+            (
+                s.mstat(d).map(|m| m.ms_pcnt),
+                s.mstat(s.head_rq()).map(|m| m.ms_pcnt),
+            )
+        });
+        assert_eq!(puts, (Some(3), Some(3)), "batch put-up: statistics");
+        let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();
+        if refused.load(SeqCst) {
+            assert!(
+                backenabled,
+                "batch put-up: lost back-enable across the perimeter"
+            );
+        }
+        assert!(!r.perim.gate().has_pending(), "batch put-up: put stranded");
+        r.op(|s| s.close());
+        r.close_gate();
+        w.op(|s| s.close());
+        w.close_gate();
+    });
+}
+
+#[test]
+fn h_batch_put_up_vs_lazy_put() {
+    batch_model(PutUp::Enter);
+}
+
+#[test]
+#[should_panic(expected = "batch put-up:")]
+fn h_batch_put_up_in_a_later_hold_is_caught() {
+    batch_model(PutUp::Later);
 }
 
 // (i) ------------------------------------------------------------------------------------------
