@@ -52,7 +52,7 @@ fn bursts_match(rdopt: u32, msg: bool) -> TestResult {
     let [a, b] = pair(rdopt)?;
     let take = |p: &TestPipe, len: usize| {
         if msg {
-            getmsg(p, 1, len).map(|(d, n, more)| (d, n, more))
+            getmsg(p, 1, len)
         } else {
             read(p, 1, len).map(|(d, n)| (d, i32::try_from(n).unwrap_or(-1), 0))
         }

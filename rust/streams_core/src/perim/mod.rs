@@ -15,8 +15,9 @@
 //! adds a list of scheduled perimeters. The protocol, in order:
 //!
 //! 1. **enter** ([`Perim::enter`]): take the Stream lock and apply whatever is on the
-//!    inbound list (puts call the target queue's put procedure, back-enables enable upstream),
-//!    so an operation sees everything handed in before it; then the head takes up what other
+//!    inbound list (puts call the target queue's put procedure, a run of ordinary data for a
+//!    pass-only path goes up to the head's read queue in one step, `stream/batch.rs`;
+//!    back-enables enable upstream), so an operation sees everything handed in before it; then the head takes up what other
 //!    Streams changed in state it shares with them (`HeadProcs::sync`: a multiplexor linking
 //!    or unlinking this Stream).
 //! 2. **run** ([`Perim::run`]): the runner's enter, for the caller that claimed the
@@ -64,8 +65,8 @@
 //!    head allows it (`HeadProcs::direct_ok`), the inbound list is taken as in step 1, but
 //!    band-0 M_DATA whose way up to the head's empty read queue only steps over pass-only put
 //!    procedures is kept for the read, which takes it after the head's queue, without the put
-//!    up, the head's `putq` and its own `getq`; what the read leaves is put up first thing in
-//!    [`Perim::leave`], before anything newer (`stream/direct.rs`). The take itself is step
+//!    up, the head's `putq` and its own `getq`; what the read leaves is put up (as in step 1)
+//!    first thing in [`Perim::leave`], before anything newer (`stream/direct.rs`). The take itself is step
 //!    1's (the claim cleared first, the pending counts zeroed and fenced), so the flow control
 //!    and the refused writers' back-enables are as for any enter.
 //!
@@ -182,7 +183,9 @@ impl<H: HeadProcs> Perim<H> {
     }
 
     /// [`Perim::apply_inbound`]; with `direct`, the puts are kept for the read that follows
-    /// if they may be read directly ([`Stream::take_direct`], `stream/direct.rs`).
+    /// if they may be read directly ([`Stream::take_direct`], `stream/direct.rs`). Else they
+    /// are put, oldest first, runs of ordinary data up to the head in one step
+    /// (`stream/batch.rs`).
     fn take_inbound(&self, s: &mut Stream<H>, direct: bool) {
         self.gate.flag.begin_run();
         let mut t = gate::Taken::default();

@@ -17,9 +17,15 @@
 //! ([`Stream::direct_first`], [`Stream::direct_pop`]). Each one taken is counted as put on
 //! every queue of its path and on the head (module statistics), and clears QWANTR as its
 //! `getq` would; the head notes its arrival events itself. What the read does not take is
-//! put up by the ordinary path when the lock hold ends, first thing
-//! ([`Stream::settle_direct`], from `Perim::leave`), before any later inbound work: it lands
-//! behind the rest of a split message in order. Nothing else runs between the take and the
+//! put up as an enter puts up the inbound list (in one run, `batch.rs`) when the lock hold
+//! ends, first thing ([`Stream::settle_direct`], from `Perim::leave`), before any later
+//! inbound work: it lands behind the rest of a split message in order.
+//!
+//! The take needs the head's read queue empty, so it serves a reader that keeps up with its
+//! writer. A reader that lags (a backlog at the head) reads from the head's queue, and what
+//! its enter finds on the inbound list goes up in runs (`batch.rs`); taking the list for such
+//! a read as well would only move that put-up to the leave (measured: no gain,
+//! `docs/performance.md`, *The batch put-up*). Nothing else runs between the take and the
 //! read (only read(2) and getmsg enter so; getmsg takes these messages as read does, after
 //! the head's queue: they are band 0, so a getmsg for high-priority or a higher band leaves
 //! them to be put up).
