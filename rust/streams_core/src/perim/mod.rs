@@ -17,9 +17,9 @@
 //! 1. **enter** ([`Perim::enter`]): take the Stream lock and apply whatever is on the
 //!    inbound list (puts call the target queue's put procedure, a run of ordinary data for a
 //!    pass-only path goes up to the head's read queue in one step, `stream/batch.rs`;
-//!    back-enables enable upstream), so an operation sees everything handed in before it; then the head takes up what other
-//!    Streams changed in state it shares with them (`HeadProcs::sync`: a multiplexor linking
-//!    or unlinking this Stream).
+//!    back-enables enable upstream), so an operation sees everything handed in before it;
+//!    then the head takes up what other Streams changed in state it shares with them
+//!    (`HeadProcs::sync`: a multiplexor linking or unlinking this Stream).
 //! 2. **run** ([`Perim::run`]): the runner's enter, for the caller that claimed the
 //!    perimeter: clear the scheduled flag *first* (`SchedFlag::begin_run`), then enter. A put
 //!    that comes after the clear claims it again; one that came before is applied by this run.
@@ -66,9 +66,9 @@
 //!    band-0 M_DATA whose way up to the head's empty read queue only steps over pass-only put
 //!    procedures is kept for the read, which takes it after the head's queue, without the put
 //!    up, the head's `putq` and its own `getq`; what the read leaves is put up (as in step 1)
-//!    first thing in [`Perim::leave`], before anything newer (`stream/direct.rs`). The take itself is step
-//!    1's (the claim cleared first, the pending counts zeroed and fenced), so the flow control
-//!    and the refused writers' back-enables are as for any enter.
+//!    first thing in [`Perim::leave`], before anything newer (`stream/direct.rs`). The take
+//!    itself is step 1's (the claim cleared first, the pending counts zeroed and fenced), so
+//!    the flow control and the refused writers' back-enables are as for any enter.
 //!
 //! # Locking
 //! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system

@@ -6,8 +6,8 @@
 //! head and turns the write half around downstream (FLUSHR cleared), M_ERROR and M_HANGUP
 //! set the error/hangup state, M_SIG/M_PCSIG become pending signals, and ioctl answers go to
 //! the ioctl slot. M_READ at a pipe end or FIFO (the reader there is about to block) sends
-//! what write hold holds at once. Anything else is freed. Wakeups and SIGPOLL events are recorded in
-//! `HeadEvents` for the platform. Back-enables reaching the head wake writers
+//! what write hold holds at once. Anything else is freed. Wakeups and SIGPOLL events are
+//! recorded in `HeadEvents` for the platform. Back-enables reaching the head wake writers
 //! (`sth_backenable`, called by the Stream engine).
 
 use super::consts::*;
