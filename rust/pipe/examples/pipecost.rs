@@ -4,7 +4,8 @@
 //! (write/read), `hold` (write hold on the writer, read fill and 4096-byte reads on the reader,
 //! a read tried after each write, as perftest's non-blocking reader does) or `putmsg` (putmsg
 //! of a data part and no control part, then getmsg of the data part into 4096 bytes with the
-//! control part not processed, as `perftest --putmsg` does).
+//! control part not processed, as `perftest --putmsg` does). A SIZE above 4096 is read
+//! (`plain`) or received (`putmsg`) SIZE bytes at a time.
 //! Each iteration writes at end 0 and reads at end 1 of a `TestPipe`, through the same core
 //! code the kernel runs (the system call's platform half `sth::call`, Stream head, engine,
 //! perimeters); only the platform (user copies, locks, waits) differs.
@@ -21,7 +22,9 @@ fn main() {
     let size: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let p = TestPipe::new().expect("pipe");
     let mut data = vec![7u8; size];
-    let mut buf = vec![0u8; 4096];
+    // Reads take 4096 bytes, or a whole write when it is larger (else the pipe fills).
+    let rlen = size.max(4096);
+    let mut buf = vec![0u8; rlen];
     let mut got = 0usize;
     if mode == "hold" {
         // The bench's streams+H+w+F: write hold on the writer, read fill, 4096-byte reads.
@@ -39,7 +42,7 @@ fn main() {
         match mode {
             "plain" => {
                 call::write(&p.call(0), &mut SliceIo(&mut data), size, true).expect("write");
-                got += call::read(&p.call(1), &mut SliceIo(&mut buf), 4096, true).expect("read");
+                got += call::read(&p.call(1), &mut SliceIo(&mut buf), rlen, true).expect("read");
             }
             "hold" => {
                 call::write(&p.call(0), &mut SliceIo(&mut data), size, true).expect("write");
@@ -55,7 +58,7 @@ fn main() {
                 call::putmsg(&p.call(0), None, Some(d), 0, 0, true).expect("putmsg");
                 let b = Part {
                     io: &mut SliceIo(&mut buf),
-                    len: 4096,
+                    len: i32::try_from(rlen).expect("rlen"),
                 };
                 let g = call::getmsg(&p.call(1), None, Some(b), 0, 0, true, |_| Ok(()));
                 got += g.map(|g| g.data_len.max(0) as usize).expect("getmsg");
