@@ -377,6 +377,20 @@ impl UninitBuf<'_> {
         // INVARIANT: the caller wrote them; the clamp keeps `filled <= len`.
         self.filled = self.filled.saturating_add(n).min(self.buf.len());
     }
+    /// Copy as much of `src` as fits into the unfilled room, and count it as filled; returns
+    /// how many bytes that is. (A copy from memory that is initialised: the host's test
+    /// doubles of user memory.)
+    pub fn append(&mut self, src: &[u8]) -> usize {
+        let room = self.unfilled_mut();
+        let mut n = 0;
+        for (d, s) in room.iter_mut().zip(src) {
+            d.write(*s);
+            n += 1;
+        }
+        // INVARIANT: the `n` bytes after `filled` were written just above.
+        self.filled += n;
+        n
+    }
     /// Fill with an ordinary copy: the unfilled room is zeroed first (so it is `u8`s), then
     /// `fill` writes into it from its start and returns how many bytes it wrote; they count as
     /// filled. For copies that cannot write into uninitialised memory (the host's test

@@ -59,6 +59,9 @@ impl UserIo for SliceIo<'_> {
         let src = self.0.get(off..).unwrap_or_default();
         crate::sys::copy_bytes(dst, src)
     }
+    fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {
+        dst.append(self.0.get(off..).unwrap_or_default());
+    }
 }
 
 /// A user buffer whose every copy faults (an unmapped address).
