@@ -446,6 +446,7 @@ impl Msg {
     /// uninitialised ([`sys::vec_filled_wait`]): no zeroing of bytes about to be overwritten.
     /// After a short copy the rest of it is zeroed, so the block is `size` bytes as allocb's.
     /// Up to `PAGEBUF` the copy goes into the block's bytes as they are (`Msg::fill_spare`).
+    #[inline] // the small case stays as cheap as it was in the caller
     pub fn copied_in_wait(
         ty: MsgType,
         size: usize,
@@ -458,6 +459,15 @@ impl Msg {
                 .ok_or(NoMem)?;
             return Ok(m);
         }
+        Msg::copied_in_new(ty, size, io, off)
+    }
+    /// [`Msg::copied_in_wait`] above `PAGEBUF`: a new data block filled uninitialised.
+    fn copied_in_new(
+        ty: MsgType,
+        size: usize,
+        io: &mut dyn crate::sth::UserIo,
+        off: usize,
+    ) -> Result<Msg, NoMem> {
         let mut v = sys::vec_filled_wait(size, |dst| io.copy_from_user_uninit(dst, off))?;
         let got = v.len();
         sys::vec_resize_in_place(&mut v, size)?;
