@@ -17,6 +17,7 @@ use core::marker::PhantomData;
 
 use crate::errno::Errno;
 use crate::sth::UserIo;
+use crate::sys::UninitBuf;
 
 extern "C" {
     fn rstreams_iter_copy(
@@ -105,5 +106,17 @@ impl UserIo for IterBuf<'_> {
         let n = dst.len();
         self.copy(off, dst.as_mut_ptr().cast(), n, false)
             .map_or(0, |k| k.min(n))
+    }
+
+    fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {
+        let room = dst.unfilled_mut();
+        let n = room.len();
+        // The shim only writes `buf` when copying from the iterator (`copy_from_iter`).
+        let Ok(k) = self.copy(off, room.as_mut_ptr().cast(), n, false) else {
+            return;
+        };
+        // SAFETY: `copy_from_iter` wrote the first `k` bytes of `room` (the bytes it reports
+        // copied, in order from the start; at most `n`), the first `k` of the unfilled room.
+        unsafe { dst.advance(k.min(n)) };
     }
 }

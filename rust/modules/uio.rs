@@ -5,13 +5,15 @@
 //! EFAULT on an unmapped or kernel address instead of faulting, so a bad pointer from user
 //! space is an error value, never an oops. Copies are bounds-checked against the buffer length
 //! first, so a call can never reach past what the caller passed. Only the core's `sth::call`
-//! copies through it, never with a Stream lock held. No `unsafe` here.
+//! copies through it, never with a Stream lock held. One `unsafe` block: a copy into a new
+//! buffer that is not zeroed (`read_raw`) counts what it wrote there as initialised.
 
 use kernel::page::PAGE_SIZE;
 use kernel::uaccess::UserSlice;
 
 use crate::errno::Errno;
 use crate::sth::UserIo;
+use crate::sys::UninitBuf;
 
 /// One user buffer: address and length as the system call gave them.
 #[derive(Debug, Clone, Copy)]
@@ -52,6 +54,24 @@ impl UserBuf {
     pub(crate) fn write_at(&self, off: usize, src: &[u8]) -> Result<(), Errno> {
         let mut me = *self;
         me.copy_to_user(off, src)
+    }
+
+    /// Copy `n` bytes at offset `off` to the start of `dst`'s unfilled room (not
+    /// initialised) and count them as filled; on EFAULT nothing counts.
+    fn read_uninit(&self, dst: &mut UninitBuf<'_>, off: usize, n: usize) -> Result<(), Errno> {
+        if n == 0 {
+            return Ok(());
+        }
+        let a = self.at(off, n)?;
+        let room = dst.unfilled_mut().get_mut(..n).ok_or(Errno::EFAULT)?;
+        UserSlice::new(a, n)
+            .reader()
+            .read_raw(room)
+            .map_err(|_| Errno::EFAULT)?;
+        // SAFETY: `read_raw` returned `Ok`, which guarantees that all `n` bytes of `room`, the
+        // first `n` of the unfilled room, are initialised.
+        unsafe { dst.advance(n) };
+        Ok(())
     }
 }
 
@@ -99,5 +119,31 @@ impl UserIo for UserBuf {
             done += n;
         }
         done
+    }
+
+    /// Into the new buffer as it is (`read_raw`: no zeroing first); after a fault, what
+    /// precedes the bad address is found again a page at a time, as above.
+    fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {
+        let start = dst.filled();
+        let want = dst.len().saturating_sub(start);
+        if self.read_uninit(dst, off, want).is_ok() {
+            return;
+        }
+        loop {
+            let done = dst.filled().saturating_sub(start);
+            if done >= want {
+                break;
+            }
+            let Some(o) = off.checked_add(done) else {
+                break;
+            };
+            let Some(a) = self.addr.checked_add(o) else {
+                break;
+            };
+            let n = (PAGE_SIZE - a % PAGE_SIZE).min(want - done);
+            if self.read_uninit(dst, o, n).is_err() {
+                break;
+            }
+        }
     }
 }

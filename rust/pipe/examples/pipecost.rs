@@ -12,7 +12,8 @@
 //! where flow control refuses the writer (4096-byte messages: after 2). With `NODIRECT=1` in
 //! the environment the reading end gets write hold (SNDHOLD), which only keeps its reads from
 //! taking straight from the inbound list (`HeadProcs::direct_ok`): each enter then puts up
-//! what it finds (in `plain`, a run of one message).
+//! what it finds (in `plain`, a run of one message). In `plain` and `putmsg` a SIZE above
+//! 4096 is read or received SIZE bytes at a time.
 //! Each iteration writes at end 0 and reads at end 1 of a `TestPipe`, through the same core
 //! code the kernel runs (the system call's platform half `sth::call`, Stream head, engine,
 //! perimeters); only the platform (user copies, locks, waits) differs.
@@ -30,7 +31,9 @@ fn main() {
     let size: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1);
     let p = TestPipe::new().expect("pipe");
     let mut data = vec![7u8; size];
-    let mut buf = vec![0u8; 4096];
+    // Reads take 4096 bytes, or a whole write when it is larger (else the pipe fills).
+    let rlen = size.max(4096);
+    let mut buf = vec![0u8; rlen];
     let burst: usize = args
         .get(4)
         .and_then(|s| s.parse().ok())
@@ -104,7 +107,7 @@ fn main() {
         match mode {
             "plain" => {
                 call::write(&p.call(0), &mut SliceIo(&mut data), size, true).expect("write");
-                got += call::read(&p.call(1), &mut SliceIo(&mut buf), 4096, true).expect("read");
+                got += call::read(&p.call(1), &mut SliceIo(&mut buf), rlen, true).expect("read");
             }
             "hold" => {
                 call::write(&p.call(0), &mut SliceIo(&mut data), size, true).expect("write");
@@ -120,7 +123,7 @@ fn main() {
                 call::putmsg(&p.call(0), None, Some(d), 0, 0, true).expect("putmsg");
                 let b = Part {
                     io: &mut SliceIo(&mut buf),
-                    len: 4096,
+                    len: i32::try_from(rlen).expect("rlen"),
                 };
                 let g = call::getmsg(&p.call(1), None, Some(b), 0, 0, true, |_| Ok(()));
                 got += g.map(|g| g.data_len.max(0) as usize).expect("getmsg");

@@ -14,8 +14,9 @@
 //! run-long test buffers at module exit (test build only), the inbound lock's bottom halves
 //! and the CPU number. In both builds: the per-CPU slots of the message block cache
 //! ([`CpuSlot`], an `UnsafeCell` owned through a busy bit) and [`Recycled`] (a box taken out
-//! of a `ManuallyDrop` exactly once). Each block carries a SAFETY comment; the host tests run
-//! under valgrind.
+//! of a `ManuallyDrop` exactly once), and [`vec_filled_wait`]/[`UninitBuf`] (a new byte
+//! buffer filled by a copy without being zeroed first; only what the copy wrote becomes its
+//! length). Each block carries a SAFETY comment; the host tests run under valgrind.
 
 #[cfg(not(rstreams_kernel))]
 extern crate alloc;
@@ -336,6 +337,108 @@ pub fn vec_zeroed_wait(n: usize) -> Result<Vec<u8>, NoMem> {
     {
         kernel::alloc::KVec::from_elem(0u8, n, gfp_wait()).map_err(|_| NoMem)
     }
+}
+
+/// Room of a new byte buffer that is not initialised yet, being filled from the front by a
+/// copy (from user space): `filled` bytes are written, the rest may be anything and is never
+/// seen as `u8`. What [`vec_filled_wait`] lends its `fill`.
+///
+/// # Invariants
+/// `buf[..filled]` is initialised and `filled <= buf.len()`.
+pub struct UninitBuf<'a> {
+    buf: &'a mut [core::mem::MaybeUninit<u8>],
+    filled: usize,
+}
+
+impl UninitBuf<'_> {
+    /// Size of the room, filled or not.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+    /// Whether the room has no bytes at all.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+    /// Bytes written so far (from the start).
+    pub fn filled(&self) -> usize {
+        self.filled
+    }
+    /// The room not filled yet, to copy into with a raw copy, then [`UninitBuf::advance`].
+    /// Its bytes may be uninitialised; nothing written here counts until then.
+    pub fn unfilled_mut(&mut self) -> &mut [core::mem::MaybeUninit<u8>] {
+        self.buf.get_mut(self.filled..).unwrap_or_default()
+    }
+    /// Count `n` more bytes as filled (clamped to the room).
+    ///
+    /// # Safety
+    ///
+    /// The first `n` bytes of [`UninitBuf::unfilled_mut`] have been written.
+    pub unsafe fn advance(&mut self, n: usize) {
+        // INVARIANT: the caller wrote them; the clamp keeps `filled <= len`.
+        self.filled = self.filled.saturating_add(n).min(self.buf.len());
+    }
+    /// Copy as much of `src` as fits into the unfilled room, and count it as filled; returns
+    /// how many bytes that is. (A copy from memory that is initialised: the host's test
+    /// doubles of user memory.)
+    pub fn append(&mut self, src: &[u8]) -> usize {
+        let room = self.unfilled_mut();
+        let mut n = 0;
+        for (d, s) in room.iter_mut().zip(src) {
+            d.write(*s);
+            n += 1;
+        }
+        // INVARIANT: the `n` bytes after `filled` were written just above.
+        self.filled += n;
+        n
+    }
+    /// Fill with an ordinary copy: the unfilled room is zeroed first (so it is `u8`s), then
+    /// `fill` writes into it from its start and returns how many bytes it wrote; they count as
+    /// filled. For copies that cannot write into uninitialised memory (the host's test
+    /// doubles): it costs the zeroing [`vec_filled_wait`] saves.
+    pub fn fill_with(&mut self, fill: impl FnOnce(&mut [u8]) -> usize) {
+        let room = self.unfilled_mut();
+        for b in room.iter_mut() {
+            b.write(0);
+        }
+        let len = room.len();
+        // SAFETY: every byte of `room` was initialised just above, and a `MaybeUninit<u8>`
+        // has the layout of a `u8`; the `&mut [u8]` cannot de-initialise anything.
+        let bytes = unsafe { &mut *(core::ptr::from_mut(room) as *mut [u8]) };
+        let n = fill(bytes).min(len);
+        // INVARIANT: bytes `filled..filled + n` were zeroed, perhaps overwritten: initialised.
+        self.filled += n;
+    }
+}
+
+/// A byte vector filled by a copy, without zeroing it first: room for `n` bytes is allocated
+/// as [`vec_zeroed_wait`] allocates (may sleep, charged to the caller's memory cgroup; fault
+/// injection), lent to `fill` uninitialised, and the vector is as long as what `fill` wrote
+/// ([`UninitBuf::filled`]), at most `n`, with capacity for `n`. No byte the copy did not
+/// write is ever part of it. For the buffers of a system call built before the Stream lock
+/// from the caller's bytes (a write's staging buffer, the data block of a large message).
+pub fn vec_filled_wait(n: usize, fill: impl FnOnce(&mut UninitBuf<'_>)) -> Result<Vec<u8>, NoMem> {
+    if fault::should_fail() {
+        return Err(NoMem);
+    }
+    #[cfg(not(rstreams_kernel))]
+    let mut v = {
+        let mut v = alloc::vec::Vec::new();
+        v.try_reserve_exact(n).map_err(|_| NoMem)?;
+        v
+    };
+    #[cfg(rstreams_kernel)]
+    let mut v = kernel::alloc::KVec::with_capacity(n, gfp_wait()).map_err(|_| NoMem)?;
+    let room = v.spare_capacity_mut();
+    let mut b = UninitBuf {
+        buf: room.get_mut(..n).unwrap_or_default(),
+        filled: 0,
+    };
+    fill(&mut b);
+    let k = b.filled;
+    // SAFETY: `v` is empty, and the first `k` bytes of its spare capacity are initialised
+    // (`UninitBuf`'s invariant; `k <= n <= capacity`): they become its elements.
+    unsafe { v.set_len(k) };
+    Ok(v)
 }
 
 /// Make the byte vector `v` exactly `n` long without reallocating: cut it short, or extend it

@@ -32,7 +32,9 @@
 //!   first (once per block); [`Msg::adj_wptr`] past `init` (write-offset headroom) zeroes the
 //!   bytes it publishes;
 //! - a new data block (heap, esballoc, copy-on-write, pullup) is fully initialised: `init` is
-//!   its size; dupb shares the data read-only and copies the mark.
+//!   its size; dupb shares the data read-only and copies the mark. [`Msg::copied_in_wait`]
+//!   makes a large one without zeroing it first: the copy from user space writes it, and
+//!   what a short copy did not reach is zeroed before the block exists.
 
 use crate::stream::QRef;
 use crate::sys::{self, NoMem, Recycled};
@@ -434,6 +436,44 @@ impl Msg {
         } else {
             cache::alloc_with(ty, Data::Heap(sys::vec_zeroed_wait(size)?), Pool::Charged)
         }
+    }
+    /// A one-block message of type `ty` with room for `size` bytes (as
+    /// [`Msg::with_type_wait`]: before the Stream lock; may sleep) holding what can be copied
+    /// of `size` bytes from user offset `off` of `io` before the first bad address: its
+    /// [`Msg::blen`] says how many. A short copy publishes only what precedes the fault.
+    ///
+    /// Above [`cache::PAGEBUF`] the data block is new and the copy writes into it
+    /// uninitialised ([`sys::vec_filled_wait`]): no zeroing of bytes about to be overwritten.
+    /// After a short copy the rest of it is zeroed, so the block is `size` bytes as allocb's.
+    /// Up to `PAGEBUF` the copy goes into the block's bytes as they are (`Msg::fill_spare`).
+    #[inline] // the small case stays as cheap as it was in the caller
+    pub fn copied_in_wait(
+        ty: MsgType,
+        size: usize,
+        io: &mut dyn crate::sth::UserIo,
+        off: usize,
+    ) -> Result<Msg, NoMem> {
+        if size <= cache::PAGEBUF {
+            let mut m = Msg::with_type_wait(ty, size)?;
+            m.fill_spare(size, |dst| io.copy_from_user_partial(dst, off))
+                .ok_or(NoMem)?;
+            return Ok(m);
+        }
+        Msg::copied_in_new(ty, size, io, off)
+    }
+    /// [`Msg::copied_in_wait`] above `PAGEBUF`: a new data block filled uninitialised.
+    fn copied_in_new(
+        ty: MsgType,
+        size: usize,
+        io: &mut dyn crate::sth::UserIo,
+        off: usize,
+    ) -> Result<Msg, NoMem> {
+        let mut v = sys::vec_filled_wait(size, |dst| io.copy_from_user_uninit(dst, off))?;
+        let got = v.len();
+        sys::vec_resize_in_place(&mut v, size)?;
+        let mut m = cache::alloc_with(ty, Data::Heap(v), Pool::Charged)?;
+        m.0.wptr = got;
+        Ok(m)
     }
     /// A one-block message of type `ty` holding a copy of `src` (sized as allocb would).
     pub fn from_bytes(ty: MsgType, src: &[u8]) -> Result<Msg, NoMem> {

@@ -18,7 +18,9 @@
 //! | I_NREAD, I_LOOK, I_LIST, … | — | result into a kernel buffer | copy the buffer out |
 //!
 //! Allocations made here, before the lock, may sleep (`Msg::with_type_wait`,
-//! `sys::vec_zeroed_wait`); the head's own allocations under the lock never do.
+//! `Msg::copied_in_wait`, `sys::vec_filled_wait`); the head's own allocations under the lock
+//! never do. A buffer the user's bytes are copied into is not zeroed first when it is new
+//! (`sys::vec_filled_wait`): only what the copy wrote is ever seen.
 
 use core::cell::Cell;
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -230,11 +232,10 @@ fn write_chunk<H: HeadCall>(
     let sh = h.shared();
     if sh.prebuilt(n) {
         // Build the message before the lock (`fast.rs`).
-        let mut m = Msg::with_type_wait(M_DATA, n).map_err(|_| Errno::ENOSR)?;
-        // Into the block's bytes as they are: only what the copy wrote is published.
-        let got = m
-            .fill_spare(n, |dst| io.copy_from_user_partial(dst, off))
-            .ok_or(Errno::ENOSR)?;
+        // Into the block's bytes as they are, or a new block not zeroed first: only what the
+        // copy wrote is published.
+        let m = Msg::copied_in_wait(M_DATA, n, io, off).map_err(|_| Errno::ENOSR)?;
+        let got = m.blen();
         if got == 0 {
             return Err(Errno::EFAULT);
         }
@@ -258,18 +259,21 @@ fn write_chunk<H: HeadCall>(
     }
     // Stage the bytes: on the stack for a small (write-hold) write, else in a buffer.
     let mut small = [0u8; STAGE_STACK];
-    let mut heap;
-    let buf: &mut [u8] = if n <= STAGE_STACK {
-        small.get_mut(..n).unwrap_or_default()
+    let heap;
+    let bytes: &[u8] = if n <= STAGE_STACK {
+        let buf = small.get_mut(..n).unwrap_or_default();
+        let got = io.copy_from_user_partial(buf, off).min(n);
+        buf.get(..got).unwrap_or_default()
     } else {
-        heap = sys::vec_zeroed_wait(n).map_err(|_| Errno::ENOSR)?;
-        heap.as_mut_slice()
+        // Not zeroed first: the buffer is as long as what the copy wrote.
+        heap = sys::vec_filled_wait(n, |dst| io.copy_from_user_uninit(dst, off))
+            .map_err(|_| Errno::ENOSR)?;
+        heap.as_slice()
     };
-    let got = io.copy_from_user_partial(buf, off).min(n);
+    let got = bytes.len();
     if got == 0 {
         return Err(Errno::EFAULT);
     }
-    let bytes = buf.get(..got).unwrap_or_default();
     // A whole small write joins the held message without the lock when it may (`hold.rs`).
     if off == 0 && got == total && sh.join_hold(bytes) {
         return Ok((got, true));
@@ -374,19 +378,12 @@ pub fn fdinsert<H: HeadCall>(
 }
 
 /// A one-block message holding the `n` bytes at the start of `io`, built before the lock.
+/// EFAULT if any of them cannot be copied (nothing is sent).
 fn copy_in_msg(io: &mut dyn UserIo, n: usize) -> Result<Msg, Errno> {
-    let mut m = Msg::with_type_wait(M_DATA, n).map_err(|_| Errno::ENOSR)?;
-    let mut copied = Ok(());
-    m.fill_spare(n, |dst| {
-        copied = io.copy_from_user(dst, 0);
-        if copied.is_ok() {
-            n
-        } else {
-            0
-        }
-    })
-    .ok_or(Errno::ENOSR)?;
-    copied?;
+    let m = Msg::copied_in_wait(M_DATA, n, io, 0).map_err(|_| Errno::ENOSR)?;
+    if m.blen() < n {
+        return Err(Errno::EFAULT); // the message is freed here
+    }
     Ok(m)
 }
 

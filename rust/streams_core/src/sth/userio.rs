@@ -8,6 +8,7 @@
 //! check that a fault loses nothing.
 
 use crate::errno::Errno;
+use crate::sys::UninitBuf;
 
 /// One user buffer, addressed by byte offset from its start.
 ///
@@ -26,6 +27,14 @@ pub trait UserIo {
             Ok(()) => dst.len(),
             Err(_) => 0,
         }
+    }
+    /// [`UserIo::copy_from_user_partial`] into memory that is not initialised yet (a new
+    /// buffer, [`crate::sys::vec_filled_wait`]): copy into `dst`'s unfilled room, from user
+    /// offset `off`, what can be copied before the first bad address, and count it as filled
+    /// there. Default: zero the room, then `copy_from_user_partial` into it (the host's test
+    /// doubles); the kernel copies into the room as it is, which is what saves the zeroing.
+    fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {
+        dst.fill_with(|room| self.copy_from_user_partial(room, off));
     }
 }
 
@@ -49,6 +58,9 @@ impl UserIo for SliceIo<'_> {
     fn copy_from_user_partial(&mut self, dst: &mut [u8], off: usize) -> usize {
         let src = self.0.get(off..).unwrap_or_default();
         crate::sys::copy_bytes(dst, src)
+    }
+    fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {
+        dst.append(self.0.get(off..).unwrap_or_default());
     }
 }
 

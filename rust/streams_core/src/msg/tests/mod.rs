@@ -1,6 +1,7 @@
 //! The message layer's shared test cases (run by `cargo test` and as the `streams_msg` KUnit
 //! suite). Cases live in `alloc.rs` (allocation, block accessors, esballoc, dupb/COW) and
-//! `ops.rs` (chain utilities), `cache.rs` (the message block cache); this file holds their
+//! `ops.rs` (chain utilities), `cache.rs` (the message block cache), `copyin.rs` (messages
+//! copied in from user space without zeroing); this file holds their
 //! helpers and the one suite table.
 //!
 //! Fault injection is per thread on the host and global in the kernel, so every case that sets
@@ -11,10 +12,12 @@ use crate::sys::{fault, NoMem};
 
 mod alloc;
 mod cache;
+mod copyin;
 mod ops;
 
 use self::alloc::*;
 use self::cache::*;
+use self::copyin::*;
 use self::ops::*;
 
 /// Clears fault injection when dropped (also when a check returns early).
@@ -121,6 +124,14 @@ crate::ktest_suite!(MSG_SUITE, "streams_msg":
     pullup_of_charged_block_goes_back_atomic,
     buffer_classes_show_no_earlier_bytes,
     free_list_splice_keeps_the_bound,
+    // copyin.rs
+    filled_vec_is_what_was_copied,
+    filled_vec_fault_at_zero_and_size_zero,
+    filled_vec_obeys_fault_injection,
+    copied_in_whole,
+    copied_in_short_shows_only_what_precedes_the_fault,
+    copied_in_fault_at_zero,
+    copied_in_obeys_fault_injection,
     // ops.rs
     copyb_is_deep_and_keeps_offsets,
     copyb_of_shared_is_unique,

@@ -156,6 +156,11 @@ pub static PSZ4: StreamTab = StreamTab {
     info: info("psz4", 0, 4),
     open: open_loop,
 };
+/// `psz1k`: loopback with maxpsz 1024 (a large write is many pieces).
+pub static PSZ1K: StreamTab = StreamTab {
+    info: info("psz1k", 0, 1024),
+    open: open_loop,
+};
 /// `pszmin`: loopback with minpsz 2, maxpsz 8.
 pub static PSZMIN: StreamTab = StreamTab {
     info: info("pszmin", 2, 8),

@@ -124,6 +124,10 @@ impl UserIo for FaultAt<'_> {
         let src = self.buf.get(off..lim).unwrap_or_default();
         crate::sys::copy_bytes(dst, src)
     }
+    fn copy_from_user_uninit(&mut self, dst: &mut crate::sys::UninitBuf<'_>, off: usize) {
+        let lim = self.buf.len().min(self.at);
+        dst.append(self.buf.get(off..lim).unwrap_or_default());
+    }
 }
 
 fn stop(e: Errno) -> Stop {
