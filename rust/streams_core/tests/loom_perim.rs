@@ -58,7 +58,7 @@ use streams_core::perim::flow::Flow;
 use streams_core::perim::test::TestPerim;
 use streams_core::queue::QField;
 use streams_core::stream::testmods::{NULL, NULLPASS};
-use streams_core::stream::{Perimeter, QueueId, RawHead, Stream};
+use streams_core::stream::{HeadProcs, Perimeter, QueueId, RawHead, Stream};
 use streams_core::sys::Arc;
 
 fn model<F: Fn() + Sync + Send + 'static>(f: F) {
@@ -232,6 +232,27 @@ fn f_refused_writer_is_back_enabled_after_a_quiet_hold() {
     refused_writer_model(true);
 }
 
+/// The end of a model with a writer `w` and a reader `r`: if the writer was `refused`, it
+/// was back-enabled since its run count was `before` (it ran, is scheduled, or has the
+/// back-enable waiting on its gate); then both Streams close. `what` prefixes the failure
+/// (the negative variants' `should_panic` matches it).
+fn back_enabled_then_close<R: HeadProcs, W: HeadProcs>(
+    what: &str,
+    r: &TestPerim<R>,
+    w: &TestPerim<W>,
+    before: usize,
+    refused: bool,
+) {
+    let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();
+    if refused {
+        assert!(backenabled, "{what}lost back-enable across the perimeter");
+    }
+    r.op(|s| s.close());
+    r.close_gate();
+    w.op(|s| s.close());
+    w.close_gate();
+}
+
 fn refused_writer_model(quiet_first: bool) {
     model(move || {
         let (r, w, entry) = linked_full();
@@ -252,14 +273,7 @@ fn refused_writer_model(quiet_first: bool) {
         }
         r.op(|s| while s.read().is_some() {});
         writer.join().expect("writer");
-        let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();
-        if refused.load(SeqCst) {
-            assert!(backenabled, "lost back-enable across the perimeter");
-        }
-        r.op(|s| s.close());
-        r.close_gate();
-        w.op(|s| s.close());
-        w.close_gate();
+        back_enabled_then_close("", &r, &w, before, refused.load(SeqCst));
     });
 }
 
@@ -534,18 +548,8 @@ fn direct_model(take: Take) {
         writer.join().expect("writer");
         got.extend(read_direct(&r, 8).0);
         assert_eq!(got, b"abc", "direct take: out of order or lost");
-        let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();
-        if refused.load(SeqCst) {
-            assert!(
-                backenabled,
-                "direct take: lost back-enable across the perimeter"
-            );
-        }
         assert!(!r.perim.gate().has_pending(), "direct take: put stranded");
-        r.op(|s| s.close());
-        r.close_gate();
-        w.op(|s| s.close());
-        w.close_gate();
+        back_enabled_then_close("direct take: ", &r, &w, before, refused.load(SeqCst));
     });
 }
 
@@ -618,18 +622,8 @@ fn batch_model(how: PutUp) {
             )
         });
         assert_eq!(puts, (Some(3), Some(3)), "batch put-up: statistics");
-        let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();
-        if refused.load(SeqCst) {
-            assert!(
-                backenabled,
-                "batch put-up: lost back-enable across the perimeter"
-            );
-        }
         assert!(!r.perim.gate().has_pending(), "batch put-up: put stranded");
-        r.op(|s| s.close());
-        r.close_gate();
-        w.op(|s| s.close());
-        w.close_gate();
+        back_enabled_then_close("batch put-up: ", &r, &w, before, refused.load(SeqCst));
     });
 }
 
@@ -848,14 +842,7 @@ fn k_idle_publish_still_back_enables_a_writer_refused_for_pending_bytes() {
         // (QFULL clear again): what it would publish is what was published, but for the marks.
         r.op(|s| while s.read().is_some() {});
         writer.join().expect("writer");
-        let backenabled = w.runs() > before || w.is_scheduled() || w.perim.gate().has_pending();
-        if refused.load(SeqCst) {
-            assert!(backenabled, "lost back-enable across the perimeter");
-        }
-        r.op(|s| s.close());
-        r.close_gate();
-        w.op(|s| s.close());
-        w.close_gate();
+        back_enabled_then_close("", &r, &w, before, refused.load(SeqCst));
     });
 }
 
