@@ -56,6 +56,32 @@ impl UserBuf {
         me.copy_to_user(off, src)
     }
 
+    /// Copy the `want` bytes at offset `off` with `copy(done, n)` (the `n` bytes `done` bytes
+    /// in, in order): all at once, else, after a fault, a page at a time up to the first bad
+    /// address (user memory is mapped, or not, by pages). Returns how many bytes were copied.
+    fn copy_by_pages(
+        &self,
+        off: usize,
+        want: usize,
+        mut copy: impl FnMut(usize, usize) -> Result<(), Errno>,
+    ) -> usize {
+        if copy(0, want).is_ok() {
+            return want;
+        }
+        let mut done = 0usize;
+        while done < want {
+            let Some(a) = self.addr.checked_add(off).and_then(|a| a.checked_add(done)) else {
+                break;
+            };
+            let n = (PAGE_SIZE - a % PAGE_SIZE).min(want - done);
+            if copy(done, n).is_err() {
+                break;
+            }
+            done += n;
+        }
+        done
+    }
+
     /// Copy `n` bytes at offset `off` to the start of `dst`'s unfilled room (not
     /// initialised) and count them as filled; on EFAULT nothing counts.
     fn read_uninit(&self, dst: &mut UninitBuf<'_>, off: usize, n: usize) -> Result<(), Errno> {
@@ -99,51 +125,21 @@ impl UserIo for UserBuf {
     }
 
     /// `UserSlice` says only whether a whole copy worked; what precedes a bad address is found
-    /// again a page at a time (user memory is mapped, or not, by pages).
+    /// again a page at a time ([`UserBuf::copy_by_pages`]).
     fn copy_from_user_partial(&mut self, dst: &mut [u8], off: usize) -> usize {
-        if self.copy_from_user(dst, off).is_ok() {
-            return dst.len();
-        }
-        let mut done = 0usize;
-        while done < dst.len() {
-            let Some(a) = self.addr.checked_add(off).and_then(|a| a.checked_add(done)) else {
-                break;
-            };
-            let n = (PAGE_SIZE - a % PAGE_SIZE).min(dst.len() - done);
-            let Some(d) = dst.get_mut(done..done + n) else {
-                break;
-            };
-            if self.copy_from_user(d, off + done).is_err() {
-                break;
-            }
-            done += n;
-        }
-        done
+        let mut me = *self;
+        self.copy_by_pages(off, dst.len(), |done, n| {
+            let d = dst.get_mut(done..done + n).ok_or(Errno::EFAULT)?;
+            me.copy_from_user(d, off.checked_add(done).ok_or(Errno::EFAULT)?)
+        })
     }
 
-    /// Into the new buffer as it is (`read_raw`: no zeroing first); after a fault, what
-    /// precedes the bad address is found again a page at a time, as above.
+    /// Into the new buffer as it is (`read_raw`: no zeroing first), page by page after a fault
+    /// as above.
     fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {
-        let start = dst.filled();
-        let want = dst.len().saturating_sub(start);
-        if self.read_uninit(dst, off, want).is_ok() {
-            return;
-        }
-        loop {
-            let done = dst.filled().saturating_sub(start);
-            if done >= want {
-                break;
-            }
-            let Some(o) = off.checked_add(done) else {
-                break;
-            };
-            let Some(a) = self.addr.checked_add(o) else {
-                break;
-            };
-            let n = (PAGE_SIZE - a % PAGE_SIZE).min(want - done);
-            if self.read_uninit(dst, o, n).is_err() {
-                break;
-            }
-        }
+        let want = dst.len().saturating_sub(dst.filled());
+        self.copy_by_pages(off, want, |done, n| {
+            self.read_uninit(dst, off.checked_add(done).ok_or(Errno::EFAULT)?, n)
+        });
     }
 }

@@ -440,14 +440,20 @@ impl Queue {
             None => return Err(mp),
         }
         self.account(c, size, true);
+        Ok(self.put_event(c))
+    }
+
+    /// What a put onto class `c` reports: enable a high-priority or band message always (when
+    /// enabling is allowed, for a band), an ordinary one only if a reader waits (QWANTR).
+    fn put_event(&self, c: Class) -> QEvent {
         let enable = c == Class::Hi
             || (self.can_enable()
                 && (self.flags.contains(QFlags::QWANTR) || matches!(c, Class::Band(_))));
-        Ok(if enable {
+        if enable {
             QEvent::enable()
         } else {
             QEvent::NONE
-        })
+        }
     }
 
     /// putq of a run of ordinary band-0 messages, oldest first through `b_next` (the batch
@@ -466,11 +472,7 @@ impl Queue {
             self.norm.push_back(m);
         }
         self.account(Class::Norm, (size, blocks), true);
-        if self.can_enable() && self.flags.contains(QFlags::QWANTR) {
-            QEvent::enable()
-        } else {
-            QEvent::NONE
-        }
+        self.put_event(Class::Norm)
     }
 
     /// putbq: return `mp` to the front of its class (a service procedure that cannot pass it

@@ -150,15 +150,10 @@ impl Stream {
             return; // SVR4: only one high-priority message waits at the head
         }
         let band = mp.band();
-        // Readers sleep only on an empty queue, or for read-fill (more bytes), or for a band or
-        // high-priority message that is not there yet: other arrivals need no wakeup (as a
-        // Linux pipe wakes its reader only when it was empty). SIGPOLL events are per message.
-        let rfill = self.sth.rdopt & RFILL != 0;
         let Some(s) = self.side_mut(h) else {
             return;
         };
         let was_empty = s.q.first().is_none();
-        let wake = was_empty || hipri || band > 0 || rfill;
         let r = s.q.putq(mp);
         match r {
             Ok(ev) => self.apply(h, ev),
@@ -170,6 +165,17 @@ impl Stream {
                 return;
             }
         }
+        self.sth_note_arrival(was_empty, hipri, band);
+    }
+
+    /// Note the arrival of a message at the head's read queue (high-priority if `hipri`, else
+    /// of `band`) that was empty before it if `was_empty`. Readers sleep only on an empty
+    /// queue, or for read-fill (more bytes), or for a band or high-priority message that is
+    /// not there yet: other arrivals need no wakeup (as a Linux pipe wakes its reader only when
+    /// it was empty). SIGPOLL events are per message.
+    fn sth_note_arrival(&mut self, was_empty: bool, hipri: bool, band: u8) {
+        let rfill = self.sth.rdopt & RFILL != 0;
+        let wake = was_empty || hipri || band > 0 || rfill;
         let sig = if hipri {
             S_HIPRI
         } else if band > 0 {
@@ -190,19 +196,13 @@ impl Stream {
     /// head's read queue to keep.)
     pub(crate) fn sth_enqueue_run(&mut self, run: Msg) {
         let h = self.head_rq();
-        let rfill = self.sth.rdopt & RFILL != 0;
         let Some(s) = self.side_mut(h) else {
             return;
         };
         let was_empty = s.q.first().is_none();
         let ev = s.q.putq_run(Some(run));
         self.apply(h, ev);
-        let wake = if was_empty || rfill {
-            WAKE_READ | WAKE_POLL
-        } else {
-            0
-        };
-        self.sth.note(wake, S_INPUT | S_RDNORM);
+        self.sth_note_arrival(was_empty, false, 0);
     }
 
     /// Apply M_SETOPTS.
