@@ -508,6 +508,29 @@ fn read_direct(r: &TestPerim<streams_core::sth::StrHead>, len: usize) -> (Vec<u8
     (taken_bytes(&t), empty)
 }
 
+/// The concurrent writer of [`direct_model`] and [`batch_model`]: a thread that puts "c"
+/// into `entry` of `r` (running `r` if the put claimed it), then asks `bcanput_in` and
+/// records in the flag it returns whether it was refused.
+fn put_c_then_ask(
+    r: &Arc<TestPerim<streams_core::sth::StrHead>>,
+    entry: QueueId,
+) -> (thread::JoinHandle<()>, LArc<AtomicBool>) {
+    let refused = LArc::new(AtomicBool::new(false));
+    let writer = {
+        let (r, refused) = (r.clone(), refused.clone());
+        thread::spawn(move || {
+            let m = Msg::from_bytes(streams_core::msg::M_DATA, b"c").expect("msg");
+            if r.put_in(entry, m).expect("open") {
+                r.run(0);
+            }
+            if !r.bcanput_in(entry, 0) {
+                refused.store(true, SeqCst);
+            }
+        })
+    };
+    (writer, refused)
+}
+
 /// The direct take against a concurrent lazy put and a writer refused for the bytes pending
 /// on the inbound list: a 1-byte read takes the first message straight from the list, the
 /// rest goes up in order ahead of the concurrent put, and the refused writer is back-enabled.
@@ -515,19 +538,7 @@ fn direct_model(take: Take) {
     model(move || {
         let (r, w, entry) = direct_pending();
         let before = w.runs();
-        let refused = LArc::new(AtomicBool::new(false));
-        let writer = {
-            let (r, refused) = (r.clone(), refused.clone());
-            thread::spawn(move || {
-                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"c").expect("msg");
-                if r.put_in(entry, m).expect("open") {
-                    r.run(0);
-                }
-                if !r.bcanput_in(entry, 0) {
-                    refused.store(true, SeqCst);
-                }
-            })
-        };
+        let (writer, refused) = put_c_then_ask(&r, entry);
         let mut got = match take {
             Take::Enter => {
                 let (b, empty) = read_direct(&r, 1);
@@ -584,19 +595,7 @@ fn batch_model(how: PutUp) {
     model(move || {
         let (r, w, entry) = direct_pending();
         let before = w.runs();
-        let refused = LArc::new(AtomicBool::new(false));
-        let writer = {
-            let (r, refused) = (r.clone(), refused.clone());
-            thread::spawn(move || {
-                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"c").expect("msg");
-                if r.put_in(entry, m).expect("open") {
-                    r.run(0);
-                }
-                if !r.bcanput_in(entry, 0) {
-                    refused.store(true, SeqCst);
-                }
-            })
-        };
+        let (writer, refused) = put_c_then_ask(&r, entry);
         match how {
             PutUp::Enter => r.op(|_| ()),
             PutUp::Later => {

@@ -8,7 +8,7 @@
 //! the writer's flow control (refused at the high-water mark, back-enabled at the low one)
 //! must come out the same.
 
-use super::direct::{getmsg, read, read_side, write, BUF};
+use super::direct::{getmsg, read, read_side, write, write_both_until_refused, BUF};
 use super::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
@@ -133,20 +133,7 @@ fn getmsg_bursts_match() -> TestResult {
 fn writer_refused_at_hiwat_is_back_enabled_at_lowat() -> TestResult {
     let [a, b] = pair(RNORM)?;
     let chunk = [7u8; BUF];
-    let mut refused = false;
-    for i in 0..64 {
-        let (x, y) = (write(&a, 0, &chunk), write(&b, 0, &chunk));
-        check_eq!(x, y);
-        if x == Err(Errno::EAGAIN) {
-            refused = true;
-            break;
-        }
-        if i % 4 == 3 {
-            a.end(1, |_| ());
-            b.end(1, |_| ());
-        }
-    }
-    check!(refused);
+    write_both_until_refused(&a, &b, &chunk, Some(4))?;
     a.end(1, |_| ());
     b.end(1, |_| ());
     check!(a.end(1, read_side) == b.end(1, read_side));

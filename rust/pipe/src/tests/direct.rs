@@ -184,22 +184,39 @@ fn getmsg_matches() -> TestResult {
     Ok(())
 }
 
+/// End 0 of both pipes writes `chunk` until refused (EAGAIN), at most 64 times, the two
+/// results compared each time; with `enter_every`, end 1 enters (without reading) after every
+/// that many writes. Fails unless the writer was refused.
+pub(super) fn write_both_until_refused(
+    a: &TestPipe,
+    b: &TestPipe,
+    chunk: &[u8],
+    enter_every: Option<usize>,
+) -> TestResult {
+    let mut refused = false;
+    for i in 1..=64 {
+        let (x, y) = (write(a, 0, chunk), write(b, 0, chunk));
+        check_eq!(x, y);
+        if x == Err(Errno::EAGAIN) {
+            refused = true;
+            break;
+        }
+        if enter_every.is_some_and(|k| i % k == 0) {
+            a.end(1, |_| ());
+            b.end(1, |_| ());
+        }
+    }
+    check!(refused);
+    Ok(())
+}
+
 /// End 0 writes until the bytes pending on end 1's inbound list refuse it (EAGAIN); end 1
 /// then reads everything, the first read straight from the inbound list. The refused writer
 /// is back-enabled (its head hears WAKE_WRITE), as when the data went up to the head first.
 fn writer_refused_for_pending_bytes_is_back_enabled() -> TestResult {
     let [a, b] = pair(RNORM)?;
     let chunk = [7u8; BUF];
-    let mut refused = false;
-    for _ in 0..64 {
-        let (x, y) = (write(&a, 0, &chunk), write(&b, 0, &chunk));
-        check_eq!(x, y);
-        if x == Err(Errno::EAGAIN) {
-            refused = true;
-            break;
-        }
-    }
-    check!(refused);
+    write_both_until_refused(&a, &b, &chunk, None)?;
     check!(a.perim(1).perim.gate().has_pending());
     b.end(1, |_| ());
     for p in [&a, &b] {
