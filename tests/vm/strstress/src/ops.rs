@@ -79,6 +79,22 @@ const OPEN: &[i32] = &[
     EAGAIN,
     ENOENT,
 ];
+/// open(2) of an attach path: as [`OPEN`], plus ENFILE: with connld pushed the open makes a
+/// new pipe and returns one end, a new FIFO file whose inode the kernel may fail to make (what
+/// pipe(2) returns then, and what an allocation failure there looks like, as for [`PIPE`]).
+const OPEN_ATTACHED: &[i32] = &[
+    EINTR,
+    ENOSR,
+    ENOMEM,
+    ENXIO,
+    EIO,
+    EBUSY,
+    EPERM,
+    libc::EACCES,
+    EAGAIN,
+    ENOENT,
+    ENFILE,
+];
 /// s_pipe (I_FIFO_PIPE): plus ENFILE (the kernel could not make a file or its inode: what
 /// pipe(2) returns then, and what an allocation failure there looks like) and EMFILE.
 const PIPE: &[i32] = &[
@@ -220,7 +236,7 @@ fn op_open(ctx: &Ctx, th: &mut Th) {
         // An attach path: the attached Stream if there is one, else the plain file.
         let p = &ctx.attach[th.rng.usize(..ctx.attach.len())];
         let fl = libc::O_RDWR | libc::O_NONBLOCK;
-        if let Ok(fd) = ctx.call(th, "open attached", OPEN, || sys::open(p, fl)) {
+        if let Ok(fd) = ctx.call(th, "open attached", OPEN_ATTACHED, || sys::open(p, fl)) {
             let s = Stream::from_fd(fd);
             if ffi::isastream(s.raw()) == 1 {
                 add(ctx, th, s, None, format!("open {p} (attach path)"));
