@@ -59,17 +59,29 @@ impl Stream {
         nonblock: bool,
     ) -> Result<usize, Stop> {
         self.sth_write_ok()?;
-        if !self.sth_canput(0) {
+        // A pass-only way out of the Stream (`stream/across.rs`): its link's flow control is
+        // what `canputnext` would ask, and the message is put there in one step.
+        let h = self.head_wq();
+        let across = self.passes_across(h);
+        let can = match across {
+            Some(x) => self.remote(x).is_some_and(|r| r.bcanput(0)),
+            None => self.sth_canput(0),
+        };
+        if !can {
             return Err(wait(nonblock, Block::Writable(0)));
         }
         let mut m = slot.take().ok_or(Errno::EINVAL)?;
         let n = m.msgsize();
-        // What write hold coalesced goes first, as `strwrite` sends it before a large piece.
+        // What write hold coalesced goes first, as `strwrite` sends it before a large piece
+        // (by the per-queue puts: on a pass-only path they leave it pass-only).
         self.sth_flush_hold();
         if self.sth.delim {
             m.set_flag(m.flag() | MsgFlags::MSGDELIM);
         }
-        self.write(m);
+        match across {
+            Some(x) => self.put_across(h, x, m),
+            None => self.write(m),
+        }
         Ok(n)
     }
 }

@@ -416,6 +416,13 @@ impl<H: HeadProcs> Stream<H> {
         if let Some(n) = self.next(q) {
             return self.put(n, mp);
         }
+        self.put_remote(q, mp)
+    }
+
+    /// The put of `mp` from `q`, which has no `q_next` in this Stream: into the other Stream
+    /// across `q`'s link (running it after the lock is dropped when this claimed it), or off
+    /// the end (freed and counted).
+    pub(crate) fn put_remote(&mut self, q: QueueId, mp: Msg) {
         let Some(r) = self.remote(q) else {
             drop(mp);
             self.count_drop();

@@ -31,6 +31,7 @@
 //! `qenable` puts a queue on this Stream's run list once (QENAB); [`Stream::runqueues`] runs
 //! the service procedures.
 
+mod across;
 mod batch;
 pub mod cross;
 mod ctx;
