@@ -3,6 +3,7 @@
 //! pipes (no user copy under a Stream lock, the reader token), connld, and modules pushed on
 //! pipe ends.
 
+pub mod across;
 pub mod batch;
 pub mod connld;
 pub mod direct;

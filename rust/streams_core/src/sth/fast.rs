@@ -50,6 +50,12 @@ impl Stream {
             && (maxpsz == INFPSZ || maxpsz == 0 || len <= maxpsz)
     }
 
+    /// Whether a write's message now goes out of the Stream in one step, its path from the
+    /// head's write queue pass-only (`stream/across.rs`; for tests and diagnostics).
+    pub fn sth_writes_across(&self) -> bool {
+        self.passes_across(self.head_wq()).is_some()
+    }
+
     /// write(2) of the M_DATA message in `slot` (built by the platform from the user's
     /// buffer; [`Stream::sth_prebuilt_ok`] held). The message is taken out of `slot` only
     /// when it is sent; on EAGAIN/Block it stays there for the retry. Errors as `strwrite`.

@@ -1,0 +1,235 @@
+//! Shared tests of the write pass-across on a STREAMS pipe (`stream/across.rs` in the core): a
+//! write at one end whose path from the head's write queue to the twist is pass-only hands its
+//! message to the other end in one step. Each case runs the same steps on two pipes: on the
+//! first the writes go across (nothing pushed at the writing end, or `nullpass`, a module the
+//! engine steps over); on the second `nosrv`, a module whose put procedure is called, is pushed
+//! at the writing end, so each write goes down by the ordinary puts. What is read, the
+//! writing end's statistics (head, pushed module, twist), the reading end's queue, the events
+//! at both ends, the writer's flow control (refused at the high-water mark, back-enabled at
+//! the low one), a hangup or an error in the middle and a push between writes must come out
+//! the same.
+
+use super::direct::{read, read_side, write, write_both_until_refused, BUF};
+use super::TestPipe;
+use streams_core::errno::Errno;
+use streams_core::ktest::{Failure, TestResult};
+use streams_core::msg::{Msg, M_ERROR};
+use streams_core::sth::consts::*;
+use streams_core::sth::{IocArg, Stream, WAKE_WRITE};
+use streams_core::stream::testmods::{NOSRV, NULLPASS};
+use streams_core::stream::{ModuleStat, Registry};
+use streams_core::{check, check_eq, check_ok, ktest_suite};
+
+/// The modules these cases push.
+fn reg() -> Result<Registry, Failure> {
+    let mut r = Registry::new();
+    check_ok!(r.register_module(&NOSRV));
+    check_ok!(r.register_module(&NULLPASS));
+    Ok(r)
+}
+
+/// Two pipes: the first one's writes at end 0 go across (with `nullpass` pushed there when
+/// `stepped`), the second one's by the ordinary puts (`nosrv` pushed at end 0).
+fn pair(stepped: bool) -> Result<[TestPipe; 2], Failure> {
+    let a = check_ok!(TestPipe::new());
+    let b = check_ok!(TestPipe::new());
+    let r = reg()?;
+    if stepped {
+        check_eq!(a.end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("nullpass"))), Ok(0));
+    }
+    check_eq!(b.end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("nosrv"))), Ok(0));
+    for p in [&a, &b] {
+        let _ = p.end(0, |s| s.sth_take_events());
+        let _ = p.end(1, |s| s.sth_take_events());
+    }
+    check!(a.end(0, |s| s.sth_writes_across()));
+    check!(!b.end(0, |s| s.sth_writes_across()));
+    Ok([a, b])
+}
+
+/// The statistics of the writing end's write side: the head's write queue, the module pushed
+/// on it (if any) and the twist's write queue.
+#[derive(PartialEq, Eq, Debug)]
+struct WriteSide {
+    head: Option<ModuleStat>,
+    module: Option<ModuleStat>,
+    twist: Option<ModuleStat>,
+    dropped: usize,
+}
+
+fn write_side(s: &mut Stream) -> WriteSide {
+    let h = s.head_wq();
+    let top = s.top_wq();
+    let twist = s.driver_wq();
+    WriteSide {
+        head: s.mstat(h),
+        module: top.filter(|t| Some(*t) != twist).and_then(|t| s.mstat(t)),
+        twist: twist.and_then(|d| s.mstat(d)),
+        dropped: s.dropped(),
+    }
+}
+
+/// Both ends of both pipes as they must match: the writing end's statistics, the reading
+/// end's queue and statistics, the events of each end.
+fn same(a: &TestPipe, b: &TestPipe, module_too: bool) -> TestResult {
+    let (mut x, mut y) = (a.end(0, write_side), b.end(0, write_side));
+    if !module_too {
+        x.module = None;
+        y.module = None;
+    }
+    check_eq!(x, y);
+    check!(a.end(1, read_side) == b.end(1, read_side));
+    for end in [0, 1] {
+        check_eq!(
+            a.end(end, |s| s.sth_take_events()),
+            b.end(end, |s| s.sth_take_events())
+        );
+    }
+    Ok(())
+}
+
+/// Writes of several sizes, read back in pieces, the two pipes compared after each step.
+fn writes_match(stepped: bool) -> TestResult {
+    const WRITES: [&[u8]; 5] = [b"ab", b"cdef", b"g", b"hij", b"klmno"];
+    const READS: [usize; 6] = [1, 3, 2, 64, 64, 64];
+    let [a, b] = pair(stepped)?;
+    for _round in 0..3 {
+        for w in WRITES {
+            check_eq!(write(&a, 0, w), write(&b, 0, w));
+            same(&a, &b, stepped)?;
+        }
+        for len in READS {
+            check_eq!(read(&a, 1, len), read(&b, 1, len));
+            same(&a, &b, stepped)?;
+        }
+    }
+    check_eq!(read(&a, 1, 64), Err(Errno::EAGAIN));
+    // Every write went across: counted on the twist once each.
+    let puts = a.end(0, |s| s.driver_wq().and_then(|d| s.mstat(d)));
+    check_eq!(puts.map(|m| m.ms_pcnt), Some(3 * WRITES.len()));
+    Ok(())
+}
+
+fn writes_match_nothing_pushed() -> TestResult {
+    writes_match(false)
+}
+
+fn writes_match_stepped_module() -> TestResult {
+    writes_match(true)
+}
+
+/// End 0 writes until refused: the across writer is refused where the ordinary one is (the
+/// bytes pending on end 1's inbound list, then its head's queue past the high-water mark);
+/// end 1 then reads one message at a time, and the writer is back-enabled (WAKE_WRITE) by
+/// the same read, at the low-water mark, and can write again.
+fn writer_refused_at_hiwat_is_back_enabled_at_lowat() -> TestResult {
+    let [a, b] = pair(false)?;
+    let chunk = [7u8; BUF];
+    write_both_until_refused(&a, &b, &chunk, Some(4))?;
+    check!(!a.end(0, |s| s.sth_canput(0)));
+    same(&a, &b, false)?;
+    let mut woken = false;
+    for _ in 0..64 {
+        let (x, y) = (read(&a, 1, BUF), read(&b, 1, BUF));
+        check_eq!(x, y);
+        if x.is_err() {
+            break;
+        }
+        let ev = a.end(0, |s| s.sth_take_events());
+        check_eq!(ev, b.end(0, |s| s.sth_take_events()));
+        if ev.wake & WAKE_WRITE != 0 {
+            woken = true;
+            let low = a.end(1, |s| {
+                s.queue(s.head_rq()).is_some_and(|q| q.count() <= q.lowat())
+            });
+            check!(low);
+            break;
+        }
+    }
+    check!(woken);
+    check_eq!(write(&a, 0, &chunk), write(&b, 0, &chunk));
+    check_eq!(write(&a, 0, &chunk), Ok(BUF));
+    check!(a.end(0, |s| s.sth_writes_across()));
+    Ok(())
+}
+
+/// The reading end closes between writes: the next write fails with EPIPE (and SIGPIPE) on
+/// both pipes, and what was written before is still read at... nowhere: the reader is gone;
+/// the writing end is no longer pass-across (its twist let go of the other end).
+fn hangup_between_writes() -> TestResult {
+    let [a, b] = pair(false)?;
+    check_eq!(write(&a, 0, b"one"), write(&b, 0, b"one"));
+    a.close(1);
+    b.close(1);
+    check_eq!(write(&a, 0, b"two"), Err(Errno::EPIPE));
+    check_eq!(write(&b, 0, b"two"), Err(Errno::EPIPE));
+    let (x, y) = (a.end(0, write_side), b.end(0, write_side));
+    check_eq!(x.twist, y.twist);
+    check_eq!(x.dropped, y.dropped);
+    let ev = a.end(0, |s| s.sth_take_events());
+    check!(ev.sigpipe);
+    check_eq!(ev, b.end(0, |s| s.sth_take_events()));
+    check!(!a.end(0, |s| s.sth_writes_across()));
+    Ok(())
+}
+
+/// An M_ERROR arrives at the writing end between writes: the next write fails with its
+/// error on both pipes; after the error is cleared writes go across again.
+fn error_between_writes() -> TestResult {
+    let [a, b] = pair(false)?;
+    check_eq!(write(&a, 0, b"one"), write(&b, 0, b"one"));
+    for p in [&a, &b] {
+        let m = check_ok!(Msg::from_bytes(M_ERROR, &[Errno::EIO.0 as u8]));
+        p.end(0, |s| {
+            if let Some(d) = s.driver_rq() {
+                s.qctx(d).putnext(m);
+            }
+        });
+    }
+    check_eq!(write(&a, 0, b"two"), Err(Errno::EIO));
+    check_eq!(write(&b, 0, b"two"), Err(Errno::EIO));
+    same(&a, &b, false)?;
+    check_eq!(read(&a, 1, 64), read(&b, 1, 64));
+    Ok(())
+}
+
+/// A module pushed between writes at the across end takes the next writes (its put
+/// procedure runs: not across), popped it gives them back; everything is read in order.
+fn push_between_writes() -> TestResult {
+    let [a, b] = pair(false)?;
+    let r = reg()?;
+    let mut want = [0u8; BUF];
+    let mut n = 0;
+    for (i, w) in [&b"abc"[..], b"de", b"f", b"gh"].into_iter().enumerate() {
+        if i == 1 {
+            check_eq!(a.end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("nosrv"))), Ok(0));
+            check!(!a.end(0, |s| s.sth_writes_across()));
+        }
+        if i == 3 {
+            check_eq!(a.end(0, |s| s.strioctl(&r, I_POP, IocArg::Int(0))), Ok(0));
+            check!(a.end(0, |s| s.sth_writes_across()));
+        }
+        check_eq!(write(&a, 0, w), Ok(w.len()));
+        check_eq!(write(&b, 0, w), Ok(w.len()));
+        if let Some(d) = want.get_mut(n..n + w.len()) {
+            d.copy_from_slice(w);
+        }
+        n += w.len();
+    }
+    let x = check_ok!(read(&a, 1, BUF));
+    let y = check_ok!(read(&b, 1, BUF));
+    check_eq!(x.0.get(..x.1), want.get(..n));
+    check_eq!(y.0.get(..y.1), want.get(..n));
+    let tw = |p: &TestPipe| p.end(0, |s| s.driver_wq().and_then(|d| s.mstat(d)));
+    check_eq!(tw(&a), tw(&b));
+    Ok(())
+}
+
+ktest_suite!(PIPE_ACROSS_SUITE, "streams_pipe_across":
+    writes_match_nothing_pushed,
+    writes_match_stepped_module,
+    writer_refused_at_hiwat_is_back_enabled_at_lowat,
+    hangup_between_writes,
+    error_between_writes,
+    push_between_writes,
+);
