@@ -154,8 +154,8 @@ fn writer_refused_at_hiwat_is_back_enabled_at_lowat() -> TestResult {
 }
 
 /// The reading end closes between writes: the next write fails with EPIPE (and SIGPIPE) on
-/// both pipes, and what was written before is still read at... nowhere: the reader is gone;
-/// the writing end is no longer pass-across (its twist let go of the other end).
+/// both pipes, with the same statistics, and the writing end is no longer pass-across (its
+/// twist let go of the other end).
 fn hangup_between_writes() -> TestResult {
     let [a, b] = pair(false)?;
     check_eq!(write(&a, 0, b"one"), write(&b, 0, b"one"));
