@@ -35,9 +35,15 @@ fn pair(stepped: bool) -> Result<[TestPipe; 2], Failure> {
     let b = check_ok!(TestPipe::new());
     let r = reg()?;
     if stepped {
-        check_eq!(a.end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("nullpass"))), Ok(0));
+        check_eq!(
+            a.end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("nullpass"))),
+            Ok(0)
+        );
     }
-    check_eq!(b.end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("nosrv"))), Ok(0));
+    check_eq!(
+        b.end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("nosrv"))),
+        Ok(0)
+    );
     for p in [&a, &b] {
         let _ = p.end(0, |s| s.sth_take_events());
         let _ = p.end(1, |s| s.sth_take_events());
@@ -202,7 +208,10 @@ fn push_between_writes() -> TestResult {
     let mut n = 0;
     for (i, w) in [&b"abc"[..], b"de", b"f", b"gh"].into_iter().enumerate() {
         if i == 1 {
-            check_eq!(a.end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("nosrv"))), Ok(0));
+            check_eq!(
+                a.end(0, |s| s.strioctl(&r, I_PUSH, IocArg::Name("nosrv"))),
+                Ok(0)
+            );
             check!(!a.end(0, |s| s.sth_writes_across()));
         }
         if i == 3 {
