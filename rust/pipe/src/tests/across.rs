@@ -9,13 +9,15 @@
 //! the low one), a hangup or an error in the middle and a push between writes must come out
 //! the same.
 
-use super::direct::{read, read_side, write, write_both_until_refused, BUF};
+use super::direct::{
+    read, read_both_until_back_enabled, read_side, write, write_both_until_refused, BUF,
+};
 use super::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
 use streams_core::msg::{Msg, M_ERROR};
 use streams_core::sth::consts::*;
-use streams_core::sth::{IocArg, Stream, WAKE_WRITE};
+use streams_core::sth::{IocArg, Stream};
 use streams_core::stream::testmods::{NOSRV, NULLPASS};
 use streams_core::stream::{ModuleStat, Registry};
 use streams_core::{check, check_eq, check_ok, ktest_suite};
@@ -134,25 +136,7 @@ fn writer_refused_at_hiwat_is_back_enabled_at_lowat() -> TestResult {
     write_both_until_refused(&a, &b, &chunk, Some(4))?;
     check!(!a.end(0, |s| s.sth_canput(0)));
     same(&a, &b, false)?;
-    let mut woken = false;
-    for _ in 0..64 {
-        let (x, y) = (read(&a, 1, BUF), read(&b, 1, BUF));
-        check_eq!(x, y);
-        if x.is_err() {
-            break;
-        }
-        let ev = a.end(0, |s| s.sth_take_events());
-        check_eq!(ev, b.end(0, |s| s.sth_take_events()));
-        if ev.wake & WAKE_WRITE != 0 {
-            woken = true;
-            let low = a.end(1, |s| {
-                s.queue(s.head_rq()).is_some_and(|q| q.count() <= q.lowat())
-            });
-            check!(low);
-            break;
-        }
-    }
-    check!(woken);
+    read_both_until_back_enabled(&a, &b, BUF)?;
     check_eq!(write(&a, 0, &chunk), write(&b, 0, &chunk));
     check_eq!(write(&a, 0, &chunk), Ok(BUF));
     check!(a.end(0, |s| s.sth_writes_across()));

@@ -8,13 +8,15 @@
 //! the writer's flow control (refused at the high-water mark, back-enabled at the low one)
 //! must come out the same.
 
-use super::direct::{getmsg, read, read_side, write, write_both_until_refused, BUF};
+use super::direct::{
+    getmsg, read, read_both_until_back_enabled, read_side, write, write_both_until_refused, BUF,
+};
 use super::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
 use streams_core::queue::QFlags;
 use streams_core::sth::consts::*;
-use streams_core::sth::{IocArg, WAKE_WRITE};
+use streams_core::sth::IocArg;
 use streams_core::stream::testmods::NOSRV;
 use streams_core::stream::Registry;
 use streams_core::{check, check_eq, check_ok, ktest_suite};
@@ -145,27 +147,7 @@ fn writer_refused_at_hiwat_is_back_enabled_at_lowat() -> TestResult {
     for p in [&a, &b] {
         let _ = p.end(0, |s| s.sth_take_events());
     }
-    let mut woken = false;
-    for _ in 0..64 {
-        let (x, y) = (read(&a, 1, BUF), read(&b, 1, BUF));
-        check_eq!(x, y);
-        if x.is_err() {
-            break;
-        }
-        check!(a.end(1, read_side) == b.end(1, read_side));
-        let ev = a.end(0, |s| s.sth_take_events());
-        check_eq!(ev, b.end(0, |s| s.sth_take_events()));
-        if ev.wake & WAKE_WRITE != 0 {
-            woken = true;
-            // Back-enabled at the low-water mark, not before.
-            let low = a.end(1, |s| {
-                s.queue(s.head_rq()).is_some_and(|q| q.count() <= q.lowat())
-            });
-            check!(low);
-            break;
-        }
-    }
-    check!(woken);
+    read_both_until_back_enabled(&a, &b, BUF)?;
     check_eq!(write(&a, 0, &chunk), write(&b, 0, &chunk));
     check_eq!(write(&a, 0, &chunk), Ok(BUF));
     Ok(())

@@ -210,6 +210,32 @@ pub(super) fn write_both_until_refused(
     Ok(())
 }
 
+/// End 1 of both pipes reads `len` bytes at a time (the results and the reading ends compared
+/// after each read) until the refused writer at end 0 is back-enabled (its head hears
+/// WAKE_WRITE, the same events on both pipes): by the read that drains end 1's head queue to
+/// its low-water mark, not before. Fails unless it was.
+pub(super) fn read_both_until_back_enabled(a: &TestPipe, b: &TestPipe, len: usize) -> TestResult {
+    for _ in 0..64 {
+        let (x, y) = (read(a, 1, len), read(b, 1, len));
+        check_eq!(x, y);
+        if x.is_err() {
+            break;
+        }
+        check!(a.end(1, read_side) == b.end(1, read_side));
+        let ev = a.end(0, |s| s.sth_take_events());
+        check_eq!(ev, b.end(0, |s| s.sth_take_events()));
+        if ev.wake & WAKE_WRITE != 0 {
+            let low = a.end(1, |s| {
+                s.queue(s.head_rq()).is_some_and(|q| q.count() <= q.lowat())
+            });
+            check!(low);
+            return Ok(());
+        }
+    }
+    check!(false); // never back-enabled
+    Ok(())
+}
+
 /// End 0 writes until the bytes pending on end 1's inbound list refuse it (EAGAIN); end 1
 /// then reads everything, the first read straight from the inbound list. The refused writer
 /// is back-enabled (its head hears WAKE_WRITE), as when the data went up to the head first.
