@@ -13,6 +13,7 @@ pub mod pipe;
 pub mod twophase;
 
 use streams_core::errno::Errno;
+use streams_core::msg::Msg;
 use streams_core::perim::test::{settle, TestPerim};
 use streams_core::sth::call::{HeadCall, HeadShared};
 use streams_core::sth::{Stop, StrHead, Stream};
@@ -154,5 +155,9 @@ impl HeadCall for EndCall<'_> {
 
     fn shared(&self) -> &HeadShared {
         self.shared
+    }
+
+    fn write_express(&self, m: Msg) -> Result<usize, Msg> {
+        self.pipe.perim(self.end).perim.write_express(m)
     }
 }

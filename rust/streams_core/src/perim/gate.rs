@@ -16,6 +16,7 @@ use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::Relaxed, Orde
 #[cfg(loom)]
 use loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 
+use super::express::ExpressWord;
 use super::flow::Flow;
 use crate::msg::Msg;
 use crate::sched::SchedFlag;
@@ -138,7 +139,24 @@ impl Gate {
 
     /// Hand `mp` to queue `q`'s put procedure (see `Perimeter::put_in`): `Ok(true)` if this
     /// claimed the perimeter, `Err(mp)` if the Stream is closed.
-    pub fn put_in(&self, q: QueueId, mut mp: Msg) -> Result<bool, Msg> {
+    pub fn put_in(&self, q: QueueId, mp: Msg) -> Result<bool, Msg> {
+        self.put_in_if(q, mp, || true)
+    }
+
+    /// An express write's put (`Perimeter::put_express`): [`Gate::put_in`], admitted only if
+    /// `w` is armed for `key`, checked and counted under the inbound lock.
+    pub fn put_express(&self, q: QueueId, mp: Msg, w: &ExpressWord, key: usize) -> Result<bool, Msg> {
+        self.put_in_if(q, mp, || w.admit(key))
+    }
+
+    /// Disarm `w` under the inbound lock (`Perimeter::disarm_express`).
+    pub fn disarm_express(&self, w: &ExpressWord) -> usize {
+        let _inb = self.inbound.lock();
+        w.disarm()
+    }
+
+    /// [`Gate::put_in`] if `admit` (asked under the inbound lock, after the closed test).
+    fn put_in_if(&self, q: QueueId, mut mp: Msg, admit: impl FnOnce() -> bool) -> Result<bool, Msg> {
         let (n, blocks) = mp.msgsize_blocks();
         let flow = self.flow_of(q);
         // Ordinary messages (band-0 M_DATA and M_PROTO: a pipe's data, a transport's
@@ -149,7 +167,7 @@ impl Gate {
         let ordinary = (ty == crate::msg::M_DATA || ty == crate::msg::M_PROTO) && mp.band() == 0;
         {
             let mut inb = self.inbound.lock();
-            if inb.closed {
+            if inb.closed || !admit() {
                 return Err(mp);
             }
             mp.0.dest = q.raw();

@@ -76,6 +76,7 @@
 //! another Stream takes only that Stream's inbound lock, a leaf (`gate.rs`). Nothing copies to
 //! or from user space or allocates with sleeping flags while a Stream lock is held.
 
+pub mod express;
 pub mod flow;
 pub mod gate;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
@@ -105,6 +106,8 @@ pub const LEAVE_ROUNDS: usize = 4;
 pub struct Perim<H: HeadProcs> {
     sd: sys::Mutex<Stream<H>>,
     gate: Gate,
+    /// Writes across without the Stream lock (step 8, `express.rs`).
+    express: express::Express,
 }
 
 impl<H: HeadProcs> Perim<H> {
@@ -114,6 +117,7 @@ impl<H: HeadProcs> Perim<H> {
         Ok(Perim {
             sd: sys::Mutex::new(s).map_err(|_| Errno::ENOSR)?,
             gate: Gate::new().map_err(|_| Errno::ENOSR)?,
+            express: express::Express::new().map_err(|_| Errno::ENOSR)?,
         })
     }
 
@@ -143,6 +147,9 @@ impl<H: HeadProcs> Perim<H> {
     fn enter_for(&self, read: bool) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
         self.gate.set_busy(true);
+        if self.express.is_armed() {
+            self.disarm(&mut g);
+        }
         if self.gate.has_pending() {
             // Under the lock: `lazy` was set by the last holder's leave, and nothing that
             // `direct_ok` reads changes without the lock.
@@ -154,6 +161,64 @@ impl<H: HeadProcs> Perim<H> {
             g,
             gate: &self.gate,
         }
+    }
+
+    /// Disarm the express write (step 8), first thing in a hold: no express put lands after
+    /// this; count those that landed on the path's queue, and let go of the link once the
+    /// lock is dropped.
+    #[cold]
+    fn disarm(&self, s: &mut Stream<H>) {
+        if let Some((to, q, n)) = self.express.disarm() {
+            s.count_express(q, n);
+            s.later_mut().release(to.into_perim());
+        }
+    }
+
+    /// Arm the express write (step 8), last thing in a hold whose write went across, if the
+    /// head allows it and the path is still one pass-only queue.
+    #[cold]
+    fn arm(&self, s: &mut Stream<H>) {
+        if !H::express_ok(s) {
+            return;
+        }
+        if let Some((to, q, totals)) = s.express_target() {
+            if let Some(old) = self.express.arm(to, q, totals) {
+                s.later_mut().release(old.into_perim());
+            }
+        }
+    }
+
+    /// Whether the express write is armed (step 8; tests and models).
+    pub fn express_armed(&self) -> bool {
+        self.express.is_armed()
+    }
+
+    /// An express write (step 8, `express.rs`): put `m`, a write's band-0 M_DATA message built
+    /// before any lock (`sth::call`), across to the armed link without the Stream lock, and
+    /// run the other Stream if that claimed it. `Ok(bytes)`, or `Err(m)`: not armed, something
+    /// waits on this Stream's inbound list, the flow control refused, or the target did not
+    /// admit it; the caller then makes the locked write. Process context, holding no Stream
+    /// lock.
+    pub fn write_express(&self, m: Msg) -> Result<usize, Msg> {
+        if !self.express.is_armed() || self.gate.has_pending() {
+            return Err(m);
+        }
+        let Some(armed) = self.express.target() else {
+            return Err(m);
+        };
+        let to = &armed.to;
+        if !to.bcanput(0) {
+            return Err(m);
+        }
+        let n = m.msgsize();
+        let perim = to.perim();
+        let claimed = perim.put_express(to.qid(), m, self.express.word(), express::key_of(&**perim))?;
+        armed.count_total();
+        if claimed {
+            // As a locked write's `Later` runs it once the lock is dropped.
+            perim.run(1);
+        }
+        Ok(n)
     }
 
     /// The runner's enter, for the caller that claimed the perimeter (step 2).
@@ -248,6 +313,9 @@ impl<H: HeadProcs> Perim<H> {
             round += 1;
             self.apply_inbound(s);
             H::sync(s);
+        }
+        if s.take_wrote_across() {
+            self.arm(s);
         }
         let quiet = H::lazy_ok(s);
         self.gate.set_lazy(!watched && quiet);

@@ -138,6 +138,18 @@ impl<H: HeadProcs> Perimeter for TestPerim<H> {
     fn schedule(self: Arc<Self>) {
         self.scheduled.store(true, SeqCst);
     }
+    fn put_express(
+        &self,
+        q: QueueId,
+        mp: Msg,
+        w: &super::express::ExpressWord,
+        key: usize,
+    ) -> Result<bool, Msg> {
+        self.perim.gate().put_express(q, mp, w, key)
+    }
+    fn disarm_express(&self, w: &super::express::ExpressWord) -> usize {
+        self.perim.gate().disarm_express(w)
+    }
 }
 
 /// Run every scheduled perimeter of `ps` until none is scheduled (at most `ps.len() * 64`

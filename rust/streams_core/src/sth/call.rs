@@ -8,7 +8,7 @@
 //! | call | before the lock | under the lock | after the lock |
 //! | --- | --- | --- | --- |
 //! | read | — | [`Stream::strread`] ([`HeadCall::run_read`]: perhaps straight from the inbound list): take what is read, hold the reader token | copy out; on a fault put back from there ([`Stream::sth_untake`]); give the token back |
-//! | write | the bytes, at most [`STRMSGSZ`] at a time: into the message itself (fast path), on the stack (up to [`STAGE_STACK`]) or a buffer | [`Stream::strwrite_prebuilt`] / [`Stream::strwrite`]; none for a write that joins the held message ([`HoldCell::join`]) | — |
+//! | write | the bytes, at most [`STRMSGSZ`] at a time: into the message itself (fast path), on the stack (up to [`STAGE_STACK`]) or a buffer | [`Stream::strwrite_prebuilt`] / [`Stream::strwrite`]; none for a write that joins the held message ([`HoldCell::join`]) or goes across without the lock ([`HeadCall::write_express`]) | — |
 //! | putmsg | both parts (at most [`STRCTLSZ`] / [`STRMSGSZ`], else ERANGE), as messages | [`Stream::strputpmsg`]: check and send | — |
 //! | I_FDINSERT | check the request; the control part with the token written in, the reference block to `fildes`'s queue, the data part, as messages | `Stream::sth_fdinsert`: check and send, as putmsg | — |
 //! | getmsg | — | [`Stream::strgetpmsg`]: take, hold the token | copy both parts and the caller's lengths; on a fault put back |
@@ -72,6 +72,14 @@ pub trait HeadCall {
 
     /// The head's state that system calls use without the lock.
     fn shared(&self) -> &HeadShared;
+
+    /// Send `m`, a whole write's band-0 M_DATA message built before the lock, without the
+    /// Stream lock if the platform can (the express write, `perim/express.rs`:
+    /// `Perim::write_express`): `Ok(bytes)`, or `Err(m)` for the locked write. Default:
+    /// always the locked write.
+    fn write_express(&self, m: Msg) -> Result<usize, Msg> {
+        Err(m)
+    }
 }
 
 /// The part of a Stream head that its system calls use without the Stream lock: the reader
@@ -240,6 +248,14 @@ fn write_chunk<H: HeadCall>(
             return Err(Errno::EFAULT);
         }
         let whole = got == n;
+        // Without the lock when the last write went across and nothing changed since.
+        let m = match whole {
+            true => match h.write_express(m) {
+                Ok(sent) => return Ok((sent, true)),
+                Err(m) => m,
+            },
+            false => m,
+        };
         let mut slot = Some(m);
         let sent = h.run(
             nonblock,

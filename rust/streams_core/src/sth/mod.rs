@@ -382,6 +382,24 @@ impl HeadProcs for StrHead {
     fn direct_ok(s: &Stream) -> bool {
         Self::lazy_ok(s) && !s.sth.mread && s.sth.wropt & SNDHOLD == 0
     }
+    /// Open, no write error or hangup, not linked under a multiplexor; no write offset,
+    /// delimiters, write hold (SNDHOLD, or a held message), and no packet-size limits on the
+    /// top queue: a prebuilt write would only ask flow control and send its message
+    /// (`strwrite_prebuilt`), which the express write does.
+    fn express_ok(s: &Stream) -> bool {
+        let h = &s.sth;
+        let (minpsz, maxpsz) = s.sth_psz();
+        !h.closed
+            && h.werr().is_none()
+            && !h.hangup
+            && h.plex.is_none()
+            && h.wroff == 0
+            && !h.delim
+            && h.wropt & SNDHOLD == 0
+            && h.hold.state().is_none()
+            && minpsz == 0
+            && (maxpsz == crate::queue::INFPSZ || maxpsz == 0)
+    }
     #[inline]
     fn sync(s: &mut Stream) {
         if s.sth.plex.is_some() {

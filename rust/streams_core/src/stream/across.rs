@@ -23,7 +23,8 @@
 //! state of a put but its statistic, and nothing here touches a queue, so the flow control
 //! stays as published (`pair_mut_quiet`), as it does for the per-queue puts.
 
-use super::{HeadProcs, QueueId, Role, Stream};
+use super::stats::{Stat, Totals};
+use super::{HeadProcs, QRef, QueueId, Role, Stream};
 use crate::msg::{Msg, M_DATA};
 
 impl<H: HeadProcs> Stream<H> {
@@ -60,10 +61,38 @@ impl<H: HeadProcs> Stream<H> {
     /// at `exit`: counted as put on each queue of the path, then handed to the link of `exit`
     /// as its put would hand it ([`Stream::put_remote`]).
     pub(crate) fn put_across(&mut self, from: QueueId, exit: QueueId, mp: Msg) {
+        self.wrote_across = true;
         if let Some(n) = self.next(from) {
             // The path ends at `exit`, whose `q_next` is not in this Stream: so does the count.
             self.count_path(n, 1);
         }
         self.put_remote(exit, mp);
+    }
+
+    /// Whether a write went across in this lock hold (`Perim::leave` then arms the express
+    /// write, `perim/express.rs`), clearing it.
+    pub(crate) fn take_wrote_across(&mut self) -> bool {
+        core::mem::take(&mut self.wrote_across)
+    }
+
+    /// What an express write puts through (`perim/express.rs`): when the head's write queue's
+    /// `q_next` is itself the queue that leaves the Stream, pass-only ([`Stream::passes_across`];
+    /// nothing pushed on a pipe end), its link, that queue, and its module-wide totals.
+    pub(crate) fn express_target(&self) -> Option<(QRef, QueueId, Option<&'static Totals>)> {
+        let h = self.head_wq();
+        let exit = self.passes_across(h)?;
+        if self.next(h) != Some(exit) {
+            return None;
+        }
+        let to = self.remote(exit)?.clone();
+        Some((to, exit, self.pair(exit.pair())?.totals))
+    }
+
+    /// Count `n` express puts on queue `q` (the path's one queue), in the Stream only: the
+    /// writers counted the module-wide totals as they put.
+    pub(crate) fn count_express(&mut self, q: QueueId, n: usize) {
+        if let Some(s) = self.pair_mut_quiet(q.pair()).and_then(|p| p.sides.get_mut(q.side())) {
+            s.stats.bump(Stat::Put, n);
+        }
     }
 }

@@ -24,6 +24,7 @@
 
 use super::{HeadProcs, QueueId, Stream};
 use crate::msg::Msg;
+use crate::perim::express::ExpressWord;
 use crate::sys::Arc;
 
 /// Most entry queues (queues other Streams put into) a Stream publishes flow control for: a
@@ -59,6 +60,23 @@ pub trait Perimeter: Send + Sync {
     /// Have the platform's runner run the perimeter later (for a caller that claimed it but
     /// cannot run it: softirq or timer context, or too deep).
     fn schedule(self: Arc<Self>);
+    /// An express write's put (`perim/express.rs`): [`Perimeter::put_in`] of `mp` into `q`,
+    /// admitted only if `w` is armed for this perimeter (`key`, [`key_of`]), which the inbound
+    /// lock's holder checks and counts ([`ExpressWord::admit`]); else `Err(mp)` and the
+    /// writer makes a locked write. Default: never admitted (a platform without express
+    /// writes).
+    ///
+    /// [`key_of`]: crate::perim::express::key_of
+    fn put_express(&self, q: QueueId, mp: Msg, w: &ExpressWord, key: usize) -> Result<bool, Msg> {
+        let _ = (q, w, key);
+        Err(mp)
+    }
+    /// Disarm `w` under the inbound lock ([`ExpressWord::disarm`]), so that no express put is
+    /// admitted after this returns; the count of those admitted before. Default: without the
+    /// lock (correct for a platform whose [`Perimeter::put_express`] admits none).
+    fn disarm_express(&self, w: &ExpressWord) -> usize {
+        w.disarm()
+    }
 }
 
 /// A queue of another Stream (SVR4 `queue_t *` across a perimeter): a counted reference to

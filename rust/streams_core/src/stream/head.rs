@@ -58,6 +58,14 @@ pub trait HeadProcs: Sized + Send + 'static {
     fn direct_ok(_s: &Stream<Self>) -> bool {
         false
     }
+    /// Whether the head's next writes of band-0 M_DATA may go across without the Stream lock
+    /// (the express write, `perim/express.rs`): asked under the lock at the end of a hold
+    /// whose write went across (`stream/across.rs`). True only when such a write would do
+    /// nothing at the head but send its message: open, no error or hangup, no write offset,
+    /// packet-size limits, write hold or delimiters. Default: never.
+    fn express_ok(_s: &Stream<Self>) -> bool {
+        false
+    }
 }
 
 /// A head that queues whatever arrives on its read queue and does nothing on back-enable:

@@ -259,6 +259,9 @@ pub struct Stream<H: HeadProcs> {
     me: Option<sys::Arc<dyn Perimeter>>,
     /// Data a read took straight from the inbound list, not yet read (`direct.rs`).
     direct: direct::Direct,
+    /// A write went across in this lock hold (`across.rs`): the leave may arm the express
+    /// write (`perim/express.rs`).
+    wrote_across: bool,
 }
 
 impl Stream<RawHead> {
@@ -312,6 +315,7 @@ impl<H: HeadProcs> Stream<H> {
             flow_changed: true,
             me: None,
             direct: direct::Direct::default(),
+            wrote_across: false,
         };
         let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
         debug_assert_eq!(h, HEAD);

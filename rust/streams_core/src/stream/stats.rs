@@ -41,7 +41,7 @@ pub(crate) enum Stat {
 }
 
 impl ModuleStat {
-    fn bump(&mut self, what: Stat, n: usize) {
+    pub(crate) fn bump(&mut self, what: Stat, n: usize) {
         let c = match what {
             Stat::Put => &mut self.ms_pcnt,
             Stat::Srv => &mut self.ms_scnt,
@@ -69,7 +69,7 @@ impl Totals {
         }
     }
 
-    fn bump(&self, side: usize, what: Stat, n: usize) {
+    pub(crate) fn bump(&self, side: usize, what: Stat, n: usize) {
         if let Some(c) = self.ctr.get(side).and_then(|s| s.get(what as usize)) {
             // Statistics only: no ordering with anything else is needed. A plain add (one
             // locked instruction, no CAS loop on the put path): 2^64 events cannot happen.

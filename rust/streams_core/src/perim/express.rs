@@ -1,0 +1,175 @@
+//! The express write (issue 12): a write(2) whose message goes across to the other Stream
+//! without taking its own Stream's lock.
+//!
+//! A write whose path from the head's write queue leaves the Stream in one pass-only queue
+//! (a pipe end with nothing pushed: its twist) goes across in one step under the lock
+//! (`stream/across.rs`). When the hold of such a write ends and the head says nothing would
+//! stop the next one (`HeadProcs::express_ok`), the perimeter *arms* its [`Express`]: it keeps
+//! the link the write went through. Until the next hold of this Stream's lock, whoever holds
+//! nothing may write the same way ([`Perim::write_express`](super::Perim::write_express)): ask
+//! the link's published flow control, and put the message into the other Stream's gate, all
+//! without this Stream's lock.
+//!
+//! ```text
+//!   lock holder (any enter)                 express writer (no lock of this Stream)
+//!   -----------------------                 ---------------------------------------
+//!   under the Stream lock:                  target := the armed link (leaf lock `cell`)
+//!     take the link out of `cell`            bcanput on it (else: the locked write)
+//!     under the target's inbound lock:       under the target's inbound lock:
+//!       word := disarmed                       word armed for this target? put, owed += 1
+//!       n := owed, owed := 0                   else: the locked write
+//!     count n puts on the path
+//! ```
+//!
+//! Why it is the locked write: every change to this Stream happens in a hold of its lock, and
+//! every hold begins by disarming (`Perim::enter`), under the target's inbound lock, where an
+//! express put is admitted. So an express put lands before the hold begins or is refused and
+//! made as a locked write (which waits for the lock): nothing changes the path, the head or
+//! the link under a write in flight, and what a hold sees of the other Stream no express put
+//! changes after its start. One thread's writes reach the target in the order it made them
+//! (each is one put into the target's gate, finished before the write returns, locked or
+//! not), and concurrent writers' messages are whole (one put each). A write also falls back
+//! to the lock while something waits on this Stream's own inbound list (a hangup, an error,
+//! options from below: the locked write applies them first), and when the flow control
+//! refuses it (the locked write asks again and sleeps or fails with EAGAIN; the refusal's mark
+//! brings the back-enable as it does for the locked write).
+//!
+//! Statistics: the put of each express write is counted on the path's queue when the next
+//! hold disarms (`owed`, counted under the target's inbound lock, so no put is counted twice
+//! or missed), before anything in that hold can read it; the module-wide totals, read without
+//! any Stream lock, are counted by the writer at once.
+//!
+//! # Locking
+//! `cell` is a leaf lock (BH-safe spinlock), taken under the Stream lock by enter and leave and
+//! without it by express writers; nothing is taken under it. The target's inbound lock is taken
+//! after `cell` is released, never under it. `word` changes only under the target's inbound
+//! lock (admit, disarm) or under this Stream's lock with no target holding it yet (arm).
+
+#[cfg(not(loom))]
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+
+use crate::stream::stats::{Stat, Totals};
+use crate::stream::{Perimeter, QRef, QueueId};
+use crate::sys::{self, NoMem};
+
+/// The word a target's gate checks when it admits an express put: armed for which target,
+/// and how many puts it admitted since (see the module docs).
+pub struct ExpressWord {
+    /// [`key_of`] the target the writer's Stream armed for, or 0: disarmed.
+    state: AtomicUsize,
+    /// Express puts admitted since the word was armed, not yet counted on the path.
+    owed: AtomicUsize,
+}
+
+/// What names a target perimeter in an [`ExpressWord`]: its address. A writer holds a counted
+/// reference to the target while it puts, so no other perimeter can have that address then.
+pub fn key_of(p: &dyn Perimeter) -> usize {
+    p as *const dyn Perimeter as *const () as usize
+}
+
+impl ExpressWord {
+    fn new() -> ExpressWord {
+        ExpressWord {
+            state: AtomicUsize::new(0),
+            owed: AtomicUsize::new(0),
+        }
+    }
+
+    /// Under the target's inbound lock: whether a put into the target `key` is admitted
+    /// (counted if so).
+    pub fn admit(&self, key: usize) -> bool {
+        if key == 0 || self.state.load(SeqCst) != key {
+            return false;
+        }
+        self.owed.fetch_add(1, Relaxed);
+        true
+    }
+
+    /// Under the target's inbound lock (or where no put can be admitted): disarm, and take the
+    /// count of the puts admitted.
+    pub fn disarm(&self) -> usize {
+        self.state.store(0, SeqCst);
+        self.owed.swap(0, Relaxed)
+    }
+}
+
+/// The armed link: the target, the queue whose put the express writes are (the path's one
+/// queue), and that queue's module-wide totals.
+struct Target {
+    to: QRef,
+    q: QueueId,
+    totals: Option<&'static Totals>,
+}
+
+/// A Stream's express write state (see the module docs). One per perimeter.
+pub struct Express {
+    word: ExpressWord,
+    /// The armed link; `None` when disarmed.
+    cell: sys::BhLock<Option<Target>>,
+}
+
+/// The link an express write puts through, taken by [`Express::target`].
+pub(crate) struct Armed {
+    pub(crate) to: QRef,
+    totals: Option<&'static Totals>,
+}
+
+impl Armed {
+    /// Count one express put in the module-wide totals of the path's queue.
+    pub(crate) fn count_total(&self) {
+        if let Some(t) = self.totals {
+            t.bump(1, Stat::Put, 1);
+        }
+    }
+}
+
+impl Express {
+    /// Disarmed. `NoMem` when memory runs out.
+    pub(crate) fn new() -> Result<Express, NoMem> {
+        Ok(Express {
+            word: ExpressWord::new(),
+            cell: sys::BhLock::new(None)?,
+        })
+    }
+
+    /// The word the target checks.
+    pub(crate) fn word(&self) -> &ExpressWord {
+        &self.word
+    }
+
+    /// Whether the express write is armed (exact under the Stream lock, where alone it is
+    /// armed and disarmed; a hint without it).
+    pub fn is_armed(&self) -> bool {
+        self.word.state.load(SeqCst) != 0
+    }
+
+    /// Under the Stream lock: arm for `to`, the link of queue `q` (the path's one queue),
+    /// whose totals are `totals`. The word must be disarmed (every hold begins so); a link
+    /// still kept is handed back, to be let go of after the lock is dropped.
+    pub(crate) fn arm(&self, to: QRef, q: QueueId, totals: Option<&'static Totals>) -> Option<QRef> {
+        let key = key_of(&**to.perim());
+        let old = self.cell.lock().replace(Target { to, q, totals });
+        self.word.state.store(key, SeqCst);
+        old.map(|t| t.to)
+    }
+
+    /// Under the Stream lock, at the start of a hold: disarm. Returns the link (to be let go
+    /// of after the lock is dropped), the path's queue and the express puts to count on it.
+    pub(crate) fn disarm(&self) -> Option<(QRef, QueueId, usize)> {
+        let t = self.cell.lock().take()?;
+        let n = t.to.perim().disarm_express(&self.word);
+        Some((t.to, t.q, n))
+    }
+
+    /// Without the Stream lock: the armed link, if any (a counted reference).
+    pub(crate) fn target(&self) -> Option<Armed> {
+        let cell = self.cell.lock();
+        let t = cell.as_ref()?;
+        Some(Armed {
+            to: t.to.clone(),
+            totals: t.totals,
+        })
+    }
+}
