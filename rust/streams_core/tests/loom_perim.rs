@@ -40,6 +40,11 @@
 //!   refused writer waits. A writer refused for the bytes on the inbound list (not for a full
 //!   queue) while the reader takes that list and drains is still back-enabled; a skip that
 //!   does not look at the writers' marks is caught.
+//! - (l) the express write (`perim/express.rs`): writes made without the writing Stream's
+//!   lock race with a hold of it; none lands in the hold after its enter disarmed, none is
+//!   lost or doubled, and each is counted once on the path. A writer that checks and counts
+//!   the armed word without the target's inbound lock, then puts, is caught (a put lands in
+//!   the hold after its enter).
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -54,6 +59,7 @@ use loom::sync::Arc as LArc;
 use loom::thread;
 
 use streams_core::msg::{esballoc, Bpri, ExtBuf, Msg};
+use streams_core::perim::express::key_of;
 use streams_core::perim::flow::Flow;
 use streams_core::perim::test::TestPerim;
 use streams_core::queue::QField;
@@ -888,3 +894,111 @@ fn k_idle_skip_that_looks_at_the_marks_loses_nothing() {
 fn k_idle_skip_ignoring_the_marks_is_caught() {
     idle_skip_model(false);
 }
+
+// (l) ------------------------------------------------------------------------------------------
+
+/// How the concurrent writer of [`express_model`] writes without the writing Stream's lock.
+#[derive(Clone, Copy, PartialEq)]
+enum Express {
+    /// `Perim::write_express`: the armed word checked and the put counted under the target's
+    /// inbound lock.
+    Word,
+    /// By hand: the armed word checked and counted (`ExpressWord::admit`) without the
+    /// target's inbound lock, then an ordinary put into the target.
+    Unlocked,
+}
+
+/// A writing Stream (a real Stream head over `nullpass`, whose write put procedure is stepped
+/// over as a pipe's twist is) linked to a reader Stream's driver read queue, after one
+/// locked write that went across (so the express write is armed); and that entry.
+fn express_armed() -> (
+    Arc<TestPerim<streams_core::sth::StrHead>>,
+    Arc<Perim>,
+    QueueId,
+) {
+    let r = stream();
+    let entry = r.op(|s| s.driver_rq().expect("driver"));
+    let s = streams_core::sth::Stream::sth_new(&NULLPASS).expect("open");
+    let w = TestPerim::new(s).expect("perimeter");
+    let to = r.qref(entry);
+    w.op(|s| {
+        let d = s.driver_wq().expect("driver");
+        s.set_remote(d, Some(to));
+    });
+    let sent = w.op(|s| {
+        let mut slot = Some(Msg::from_bytes(streams_core::msg::M_DATA, b"a").expect("msg"));
+        s.strwrite_prebuilt(&mut slot, true)
+    });
+    assert_eq!(sent, Ok(1), "the first write");
+    assert!(w.perim.express_armed(), "a write across arms the express write");
+    (w, r, entry)
+}
+
+/// The messages that reached `r`: an enter applies its inbound list, and its head (a
+/// `RawHead`) queues them.
+fn received(r: &Perim) -> usize {
+    r.op(|s| s.queue(s.head_rq()).map_or(0, |q| q.qsize()))
+}
+
+/// Express writes against a hold of the writing Stream's lock (whatever it would change, a
+/// push, a hangup, a close): a writer thread makes two writes without the lock, each falling
+/// back to a locked write when refused, while the main thread holds the writing Stream's lock
+/// and looks at what reached the reader twice (each look a hold of the reader's lock: two
+/// Stream locks held together, which only this model does). No express put lands within that hold after
+/// its enter disarmed; every message arrives once; and the writing Stream's statistics count
+/// each put exactly once (the express puts when the next hold disarms).
+fn express_model(how: Express) {
+    model(move || {
+        let (w, r, entry) = express_armed();
+        let writer = {
+            let (w, r) = (w.clone(), r.clone());
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    let m = Msg::from_bytes(streams_core::msg::M_DATA, b"x").expect("msg");
+                    let back = match how {
+                        Express::Word => w.perim.write_express(m).err(),
+                        Express::Unlocked if w.perim.express_word().admit(key_of(&*r)) => {
+                            if r.put_in(entry, m).expect("open") {
+                                r.run(0);
+                            }
+                            None
+                        }
+                        Express::Unlocked => Some(m),
+                    };
+                    if let Some(m) = back {
+                        let sent = w.op(|s| s.strwrite_prebuilt(&mut Some(m), true));
+                        assert_eq!(sent, Ok(1), "express: the locked write");
+                    }
+                }
+            })
+        };
+        w.op(|_| {
+            let before = received(&r);
+            assert_eq!(
+                received(&r),
+                before,
+                "express: a put landed in a hold after its enter"
+            );
+        });
+        writer.join().expect("writer");
+        assert_eq!(received(&r), 3, "express: lost or doubled");
+        let puts = w.op(|s| s.driver_wq().and_then(|d| s.mstat(d)).map(|m| m.ms_pcnt));
+        assert_eq!(puts, Some(3), "express: statistics");
+        w.op(|s| s.sth_close());
+        w.close_gate();
+        r.op(|s| s.close());
+        r.close_gate();
+    });
+}
+
+#[test]
+fn l_express_write_vs_lock_hold() {
+    express_model(Express::Word);
+}
+
+#[test]
+#[should_panic(expected = "express:")]
+fn l_express_write_checked_outside_the_target_lock_is_caught() {
+    express_model(Express::Unlocked);
+}
+

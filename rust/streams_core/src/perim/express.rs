@@ -135,7 +135,7 @@ impl Express {
     }
 
     /// The word the target checks.
-    pub(crate) fn word(&self) -> &ExpressWord {
+    pub fn word(&self) -> &ExpressWord {
         &self.word
     }
 

@@ -193,6 +193,12 @@ impl<H: HeadProcs> Perim<H> {
         self.express.is_armed()
     }
 
+    /// The word a target checks for this Stream's express writes (loom models drive it by
+    /// hand).
+    pub fn express_word(&self) -> &express::ExpressWord {
+        self.express.word()
+    }
+
     /// An express write (step 8, `express.rs`): put `m`, a write's band-0 M_DATA message built
     /// before any lock (`sth::call`), across to the armed link without the Stream lock, and
     /// run the other Stream if that claimed it. `Ok(bytes)`, or `Err(m)`: not armed, something
