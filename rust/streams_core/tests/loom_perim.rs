@@ -930,7 +930,10 @@ fn express_armed() -> (
         s.strwrite_prebuilt(&mut slot, true)
     });
     assert_eq!(sent, Ok(1), "the first write");
-    assert!(w.perim.express_armed(), "a write across arms the express write");
+    assert!(
+        w.perim.express_armed(),
+        "a write across arms the express write"
+    );
     (w, r, entry)
 }
 
@@ -1001,4 +1004,3 @@ fn l_express_write_vs_lock_hold() {
 fn l_express_write_checked_outside_the_target_lock_is_caught() {
     express_model(Express::Unlocked);
 }
-

@@ -15,7 +15,7 @@ use super::direct::{
 use super::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
-use streams_core::msg::{Msg, M_ERROR};
+use streams_core::msg::{Msg, M_ERROR, M_HANGUP};
 use streams_core::sth::consts::*;
 use streams_core::sth::{IocArg, Stream};
 use streams_core::stream::testmods::{NOSRV, NULLPASS};
@@ -218,7 +218,78 @@ fn push_between_writes() -> TestResult {
     Ok(())
 }
 
+/// Whether end 0 of `p` may write without its Stream lock (the express write is armed).
+fn armed(p: &TestPipe) -> bool {
+    p.perim(0).perim.express_armed()
+}
+
+/// The express write (`perim/express.rs` in the core): after a write that went across, the
+/// next writes at that end go without its Stream lock until something enters it. Runs of
+/// writes with no enter of the writing end between them, then the two pipes compared (the
+/// comparison enters: the express puts are counted then), then read back in order; a write
+/// after an enter is locked again and arms it again. With `stepped` (a module the engine
+/// steps over is pushed: the path is not one queue) the writes go across under the lock and
+/// never without it.
+fn express_writes_match(stepped: bool) -> TestResult {
+    const WRITES: [&[u8]; 4] = [b"ab", b"cdef", b"g", b"hij"];
+    let [a, b] = pair(stepped)?;
+    let mut want = [0u8; BUF];
+    let mut n = 0;
+    for _round in 0..3 {
+        check!(!armed(&a));
+        for w in WRITES {
+            check_eq!(write(&a, 0, w), write(&b, 0, w));
+            // The first by a locked write, the rest kept it.
+            check_eq!(armed(&a), !stepped);
+            if let Some(d) = want.get_mut(n..n + w.len()) {
+                d.copy_from_slice(w);
+            }
+            n += w.len();
+        }
+        check!(!armed(&b));
+        same(&a, &b, stepped)?;
+    }
+    let x = check_ok!(read(&a, 1, BUF));
+    check_eq!(x.0.get(..x.1), want.get(..n));
+    check_eq!(read(&b, 1, BUF), Ok(x));
+    let puts = a.end(0, |s| s.driver_wq().and_then(|d| s.mstat(d)));
+    check_eq!(puts.map(|m| m.ms_pcnt), Some(3 * WRITES.len()));
+    same(&a, &b, stepped)
+}
+
+fn express_writes_match_nothing_pushed() -> TestResult {
+    express_writes_match(false)
+}
+
+fn express_not_past_a_stepped_module() -> TestResult {
+    express_writes_match(true)
+}
+
+/// A hangup waiting on the writing end's own inbound list (put there, its run not yet made)
+/// keeps the next write from going without the lock: the locked write applies it first and
+/// fails with EPIPE, as on the pipe whose writes take the ordinary puts.
+fn express_write_after_a_waiting_hangup_fails() -> TestResult {
+    let [a, b] = pair(false)?;
+    // The twist's read queue, asked before the writes (asking enters the end).
+    let rq = [&a, &b].map(|p| p.end(0, |s| s.driver_rq()));
+    check_eq!(write(&a, 0, b"one"), write(&b, 0, b"one"));
+    check!(armed(&a));
+    for (p, rq) in [&a, &b].into_iter().zip(rq) {
+        let q = check_ok!(rq.ok_or(Errno::EINVAL));
+        let h = check_ok!(Msg::from_bytes(M_HANGUP, &[]));
+        check!(p.perim(0).perim.put_in(q, h).is_ok());
+    }
+    check!(armed(&a));
+    check_eq!(write(&a, 0, b"two"), Err(Errno::EPIPE));
+    check_eq!(write(&b, 0, b"two"), Err(Errno::EPIPE));
+    check!(!armed(&a));
+    same(&a, &b, false)
+}
+
 ktest_suite!(PIPE_ACROSS_SUITE, "streams_pipe_across":
+    express_writes_match_nothing_pushed,
+    express_not_past_a_stepped_module,
+    express_write_after_a_waiting_hangup_fails,
     writes_match_nothing_pushed,
     writes_match_stepped_module,
     writer_refused_at_hiwat_is_back_enabled_at_lowat,

@@ -145,7 +145,13 @@ impl Gate {
 
     /// An express write's put (`Perimeter::put_express`): [`Gate::put_in`], admitted only if
     /// `w` is armed for `key`, checked and counted under the inbound lock.
-    pub fn put_express(&self, q: QueueId, mp: Msg, w: &ExpressWord, key: usize) -> Result<bool, Msg> {
+    pub fn put_express(
+        &self,
+        q: QueueId,
+        mp: Msg,
+        w: &ExpressWord,
+        key: usize,
+    ) -> Result<bool, Msg> {
         self.put_in_if(q, mp, || w.admit(key))
     }
 
@@ -156,7 +162,12 @@ impl Gate {
     }
 
     /// [`Gate::put_in`] if `admit` (asked under the inbound lock, after the closed test).
-    fn put_in_if(&self, q: QueueId, mut mp: Msg, admit: impl FnOnce() -> bool) -> Result<bool, Msg> {
+    fn put_in_if(
+        &self,
+        q: QueueId,
+        mut mp: Msg,
+        admit: impl FnOnce() -> bool,
+    ) -> Result<bool, Msg> {
         let (n, blocks) = mp.msgsize_blocks();
         let flow = self.flow_of(q);
         // Ordinary messages (band-0 M_DATA and M_PROTO: a pipe's data, a transport's

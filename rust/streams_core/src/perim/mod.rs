@@ -218,7 +218,8 @@ impl<H: HeadProcs> Perim<H> {
         }
         let n = m.msgsize();
         let perim = to.perim();
-        let claimed = perim.put_express(to.qid(), m, self.express.word(), express::key_of(&**perim))?;
+        let claimed =
+            perim.put_express(to.qid(), m, self.express.word(), express::key_of(&**perim))?;
         armed.count_total();
         if claimed {
             // As a locked write's `Later` runs it once the lock is dropped.

@@ -91,7 +91,10 @@ impl<H: HeadProcs> Stream<H> {
     /// Count `n` express puts on queue `q` (the path's one queue), in the Stream only: the
     /// writers counted the module-wide totals as they put.
     pub(crate) fn count_express(&mut self, q: QueueId, n: usize) {
-        if let Some(s) = self.pair_mut_quiet(q.pair()).and_then(|p| p.sides.get_mut(q.side())) {
+        if let Some(s) = self
+            .pair_mut_quiet(q.pair())
+            .and_then(|p| p.sides.get_mut(q.side()))
+        {
             s.stats.bump(Stat::Put, n);
         }
     }
