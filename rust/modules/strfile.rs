@@ -27,6 +27,7 @@ use crate::chardev::{CallFile, FileOps, PollTable, O_NONBLOCK};
 use crate::errno::Errno;
 use crate::fasync::FasyncCall;
 use crate::iter::IterBuf;
+use crate::msg::Msg;
 use crate::sth::call::{HeadCall, HeadShared};
 use crate::sth::consts::*;
 use crate::sth::{Stop, Stream};
@@ -211,6 +212,10 @@ impl HeadCall for StrFile {
 
     fn shared(&self) -> &HeadShared {
         self.perim.shared()
+    }
+
+    fn write_express(&self, m: Msg) -> Result<usize, Msg> {
+        self.perim.write_express(m)
     }
 }
 

@@ -37,6 +37,7 @@ use crate::errno::Errno;
 use crate::fasync::FasyncList;
 use crate::fdpass::PipePass;
 use crate::msg::Msg;
+use crate::perim::express::ExpressWord;
 use crate::perim::{Perim, PerimGuard};
 use crate::runq::RunQueue;
 use crate::sth::consts::{S_HIPRI, S_INPUT, S_RDBAND, S_RDNORM};
@@ -206,6 +207,13 @@ impl StrPerim {
     /// the guard is dropped).
     pub(crate) fn enter(&self) -> Held<'_> {
         self.perim.enter()
+    }
+
+    /// An express write (`perim/express.rs` in the core): `m`, a whole write's message built
+    /// before any lock, across to the other end without this Stream's lock; `Err(m)` for the
+    /// locked write.
+    pub(crate) fn write_express(&self, m: Msg) -> Result<usize, Msg> {
+        self.perim.write_express(m)
     }
 
     /// [`StrPerim::enter`] for the Stream head's read (`Perim::enter_read`): data waiting on
@@ -378,6 +386,14 @@ impl Perimeter for StrPerim {
 
     fn bcanput_in(&self, q: QueueId, band: u8) -> bool {
         self.perim.gate().bcanput_in(q, band)
+    }
+
+    fn put_express(&self, q: QueueId, mp: Msg, w: &ExpressWord, key: usize) -> Result<bool, Msg> {
+        self.perim.gate().put_express(q, mp, w, key)
+    }
+
+    fn disarm_express(&self, w: &ExpressWord) -> usize {
+        self.perim.gate().disarm_express(w)
     }
 
     fn run(&self, depth: u32) {
