@@ -145,6 +145,13 @@ impl Express {
         self.word.state.load(SeqCst) != 0
     }
 
+    /// [`Express::is_armed`] under the Stream lock: the word is armed and disarmed only
+    /// there, so the lock orders those stores before this load.
+    #[inline]
+    pub(crate) fn armed_locked(&self) -> bool {
+        self.word.state.load(Relaxed) != 0
+    }
+
     /// Under the Stream lock: arm for `to`, the link of queue `q` (the path's one queue),
     /// whose totals are `totals`. The word must be disarmed (every hold begins so); a link
     /// still kept is handed back, to be let go of after the lock is dropped.

@@ -69,6 +69,12 @@
 //!    first thing in [`Perim::leave`], before anything newer (`stream/direct.rs`). The take
 //!    itself is step 1's (the claim cleared first, the pending counts zeroed and fenced), so
 //!    the flow control and the refused writers' back-enables are as for any enter.
+//! 8. **express write** ([`Perim::write_express`], `express.rs`): a hold whose write went
+//!    across in one step through a one-queue path (`stream/across.rs`) arms the perimeter
+//!    when it leaves, if the head allows it (`HeadProcs::express_ok`); while armed, a write
+//!    holding no lock puts its message into the target's gate directly, admitted and counted
+//!    under the target's inbound lock. Every enter disarms first, under that lock too, and
+//!    counts the admitted puts on the path: no express put lands once a hold has begun.
 //!
 //! # Locking
 //! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system
@@ -147,7 +153,7 @@ impl<H: HeadProcs> Perim<H> {
     fn enter_for(&self, read: bool) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
         self.gate.set_busy(true);
-        if self.express.is_armed() {
+        if self.express.armed_locked() {
             self.disarm(&mut g);
         }
         if self.gate.has_pending() {
@@ -167,6 +173,7 @@ impl<H: HeadProcs> Perim<H> {
     /// this; count those that landed on the path's queue, and let go of the link once the
     /// lock is dropped.
     #[cold]
+    #[inline(never)]
     fn disarm(&self, s: &mut Stream<H>) {
         if let Some((to, q, n)) = self.express.disarm() {
             s.count_express(q, n);
@@ -177,6 +184,7 @@ impl<H: HeadProcs> Perim<H> {
     /// Arm the express write (step 8), last thing in a hold whose write went across, if the
     /// head allows it and the path is still one pass-only queue.
     #[cold]
+    #[inline(never)]
     fn arm(&self, s: &mut Stream<H>) {
         if !H::express_ok(s) {
             return;

@@ -71,8 +71,10 @@ impl<H: HeadProcs> Stream<H> {
 
     /// Whether a write went across in this lock hold (`Perim::leave` then arms the express
     /// write, `perim/express.rs`), clearing it.
+    #[inline]
     pub(crate) fn take_wrote_across(&mut self) -> bool {
-        core::mem::take(&mut self.wrote_across)
+        // Stored only when set: most holds wrote nothing across.
+        self.wrote_across && core::mem::take(&mut self.wrote_across)
     }
 
     /// What an express write puts through (`perim/express.rs`): when the head's write queue's
