@@ -22,6 +22,10 @@
 //! has a service procedure) to the same link and asks it the same question. The pairs keep no
 //! state of a put but its statistic, and nothing here touches a queue, so the flow control
 //! stays as published (`pair_mut_quiet`), as it does for the per-queue puts.
+//!
+//! A hold whose write went across through a path of one queue (a pipe end with nothing
+//! pushed) arms the perimeter's express write when it leaves ([`Stream::express_target`],
+//! `perim/express.rs`): the next writes then go across without the Stream lock at all.
 
 use super::stats::{Stat, Totals};
 use super::{HeadProcs, QRef, QueueId, Role, Stream};
