@@ -36,7 +36,7 @@ use streams_core::msg::Msg;
 use streams_core::stream::{Perimeter, QRef};
 use streams_core::sys::Arc;
 
-use super::{opt, prim};
+use super::prim;
 
 /// An IPv4 transport address: the address as on the wire (network order bytes), port in host
 /// order.
@@ -106,7 +106,7 @@ pub struct TxOpts {
 
 /// What the IPv4 header of a received datagram said: the options of its T_UNITDATA_IND
 /// (IP_TTL and IP_TOS at level INET_IP, status T_SUCCESS, as LfS's udp driver reports them;
-/// [`super::opt::rx_opts`]).
+/// [`super::opt::rx_opts`], [`super::prim::unitdata_ind_rx`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RxIp {
     /// The header's type of service.
@@ -241,9 +241,12 @@ impl Stats {
 /// dropped and counted in `stats`). For both kinds of port ([`Rx::datagram`], and the driver's
 /// read service procedure for a queued one).
 pub(crate) fn unitdata_ind(stats: &Stats, src: Inet4, ip: Option<&RxIp>, data: Msg) -> Option<Msg> {
-    let opts = ip.map(opt::rx_opts);
-    let opts = opts.as_ref().map_or(&[][..], |o| &o[..]);
-    let Some(mut mp) = prim::unitdata_ind(&src.encode(), opts) else {
+    let mp = match ip {
+        // The common case, every datagram of a direct port: the fixed layout.
+        Some(ip) => prim::unitdata_ind_rx(&src, ip),
+        None => prim::unitdata_ind(&src.encode(), &[]),
+    };
+    let Some(mut mp) = mp else {
         drop(data);
         stats.dropped_nomem.fetch_add(1, Relaxed);
         return None;
