@@ -29,7 +29,7 @@
 //! [`Port::send`] and [`Port::set_bufs`] run under the Stream lock and never sleep. [`Rx`]
 //! methods run in any context (softirq included): they only put into the Stream's gate.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use streams_core::errno::Errno;
 use streams_core::msg::Msg;
@@ -277,9 +277,13 @@ pub struct Rx {
 }
 
 impl Rx {
-    /// Whether this port's binding is still the endpoint's.
+    /// Whether this port's binding is still the endpoint's. An early filter, not the
+    /// decision: what passes it while the unbind or close is under way is refused by the
+    /// driver's read put procedure (not TS_IDLE) or by the closed gate, and counted the same,
+    /// so it orders nothing and needs no barrier (`Relaxed`: a plain load on every
+    /// architecture, once per datagram).
     fn live(&self) -> bool {
-        self.stats.binding.load(SeqCst) == self.binding
+        self.stats.binding.load(Relaxed) == self.binding
     }
 
     /// Put `mp` up the Stream, or count it as dropped after close.
