@@ -21,7 +21,7 @@ use streams_core::msg::{Msg, M_DATA};
 use streams_core::perim::test::TestPerim;
 use streams_core::sth::call::{self, HeadCall, HeadShared};
 use streams_core::sth::consts::{MSG_ANY, MSG_BAND, MSG_HIPRI};
-use streams_core::sth::tests::{get, put};
+use streams_core::sth::tests::{get, never_sleeps, put};
 use streams_core::sth::{Part, SliceIo, Stop, StrHead, Stream};
 use streams_core::stream::StreamTab;
 use streams_core::sys::Arc;
@@ -42,31 +42,18 @@ impl HeadCall for Ep {
         &self,
         nonblock: bool,
         _limit_ms: Option<u32>,
-        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno> {
-        self.p.op(|s| match op(s) {
-            Ok(v) => Ok(v),
-            Err(Stop::Err(e)) => Err(e),
-            Err(Stop::Block(_)) if nonblock => Err(Errno::EAGAIN),
-            Err(Stop::Block(_)) => {
-                cancel(s);
-                Err(Errno::EINTR)
-            }
-        })
+        self.p.op(|s| never_sleeps(s, nonblock, op, cancel))
     }
 
     fn run_read<R>(
         &self,
         nonblock: bool,
-        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
     ) -> Result<R, Errno> {
-        self.p.op_read(|s| match op(s) {
-            Ok(v) => Ok(v),
-            Err(Stop::Err(e)) => Err(e),
-            Err(Stop::Block(_)) if nonblock => Err(Errno::EAGAIN),
-            Err(Stop::Block(_)) => Err(Errno::EINTR),
-        })
+        self.p.op_read(|s| never_sleeps(s, nonblock, op, |_| ()))
     }
 
     fn shared(&self) -> &HeadShared {
