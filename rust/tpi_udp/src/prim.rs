@@ -315,7 +315,7 @@ const fn put_word(mut b: [u8; UNITDATA_IND_RX], at: usize, v: u32) -> [u8; UNITD
     b
 }
 
-/// The block [`unitdata_ind`] builds from a `sockaddr_in` and [`opt::rx_opts`], with the
+/// The block [`unitdata_ind`] builds from a `sockaddr_in` and [`super::opt::rx_opts`], with the
 /// source address and port and the TTL and TOS bytes zero: all that never changes, encoded
 /// once, at compile time (`codec::unitdata_ind_rx_is_the_generic_encoding` compares it with
 /// the generic encoder's output).
@@ -342,9 +342,9 @@ const RX_TEMPLATE: [u8; UNITDATA_IND_RX] = {
 };
 
 /// The T_UNITDATA_IND of a datagram received from `src` whose IPv4 header said `ip`: the
-/// bytes [`unitdata_ind`] makes of `src.encode()` and [`opt::rx_opts`]`(ip)`, made as the
+/// bytes [`unitdata_ind`] makes of `src.encode()` and [`super::opt::rx_opts`]`(ip)`, made as the
 /// receive path (softirq, once per datagram) needs them: the fixed layout copied from
-/// [`RX_TEMPLATE`], the six bytes of address and port and the two option values stored
+/// `RX_TEMPLATE`, the six bytes of address and port and the two option values stored
 /// into it, one allocation and one copy into the block. `None` without memory.
 pub fn unitdata_ind_rx(src: &Inet4, ip: &RxIp) -> Option<Msg> {
     let mut b = RX_TEMPLATE;
