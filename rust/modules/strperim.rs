@@ -434,6 +434,13 @@ impl Perimeter for StrPerim {
                 self.wq.wake_sleepers();
                 return;
             }
+            // Nobody to tell, and nothing that must be served now: ordinary data the gate
+            // would have left for the next enter had its last leave not seen a poller (a
+            // poll(2) that has returned since). No runner: the data waits for the reader's
+            // next call, as a lazy put's does (`Gate::give_back`).
+            if gate.give_back(|| !self.wq.has_waiters()) {
+                return;
+            }
         }
         // Already queued: that run serves this claim too (it has not cleared the flag yet).
         // Not queued because the module is unloading: no Stream exists any more.

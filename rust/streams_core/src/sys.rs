@@ -80,9 +80,9 @@ pub mod fault {
     #[cfg(rstreams_kernel)]
     static BUDGET: AtomicUsize = AtomicUsize::new(OFF);
 
-    #[cfg(all(not(rstreams_kernel), test))]
+    #[cfg(all(not(rstreams_kernel), any(test, feature = "fault")))]
     extern crate std;
-    #[cfg(all(not(rstreams_kernel), test))]
+    #[cfg(all(not(rstreams_kernel), any(test, feature = "fault")))]
     std::thread_local! {
         static BUDGET: core::cell::Cell<usize> = const { core::cell::Cell::new(OFF) };
     }
@@ -100,7 +100,7 @@ pub mod fault {
     fn set(_v: usize) {
         #[cfg(rstreams_kernel)]
         BUDGET.store(_v, Ordering::Relaxed);
-        #[cfg(all(not(rstreams_kernel), test))]
+        #[cfg(all(not(rstreams_kernel), any(test, feature = "fault")))]
         BUDGET.with(|b| b.set(_v));
     }
 
@@ -118,7 +118,7 @@ pub mod fault {
             BUDGET.store(v - 1, Ordering::Relaxed);
             false
         }
-        #[cfg(all(not(rstreams_kernel), test))]
+        #[cfg(all(not(rstreams_kernel), any(test, feature = "fault")))]
         {
             BUDGET.with(|b| match b.get() {
                 OFF => false,
@@ -129,7 +129,7 @@ pub mod fault {
                 }
             })
         }
-        #[cfg(all(not(rstreams_kernel), not(test)))]
+        #[cfg(all(not(rstreams_kernel), not(test), not(feature = "fault")))]
         {
             false
         }

@@ -31,6 +31,14 @@
 //!   counted itself. Nothing is stranded, no claim is left standing with nobody to serve it;
 //!   a reader that counts itself before it is on the wait queue, or that sleeps without that
 //!   last look, is caught (a wakeup lost).
+//! - (l) the give-back (`Gate::give_back`): a claimer that finds nobody asleep or waiting,
+//!   a quiet head and only ordinary data pending clears its claim instead of scheduling the
+//!   runner (the gate was left not lazy by a poller that has gone). A blocking reader and a
+//!   poller racing with it get the datum (woken, or by their own look: the sleeper's last
+//!   look after it counted itself, the poller's enter after it queued itself), and nothing
+//!   is left claimed with nobody to serve it. (What the give-back must never take, a
+//!   back-enable or a put other than ordinary data, is the shared case
+//!   `perim::tests::give_back_only_ordinary_data`.)
 //! - (j) write hold without the Stream lock (`sth/hold.rs`): writes that join the held
 //!   message race with the head taking it (a flush: read, timer, close) and sealing it; every
 //!   byte a join accepted is in what the head took, once, and none joins after the take or the
@@ -40,7 +48,7 @@
 //!   refused writer waits. A writer refused for the bytes on the inbound list (not for a full
 //!   queue) while the reader takes that list and drains is still back-enabled; a skip that
 //!   does not look at the writers' marks is caught.
-//! - (l) the express write (`perim/express.rs`): writes made without the writing Stream's
+//! - (m) the express write (`perim/express.rs`): writes made without the writing Stream's
 //!   lock race with a hold of it; none lands in the hold after its enter disarmed, none is
 //!   lost or doubled, and each is counted once on the path. A writer that checks and counts
 //!   the armed word without the target's inbound lock, then puts, is caught (a put lands in
@@ -774,6 +782,143 @@ fn i_sleeper_without_last_look_is_caught() {
     sleeper_model(Sleeper::NoLastLook);
 }
 
+// (l) ------------------------------------------------------------------------------------------
+
+/// How the reader of [`give_back_model`] waits.
+#[derive(Clone, Copy, PartialEq)]
+enum Waiter {
+    /// A blocking read: queue, count, last look, sleep (as in (i)).
+    Sleeper,
+    /// poll(2): queue on the wait queue, then enter (the re-poll), sleep if nothing came.
+    Poller,
+}
+
+/// The give-back (`Gate::give_back`, `perim` step 6): the gate was left not lazy by a leave
+/// that saw a poller (`leave_watched`), the head quiet. A producer in softirq context puts
+/// once and, having claimed, wakes a counted sleeper or a waiter, else gives the claim back
+/// (ordinary data alone), else schedules the runner. The reader waits as `how` says. Nothing
+/// is lost: the reader gets the datum by a wake, by its own look, or the runner's run; no
+/// claim stays standing with nobody to serve it.
+fn give_back_model(how: Waiter) {
+    model(move || {
+        let t = sth_stream();
+        let rq = t.op(|s| s.head_rq());
+        // A leave that saw a watcher: not lazy; the head quiet, so hand-offs and give-backs.
+        {
+            let mut g = t.perim.enter();
+            let later = t.perim.leave_watched(&mut g, true, false);
+            drop(g);
+            later.finish(0);
+        }
+        assert!(!t.perim.gate().is_lazy() && t.perim.gate().handoff_ok());
+        let queued = LArc::new(AtomicBool::new(false));
+        let woken = LArc::new(AtomicBool::new(false));
+        let runner = LArc::new(AtomicBool::new(false));
+        let done = LArc::new(AtomicBool::new(false));
+        let producer = {
+            let (t, queued, woken) = (t.clone(), queued.clone(), woken.clone());
+            let (runner, done) = (runner.clone(), done.clone());
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"d").expect("msg");
+                if t.put_in(rq, m).expect("open") {
+                    // `StrPerim::schedule`.
+                    let gate = t.perim.gate();
+                    let waits = || queued.load(SeqCst);
+                    if gate.has_sleeper() || (gate.handoff_ok() && waits()) {
+                        if waits() {
+                            woken.store(true, SeqCst);
+                        }
+                    } else if !(gate.handoff_ok() && gate.give_back(|| !waits())) {
+                        runner.store(true, SeqCst);
+                    }
+                }
+                done.store(true, SeqCst);
+            })
+        };
+        let gate = t.perim.gate();
+        let mut n = 0;
+        loop {
+            if how != Waiter::Sleeper {
+                queued.store(true, SeqCst); // poll_wait, before the poll enters
+            }
+            let mut g = t.perim.enter();
+            n += core::iter::from_fn(|| g.read()).count();
+            let watched = how != Waiter::Sleeper;
+            let later = t.perim.leave_watched(&mut g, watched, false);
+            if n == 1 {
+                drop(g);
+                later.finish(0);
+                queued.store(false, SeqCst);
+                if t.perim.needs_run() {
+                    t.run(0);
+                }
+                break;
+            }
+            if how == Waiter::Sleeper {
+                g.unbusy();
+                if t.perim.needs_run() {
+                    drop(g);
+                    later.finish(0);
+                    t.run(0);
+                    continue;
+                }
+                queued.store(true, SeqCst);
+                gate.sleeper_queued();
+                if gate.has_pending() {
+                    queued.store(false, SeqCst);
+                    gate.sleeper_woken();
+                    drop(g);
+                    later.finish(0);
+                    continue;
+                }
+            }
+            drop(g);
+            later.finish(0);
+            if how != Waiter::Sleeper && t.perim.needs_run() {
+                t.run(0);
+                continue;
+            }
+            while !woken.load(SeqCst) && !done.load(SeqCst) {
+                thread::yield_now();
+            }
+            let by_wake = woken.swap(false, SeqCst);
+            assert!(
+                by_wake || runner.load(SeqCst) || !gate.has_pending(),
+                "wakeup lost: a put given back while someone waited for it"
+            );
+            if how == Waiter::Sleeper {
+                gate.sleeper_woken();
+            }
+            queued.store(false, SeqCst);
+            if !by_wake && !runner.load(SeqCst) {
+                break; // nothing came for this sleep: the datum was read already
+            }
+        }
+        producer.join().expect("producer");
+        if runner.load(SeqCst) {
+            t.run(0);
+        }
+        // What was given back waits for the next enter: it finds it.
+        n += t.op(|s| core::iter::from_fn(|| s.read()).count());
+        assert_eq!(n, 1);
+        assert!(!gate.has_pending(), "put stranded");
+        assert!(
+            !gate.sched_flag().is_scheduled(),
+            "claim left standing with nobody to serve it"
+        );
+    });
+}
+
+#[test]
+fn l_give_back_to_a_sleeper_loses_nothing() {
+    give_back_model(Waiter::Sleeper);
+}
+
+#[test]
+fn l_give_back_to_a_poller_loses_nothing() {
+    give_back_model(Waiter::Poller);
+}
+
 // (j) ------------------------------------------------------------------------------------------
 
 #[test]
@@ -895,7 +1040,7 @@ fn k_idle_skip_ignoring_the_marks_is_caught() {
     idle_skip_model(false);
 }
 
-// (l) ------------------------------------------------------------------------------------------
+// (m) ------------------------------------------------------------------------------------------
 
 /// How the concurrent writer of [`express_model`] writes without the writing Stream's lock.
 #[derive(Clone, Copy, PartialEq)]
@@ -995,12 +1140,12 @@ fn express_model(how: Express) {
 }
 
 #[test]
-fn l_express_write_vs_lock_hold() {
+fn m_express_write_vs_lock_hold() {
     express_model(Express::Word);
 }
 
 #[test]
 #[should_panic(expected = "express:")]
-fn l_express_write_checked_outside_the_target_lock_is_caught() {
+fn m_express_write_checked_outside_the_target_lock_is_caught() {
     express_model(Express::Unlocked);
 }

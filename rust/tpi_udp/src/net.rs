@@ -29,14 +29,14 @@
 //! [`Port::send`] and [`Port::set_bufs`] run under the Stream lock and never sleep. [`Rx`]
 //! methods run in any context (softirq included): they only put into the Stream's gate.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use streams_core::errno::Errno;
 use streams_core::msg::Msg;
 use streams_core::stream::{Perimeter, QRef};
 use streams_core::sys::Arc;
 
-use super::{opt, prim};
+use super::prim;
 
 /// An IPv4 transport address: the address as on the wire (network order bytes), port in host
 /// order.
@@ -106,7 +106,7 @@ pub struct TxOpts {
 
 /// What the IPv4 header of a received datagram said: the options of its T_UNITDATA_IND
 /// (IP_TTL and IP_TOS at level INET_IP, status T_SUCCESS, as LfS's udp driver reports them;
-/// [`super::opt::rx_opts`]).
+/// [`super::opt::rx_opts`], [`super::prim::unitdata_ind_rx`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RxIp {
     /// The header's type of service.
@@ -241,9 +241,12 @@ impl Stats {
 /// dropped and counted in `stats`). For both kinds of port ([`Rx::datagram`], and the driver's
 /// read service procedure for a queued one).
 pub(crate) fn unitdata_ind(stats: &Stats, src: Inet4, ip: Option<&RxIp>, data: Msg) -> Option<Msg> {
-    let opts = ip.map(opt::rx_opts);
-    let opts = opts.as_ref().map_or(&[][..], |o| &o[..]);
-    let Some(mut mp) = prim::unitdata_ind(&src.encode(), opts) else {
+    let mp = match ip {
+        // The common case, every datagram of a direct port: the fixed layout.
+        Some(ip) => prim::unitdata_ind_rx(&src, ip),
+        None => prim::unitdata_ind(&src.encode(), &[]),
+    };
+    let Some(mut mp) = mp else {
         drop(data);
         stats.dropped_nomem.fetch_add(1, Relaxed);
         return None;
@@ -274,9 +277,13 @@ pub struct Rx {
 }
 
 impl Rx {
-    /// Whether this port's binding is still the endpoint's.
+    /// Whether this port's binding is still the endpoint's. An early filter, not the
+    /// decision: what passes it while the unbind or close is under way is refused by the
+    /// driver's read put procedure (not TS_IDLE) or by the closed gate, and counted the same,
+    /// so it orders nothing and needs no barrier (`Relaxed`: a plain load on every
+    /// architecture, once per datagram).
     fn live(&self) -> bool {
-        self.stats.binding.load(SeqCst) == self.binding
+        self.stats.binding.load(Relaxed) == self.binding
     }
 
     /// Put `mp` up the Stream, or count it as dropped after close.

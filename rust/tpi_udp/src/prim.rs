@@ -9,6 +9,10 @@
 
 use streams_core::msg::{Msg, MsgType, M_PCPROTO, M_PROTO};
 
+use super::addr::{AF_INET, SOCKADDR_IN};
+use super::net::{Inet4, RxIp};
+use super::opt::{INET_IP, IP_TOS, IP_TTL, OPTHDR, RX_OPT_SIZE};
+
 // The numbers (primitives, TPI errors, service types): shared with the XTI library.
 pub use super::tihdr::*;
 
@@ -284,6 +288,76 @@ pub fn unitdata_ind(src: &[u8], opt: &[u8]) -> Option<Msg> {
     b.part(1, 2, src).then_some(())?;
     b.part(3, 4, opt).then_some(())?;
     Some(b.msg())
+}
+
+/// Bytes of the control block of a received datagram's T_UNITDATA_IND ([`unitdata_ind_rx`]):
+/// the five scalars, the `sockaddr_in` source, the received options.
+pub const UNITDATA_IND_RX: usize = 5 * W + SOCKADDR_IN + RX_OPT_SIZE;
+/// Where [`unitdata_ind`] puts the source address of a 5-scalar block: right after the
+/// scalars (already aligned).
+const RX_SRC: usize = 5 * W;
+/// Where it puts the options: right after the address (16 bytes: aligned).
+const RX_OPT: usize = RX_SRC + SOCKADDR_IN;
+/// The value byte of the first option (IP_TTL) and of the second (IP_TOS): each option is a
+/// `t_opthdr` and one byte of value, padded to the alignment (`opt::rx_opts`).
+const RX_TTL: usize = RX_OPT + OPTHDR;
+/// See [`RX_TTL`].
+const RX_TOS: usize = RX_OPT + OPTHDR + W + OPTHDR;
+
+/// Store `v` native endian at byte `at` of `b` (compile time).
+const fn put_word(mut b: [u8; UNITDATA_IND_RX], at: usize, v: u32) -> [u8; UNITDATA_IND_RX] {
+    let w = v.to_ne_bytes();
+    let mut i = 0;
+    while i < W {
+        b[at + i] = w[i];
+        i += 1;
+    }
+    b
+}
+
+/// The block [`unitdata_ind`] builds from a `sockaddr_in` and [`super::opt::rx_opts`], with the
+/// source address and port and the TTL and TOS bytes zero: all that never changes, encoded
+/// once, at compile time (`codec::unitdata_ind_rx_is_the_generic_encoding` compares it with
+/// the generic encoder's output).
+const RX_TEMPLATE: [u8; UNITDATA_IND_RX] = {
+    let mut b = [0u8; UNITDATA_IND_RX];
+    b = put_word(b, 0, T_UNITDATA_IND as u32);
+    b = put_word(b, W, SOCKADDR_IN as u32); // SRC_length
+    b = put_word(b, 2 * W, RX_SRC as u32); // SRC_offset
+    b = put_word(b, 3 * W, RX_OPT_SIZE as u32); // OPT_length
+    b = put_word(b, 4 * W, RX_OPT as u32); // OPT_offset
+    let fam = AF_INET.to_ne_bytes();
+    b[RX_SRC] = fam[0];
+    b[RX_SRC + 1] = fam[1];
+    let mut o = 0;
+    while o < 2 {
+        let at = RX_OPT + o * (OPTHDR + W);
+        b = put_word(b, at, (OPTHDR + 1) as u32); // len: header and one byte of value
+        b = put_word(b, at + W, INET_IP);
+        b = put_word(b, at + 2 * W, if o == 0 { IP_TTL } else { IP_TOS });
+        b = put_word(b, at + 3 * W, T_SUCCESS);
+        o += 1;
+    }
+    b
+};
+
+/// The T_UNITDATA_IND of a datagram received from `src` whose IPv4 header said `ip`: the
+/// bytes [`unitdata_ind`] makes of `src.encode()` and [`super::opt::rx_opts`]`(ip)`, made as the
+/// receive path (softirq, once per datagram) needs them: the fixed layout copied from
+/// `RX_TEMPLATE`, the six bytes of address and port and the two option values stored
+/// into it, one allocation and one copy into the block. `None` without memory.
+pub fn unitdata_ind_rx(src: &Inet4, ip: &RxIp) -> Option<Msg> {
+    let mut b = RX_TEMPLATE;
+    let port = src.port.to_be_bytes();
+    b[RX_SRC + 2] = port[0];
+    b[RX_SRC + 3] = port[1];
+    b[RX_SRC + 4] = src.addr[0];
+    b[RX_SRC + 5] = src.addr[1];
+    b[RX_SRC + 6] = src.addr[2];
+    b[RX_SRC + 7] = src.addr[3];
+    b[RX_TTL] = ip.ttl;
+    b[RX_TOS] = ip.tos;
+    Msg::from_bytes(M_PROTO, &b).ok()
 }
 
 /// T_UDERROR_IND for a datagram to `dest`: `ERROR_type` `error` (an errno or a TPI error).

@@ -45,6 +45,9 @@ struct Inbound {
     /// Some back-enable is recorded (`backs` or `back_all`): the common take, puts only, does
     /// not touch them.
     any_back: bool,
+    /// A put that is not ordinary data (high priority, a band, another type: what always
+    /// claims) waits: a claim may not be given back (`Gate::give_back`).
+    urgent: bool,
     /// The Stream closed: refuse everything.
     closed: bool,
 }
@@ -182,6 +185,7 @@ impl Gate {
                 return Err(mp);
             }
             mp.0.dest = q.raw();
+            inb.urgent |= !ordinary;
             mp.0.next = inb.puts.take();
             inb.puts = Some(mp);
             self.pending.store(true, SeqCst);
@@ -251,6 +255,38 @@ impl Gate {
     pub fn has_sleeper(&self) -> bool {
         fence(SeqCst);
         self.sleepers.load(SeqCst) != 0
+    }
+
+    /// Give back a claim that nobody needs served now (`perim` step 6, its last case): the
+    /// claimer found no sleeper and no waiter to hand it to, and what waits on the inbound list
+    /// is ordinary data alone (no other put, no back-enable) for a Stream whose head is quiet
+    /// (`handoff_ok`: nothing must hear of an arrival at once, no O_ASYNC owner). Such puts
+    /// are what a lazy gate leaves for the Stream's own next look (step 5); the gate was not
+    /// lazy only because someone watched at the last leave (a poll(2) that has returned since),
+    /// so the claimer clears the claim instead of scheduling the runner, and the data waits
+    /// for the next enter (the reader's next call, or a poll, which enters). True if it did.
+    ///
+    /// Decided under the inbound lock, so no put or back-enable that must be served slips in
+    /// between the look and the clear (a later one claims again: the flag is down). The gate
+    /// stays not lazy: a holder that lets go after this (step 4) still looks at the pending
+    /// puts (`needs_look`), and later puts claim and come here again until an enter takes
+    /// them. `nobody_waits` is the platform's look at its wait queue, made under the lock too:
+    /// a poller that queues itself before it is seen enters afterwards and takes the list; a
+    /// sleeper that counts itself after the look at `sleepers` finds the list pending in its
+    /// last look (`has_pending`) and does not sleep.
+    pub fn give_back(&self, nobody_waits: impl FnOnce() -> bool) -> bool {
+        let inb = self.inbound.lock();
+        if inb.closed
+            || inb.urgent
+            || inb.any_back
+            || !self.handoff.load(SeqCst)
+            || self.sleepers.load(SeqCst) != 0
+            || !nobody_waits()
+        {
+            return false;
+        }
+        self.flag.begin_run();
+        true
     }
 
     /// Back-enable queue `q` for `band` (see `Perimeter::backenable_in`): true if this
@@ -342,6 +378,7 @@ impl Gate {
             for f in self.flow.iter() {
                 cleared |= f.clear_pending();
             }
+            inb.urgent = false;
             if core::mem::take(&mut inb.any_back) {
                 t.backs = Some(core::mem::take(&mut inb.backs));
                 t.back_all = core::mem::take(&mut inb.back_all);
@@ -364,6 +401,7 @@ impl Gate {
     pub fn close(&self) -> Option<Msg> {
         let mut inb = self.inbound.lock();
         inb.closed = true;
+        inb.urgent = false;
         inb.backs = Default::default();
         inb.back_all = false;
         inb.any_back = false;

@@ -59,7 +59,11 @@
 //!    otherwise (`HeadProcs::lazy_ok`, no O_ASYNC owner: `handoff_ok`), a claimer that finds
 //!    anyone on the wait queue wakes it instead. A datagram from the network then reaches a
 //!    waiting reader with one wakeup, as a socket's does, instead of a runner's work item and
-//!    a second wakeup.
+//!    a second wakeup. A claimer that finds nobody to wake, a quiet head (`handoff_ok`) and
+//!    only ordinary data on the inbound list gives the claim back ([`Gate::give_back`])
+//!    instead of scheduling the runner: the data waits for the next enter, as step 5's
+//!    would (the gate was not lazy only because a poller, gone since, watched at the last
+//!    leave).
 //! 7. **direct take** ([`Perim::enter_read`]): read(2)'s and getmsg's enter. When the gate is
 //!    lazy (so the puts waiting there claimed nothing and nobody watches the head) and the
 //!    head allows it (`HeadProcs::direct_ok`), the inbound list is taken as in step 1, but

@@ -171,6 +171,69 @@ fn puts_during_leave_are_flow_controlled() -> TestResult {
     Ok(())
 }
 
+/// A claim is given back (`Gate::give_back`, `perim` step 6) only while what waits on the
+/// inbound list is ordinary band-0 data of a quiet head with nobody asleep or waiting: never
+/// with another put (high priority, a band) or a back-enable pending, a counted sleeper, a
+/// waiter, a head that must hear of arrivals (`handoff_ok` false) or a closed gate. A given
+/// back put stays on the list for the next take, and a later claim is possible again.
+fn give_back_only_ordinary_data() -> TestResult {
+    let gate = check_ok!(super::Gate::new());
+    let q = check_some!(QueueId::from_raw(0)).rd();
+    let data = |band: u8| -> Result<Msg, crate::ktest::Failure> {
+        let mut m = check_ok!(Msg::from_bytes(M_DATA, b"d"));
+        m.set_band(band);
+        Ok(m)
+    };
+    let claimed = |gate: &super::Gate, m: Msg| gate.put_in(q, m).unwrap_or(false);
+    // Not lazy (the default: as after a leave that saw a poller); the head quiet.
+    gate.set_handoff(true);
+    check!(claimed(&gate, data(0)?));
+    check!(!gate.give_back(|| false)); // a waiter: it is woken instead
+    check!(gate.give_back(|| true));
+    check!(!gate.sched_flag().is_scheduled());
+    check!(gate.has_pending());
+    // The next ordinary put claims again (the flag is down) and is given back too.
+    check!(claimed(&gate, data(0)?));
+    check!(gate.give_back(|| true));
+    let mut t = gate.take();
+    let mut n = 0;
+    while let Some(mut m) = t.puts.take() {
+        t.puts = m.0.next.take();
+        n += 1;
+    }
+    check_eq!(n, 2);
+    // Data of another band must be served: no give-back until an enter has taken it (an
+    // enter clears the claim, then takes the list).
+    check!(claimed(&gate, data(1)?));
+    check!(!claimed(&gate, data(0)?)); // already claimed
+    check!(!gate.give_back(|| true));
+    check!(gate.sched_flag().is_scheduled());
+    gate.sched_flag().begin_run();
+    drop(gate.take());
+    // A back-enable must be served.
+    check!(gate.backenable_in(q.otherq(), 0));
+    check!(!claimed(&gate, data(0)?));
+    check!(!gate.give_back(|| true));
+    gate.sched_flag().begin_run();
+    drop(gate.take());
+    // A counted sleeper is woken instead.
+    gate.sleeper_queued();
+    check!(claimed(&gate, data(0)?));
+    check!(!gate.give_back(|| true));
+    gate.sleeper_woken();
+    check!(gate.give_back(|| true));
+    // A head that must hear of each arrival (signals, read fill...): the runner serves it.
+    gate.set_handoff(false);
+    check!(claimed(&gate, data(0)?));
+    check!(!gate.give_back(|| true));
+    gate.set_handoff(true);
+    // Closed: nothing to give back.
+    drop(gate.close());
+    check!(!gate.give_back(|| true));
+    Ok(())
+}
+
 ktest_suite!(PERIM_SUITE, "streams_perim":
     puts_during_leave_are_flow_controlled,
+    give_back_only_ordinary_data,
 );

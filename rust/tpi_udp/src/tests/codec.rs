@@ -79,6 +79,62 @@ fn unitdata_ind_carries_the_ip_header() -> TestResult {
     Ok(())
 }
 
+/// The receive path's T_UNITDATA_IND (`prim::unitdata_ind_rx`: a fixed layout patched with
+/// the source and the TTL and TOS) is, byte for byte, what the generic encoder makes of the
+/// `sockaddr_in` and `opt::rx_opts`: for a first datagram, the same source again, and each
+/// field changed on its own (address, port, TOS, TTL), extremes included.
+fn unitdata_ind_rx_is_the_generic_encoding() -> TestResult {
+    let base = Inet4 {
+        addr: [127, 0, 0, 1],
+        port: 5000,
+    };
+    let ip = RxIp { tos: 0, ttl: 64 };
+    let cases = [
+        (base, ip),
+        (base, ip),
+        (
+            Inet4 {
+                addr: [10, 1, 2, 3],
+                ..base
+            },
+            ip,
+        ),
+        (Inet4 { port: 5001, ..base }, ip),
+        (base, RxIp { tos: 0x10, ttl: 64 }),
+        (base, RxIp { tos: 0, ttl: 7 }),
+        (
+            Inet4 {
+                addr: [255, 255, 255, 255],
+                port: 65535,
+            },
+            RxIp {
+                tos: 0xff,
+                ttl: 255,
+            },
+        ),
+        (
+            Inet4 {
+                addr: [0, 0, 0, 0],
+                port: 0,
+            },
+            RxIp { tos: 1, ttl: 1 },
+        ),
+        (base, ip),
+    ];
+    for (src, ip) in cases {
+        let fast = check_some!(prim::unitdata_ind_rx(&src, &ip));
+        let slow = check_some!(prim::unitdata_ind(&src.encode(), &opt::rx_opts(&ip)));
+        check_eq!(fast.rd(), slow.rd());
+        check_eq!(fast.rd().len(), UNITDATA_IND_RX);
+        check_eq!(fast.db_type(), slow.db_type());
+        check_eq!(
+            Ind::decode(fast.rd()),
+            Some(Ind::UnitdataInd(&src.encode()[..], &opt::rx_opts(&ip)[..]))
+        );
+    }
+    Ok(())
+}
+
 fn short_and_lying_primitives_are_errors() -> TestResult {
     check_eq!(check_ok!(Req::decode(&[1, 2])), None);
     let b = words(&[T_BIND_REQ, 16]);
@@ -247,6 +303,7 @@ fn options_malformed_are_tbadopt() -> TestResult {
 ktest_suite!(TPI_CODEC_SUITE, "tpi_codec":
     primitives_roundtrip,
     unitdata_ind_carries_the_ip_header,
+    unitdata_ind_rx_is_the_generic_encoding,
     short_and_lying_primitives_are_errors,
     sockaddr_in,
     state_table,

@@ -593,6 +593,80 @@ fn allocation_failure_at_each_step() -> TestResult {
     Ok(())
 }
 
+/// What a direct port hands to `Rx::datagram` arrives as the T_UNITDATA_IND of exactly that
+/// source and those TTL and TOS, datagram after datagram (the first, the same source again,
+/// another address, port, TOS, TTL, and back); a datagram whose T_UNITDATA_IND cannot be
+/// allocated is dropped and counted (no memory), and the next one arrives whole.
+fn received_datagrams_carry_their_own_source_and_header() -> TestResult {
+    let a = open()?;
+    let local = bind(&a, addr([10, 13, 0, 1], 8300))?;
+    let rx = check_some!(fake::rx_of(local));
+    let s1 = Inet4 {
+        addr: [10, 13, 0, 2],
+        port: 9000,
+    };
+    let ip = RxIp { tos: 0, ttl: 64 };
+    let cases = [
+        (s1, ip),
+        (s1, ip),
+        (
+            Inet4 {
+                addr: [10, 13, 0, 3],
+                ..s1
+            },
+            ip,
+        ),
+        (Inet4 { port: 9001, ..s1 }, ip),
+        (s1, RxIp { tos: 0x10, ttl: 64 }),
+        (s1, RxIp { tos: 0x10, ttl: 7 }),
+        (s1, ip),
+    ];
+    for (i, (src, ip)) in cases.iter().enumerate() {
+        let data = check_ok!(streams_core::msg::Msg::from_bytes(
+            streams_core::msg::M_DATA,
+            &[i as u8; 3]
+        ));
+        rx.datagram(*src, *ip, data);
+        let (c, n, d, dn) = check_ok!(recv(&a));
+        let o = opt::rx_opts(ip);
+        check_eq!(
+            Ind::decode(&c[..n]),
+            Some(Ind::UnitdataInd(&src.encode()[..], &o[..]))
+        );
+        check_eq!(&d[..dn], &[i as u8; 3][..]);
+    }
+    let before = stats(&a)?;
+    check_eq!(before[0], cases.len() as u64);
+    // No memory for the T_UNITDATA_IND: dropped, counted, nothing arrives.
+    let data = check_ok!(streams_core::msg::Msg::from_bytes(
+        streams_core::msg::M_DATA,
+        b"lost"
+    ));
+    {
+        let _g = streams_core::queue::tests::FaultGuard::fail_after(0);
+        rx.datagram(s1, ip, data);
+    }
+    check!(recv(&a).is_err());
+    let after = stats(&a)?;
+    check_eq!(after[2], before[2] + 1);
+    check_eq!(after[0], before[0]);
+    // The next one arrives.
+    let data = check_ok!(streams_core::msg::Msg::from_bytes(
+        streams_core::msg::M_DATA,
+        b"next"
+    ));
+    rx.datagram(s1, ip, data);
+    let (c, n, d, dn) = check_ok!(recv(&a));
+    check_eq!(
+        Ind::decode(&c[..n]),
+        Some(Ind::UnitdataInd(&s1.encode()[..], &opt::rx_opts(&ip)[..]))
+    );
+    check_eq!(&d[..dn], b"next");
+    check_eq!(stats(&a)?[0], before[0] + 1);
+    close(&a);
+    Ok(())
+}
+
 /// Over queued ports: datagrams wait in the port until the read service procedure takes
 /// them, which it does only while the Stream above has room; the port drops (and the stats
 /// count) what overflows it, and everything it held arrives as the reader reads.
@@ -679,6 +753,7 @@ fn icmp_error_over_both_kinds_of_port() -> TestResult {
 }
 
 ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
+    received_datagrams_carry_their_own_source_and_header,
     info_bind_addr_unbind_rebind,
     two_endpoints_exchange_datagrams,
     bad_input_is_answered,

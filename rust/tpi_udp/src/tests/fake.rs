@@ -340,3 +340,13 @@ pub fn last_tx(a: [u8; 4]) -> Option<TxOpts> {
         .find(|(s, _, _)| s.addr == a)
         .map(|(_, _, o)| *o)
 }
+
+/// The `Rx` of the port bound on `a` (the receive cost harness, `examples/udprxcost.rs`,
+/// delivers through it as the kernel's receive hook does).
+pub fn rx_of(a: Inet4) -> Option<Arc<Rx>> {
+    world()
+        .ports
+        .iter()
+        .find(|e| e.local == a)
+        .map(|e| e.rx.clone())
+}

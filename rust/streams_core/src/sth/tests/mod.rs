@@ -69,12 +69,34 @@ impl<'a> Direct<'a> {
     }
 }
 
+/// One step of a system call on a test platform that never sleeps (`HeadCall::run` of
+/// [`Direct`] and of the host harnesses over a `TestPerim`): what `op` says, except that a
+/// step that would sleep fails with EAGAIN when non-blocking, else runs `cancel` and fails
+/// with EINTR (as if a signal ended the wait at once).
+#[inline(always)] // the host cost harnesses count the calls: no step of their own
+pub fn never_sleeps<R>(
+    s: &mut Stream,
+    nonblock: bool,
+    op: impl FnOnce(&mut Stream) -> Result<R, Stop>,
+    cancel: impl FnOnce(&mut Stream),
+) -> Result<R, Errno> {
+    match op(s) {
+        Ok(v) => Ok(v),
+        Err(Stop::Err(e)) => Err(e),
+        Err(Stop::Block(_)) if nonblock => Err(Errno::EAGAIN),
+        Err(Stop::Block(_)) => {
+            cancel(s);
+            Err(Errno::EINTR)
+        }
+    }
+}
+
 impl HeadCall for Direct<'_> {
     fn run<R>(
         &self,
         nonblock: bool,
         _limit_ms: Option<u32>,
-        mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno> {
         self.runs.set(self.runs.get() + 1);
@@ -82,15 +104,7 @@ impl HeadCall for Direct<'_> {
         let Ok(mut g) = self.s.try_borrow_mut() else {
             return Err(Errno::EBUSY);
         };
-        match op(&mut g) {
-            Ok(v) => Ok(v),
-            Err(Stop::Err(e)) => Err(e),
-            Err(Stop::Block(_)) if nonblock => Err(Errno::EAGAIN),
-            Err(Stop::Block(_)) => {
-                cancel(&mut g);
-                Err(Errno::EINTR)
-            }
-        }
+        never_sleeps(&mut g, nonblock, op, cancel)
     }
 
     fn shared(&self) -> &HeadShared {
