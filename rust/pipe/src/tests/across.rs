@@ -10,14 +10,14 @@
 //! the same.
 
 use super::direct::{
-    read, read_both_until_back_enabled, read_side, write, write_both_until_refused, BUF,
+    getmsg, read, read_both_until_back_enabled, read_side, write, write_both_until_refused, BUF,
 };
 use super::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
 use streams_core::msg::{Msg, M_ERROR, M_HANGUP};
 use streams_core::sth::consts::*;
-use streams_core::sth::{IocArg, Stream};
+use streams_core::sth::{call, IocArg, Part, SliceIo, Stream};
 use streams_core::stream::testmods::{NOSRV, NULLPASS};
 use streams_core::stream::{ModuleStat, Registry};
 use streams_core::{check, check_eq, check_ok, ktest_suite};
@@ -286,10 +286,78 @@ fn express_write_after_a_waiting_hangup_fails() -> TestResult {
     same(&a, &b, false)
 }
 
+/// putmsg of a data part alone on end `end` of `p`, non-blocking, in `band` (MSG_BAND when
+/// not 0).
+fn putmsg(p: &TestPipe, end: usize, data: &[u8], band: i32) -> Result<(), Errno> {
+    let mut b = [0u8; BUF];
+    let n = streams_core::sys::copy_bytes(&mut b, data);
+    let d = Part {
+        io: &mut SliceIo(b.get_mut(..n).unwrap_or_default()),
+        len: i32::try_from(n).unwrap_or(0),
+    };
+    let flags = if band == 0 { 0 } else { MSG_BAND };
+    call::putmsg(&p.call(end), None, Some(d), band, flags, true)
+}
+
+/// A putmsg of a data part alone (band 0, no flags) is a write's message: the locked one goes
+/// across and arms the express write as a write does, the next ones go without the lock.
+/// Runs of putmsg (with `mixed`, putmsg and write in turn; one data part is empty: a
+/// zero-length message) with no enter of the writing end between them, then the two pipes
+/// compared, then the messages taken back one getmsg at a time. A putmsg in band 1 after
+/// them is locked (it disarms) and stays in its band.
+fn express_putmsgs_match(stepped: bool, mixed: bool) -> TestResult {
+    const PARTS: [&[u8]; 5] = [b"ab", b"cd", b"", b"efg", b"h"];
+    let [a, b] = pair(stepped)?;
+    for _round in 0..3 {
+        check!(!armed(&a));
+        for (i, w) in PARTS.into_iter().enumerate() {
+            if mixed && i % 2 == 1 {
+                check_eq!(write(&a, 0, w), write(&b, 0, w));
+            } else {
+                check_eq!(putmsg(&a, 0, w, 0), putmsg(&b, 0, w, 0));
+            }
+            check_eq!(armed(&a), !stepped);
+        }
+        check!(!armed(&b));
+        same(&a, &b, stepped)?;
+    }
+    for _ in 0..3 * PARTS.len() {
+        check_eq!(getmsg(&a, 1, BUF), getmsg(&b, 1, BUF));
+    }
+    check_eq!(getmsg(&a, 1, BUF).err(), Some(Errno::EAGAIN));
+    let puts = a.end(0, |s| s.driver_wq().and_then(|d| s.mstat(d)));
+    check_eq!(puts.map(|m| m.ms_pcnt), Some(3 * PARTS.len()));
+    same(&a, &b, stepped)?;
+    check_eq!(putmsg(&a, 0, b"x", 0), putmsg(&b, 0, b"x", 0));
+    check_eq!(putmsg(&a, 0, b"yz", 1), putmsg(&b, 0, b"yz", 1));
+    same(&a, &b, stepped)?;
+    // The band-1 message first, then band 0.
+    let x = check_ok!(getmsg(&a, 1, BUF));
+    check_eq!(x.0.get(..2), Some(&b"yz"[..]));
+    check_eq!(getmsg(&b, 1, BUF), Ok(x));
+    check_eq!(getmsg(&a, 1, BUF), getmsg(&b, 1, BUF));
+    same(&a, &b, stepped)
+}
+
+fn express_putmsgs_match_nothing_pushed() -> TestResult {
+    express_putmsgs_match(false, false)
+}
+
+fn express_putmsgs_match_stepped_module() -> TestResult {
+    express_putmsgs_match(true, false)
+}
+
+fn express_putmsgs_and_writes_match() -> TestResult {
+    express_putmsgs_match(false, true)
+}
+
 ktest_suite!(PIPE_ACROSS_SUITE, "streams_pipe_across":
     express_writes_match_nothing_pushed,
     express_not_past_a_stepped_module,
     express_write_after_a_waiting_hangup_fails,
+    express_putmsgs_match_nothing_pushed,
+    express_putmsgs_match_stepped_module,
+    express_putmsgs_and_writes_match,
     writes_match_nothing_pushed,
     writes_match_stepped_module,
     writer_refused_at_hiwat_is_back_enabled_at_lowat,

@@ -384,8 +384,10 @@ impl HeadProcs for StrHead {
     }
     /// Open, no write error or hangup, not linked under a multiplexor; no write offset,
     /// delimiters, write hold (SNDHOLD, or a held message), and no packet-size limits on the
-    /// top queue: a prebuilt write would only ask flow control and send its message
-    /// (`strwrite_prebuilt`), which the express write does.
+    /// top queue (`maxpsz` infinite: a putmsg's data part is checked against a `maxpsz` of
+    /// 0, a write's is not): a prebuilt write, or a putmsg of a band-0 data part alone,
+    /// would only ask flow control and send its message (`strwrite_prebuilt`,
+    /// `sth_putpmsg`), which the express write does.
     fn express_ok(s: &Stream) -> bool {
         let h = &s.sth;
         let (minpsz, maxpsz) = s.sth_psz();
@@ -398,7 +400,7 @@ impl HeadProcs for StrHead {
             && h.wropt & SNDHOLD == 0
             && h.hold.state().is_none()
             && minpsz == 0
-            && (maxpsz == crate::queue::INFPSZ || maxpsz == 0)
+            && maxpsz == crate::queue::INFPSZ
     }
     #[inline]
     fn sync(s: &mut Stream) {

@@ -182,7 +182,19 @@ impl Stream {
                 return Err(Errno::ERANGE.into());
             }
         }
-        if !hipri && !self.sth_canput(band) {
+        // A data part alone in band 0 is a write's message: across a pass-only way out of
+        // the Stream as a write's goes (`stream/across.rs`; its link's flow control is what
+        // `canputnext` would ask), which arms the express write as a write does.
+        let h = self.head_wq();
+        let across = match (cl, band, more.is_none()) {
+            (None, 0, true) => self.passes_across(h),
+            _ => None,
+        };
+        let can = match across {
+            Some(x) => self.remote(x).is_some_and(|r| r.bcanput(0)),
+            None => hipri || self.sth_canput(band),
+        };
+        if !can {
             return Err(wait(nonblock, Block::Writable(band)));
         }
         let dmsg = match data.take() {
@@ -212,7 +224,10 @@ impl Stream {
         };
         mp.set_band(band);
         self.sth_flush_hold();
-        self.write(mp);
+        match across {
+            Some(x) => self.put_across(h, x, mp),
+            None => self.write(mp),
+        }
         Ok(())
     }
 
