@@ -332,6 +332,8 @@ impl Gate {
     }
 
     /// Mark the Stream lock held and about to look at the inbound list (`Perim::enter`).
+    // Inline: every enter and leave (`Perim<H>` is generic, compiled in the platform's crate).
+    #[inline]
     pub(crate) fn set_busy(&self, busy: bool) {
         self.busy.store(busy, SeqCst);
     }
@@ -355,6 +357,7 @@ impl Gate {
     }
 
     /// Whether something may be on the inbound list (no lock taken).
+    #[inline]
     pub fn has_pending(&self) -> bool {
         self.pending.load(SeqCst)
     }
