@@ -68,8 +68,9 @@ pub(crate) enum Caller {
 /// What a lock hold leaves to do once the lock is dropped (collected under it).
 pub(crate) struct Post {
     ev: HeadEvents,
-    /// The registrations to signal (copied only when an event calls for it).
-    sigs: Signals,
+    /// The registrations to signal (copied only when an event calls for it and there is
+    /// one).
+    sigs: Option<Signals>,
     next_timeout: Option<u64>,
     later: Later,
 }
@@ -190,12 +191,16 @@ impl StrPerim {
         &self.fasync
     }
 
-    /// Whether something outside the Stream is told of each arrival: a poller or an epoll
-    /// registration on the wait queue, an O_ASYNC owner. Read under the Stream lock; both are
-    /// added before the adder takes that lock (`StrFile::poll`, `StrFile::fasync`), so the
-    /// leave that follows an addition sees it (`Perim::leave_watched`).
-    fn watched(&self) -> bool {
-        self.wq.has_waiters() || !self.fasync.is_empty()
+    /// Whether something outside the Stream is told of each arrival, and whether by signal:
+    /// `(watched, signalled)` for `Perim::leave_watched`. Watched: a poller or an epoll
+    /// registration on the wait queue, or an O_ASYNC owner; signalled: an O_ASYNC owner.
+    /// Read under the Stream lock; both are added before the adder takes that lock
+    /// (`StrFile::poll`, `StrFile::fasync`), so the leave that follows an addition sees it.
+    /// The O_ASYNC list is one load, asked once; the wait queue's test (a call) only when the
+    /// list is empty.
+    fn watched(&self) -> (bool, bool) {
+        let signalled = !self.fasync.is_empty();
+        (signalled || self.wq.has_waiters(), signalled)
     }
 
     /// What the head's system calls use without the lock (`sth::call`).
@@ -240,9 +245,8 @@ impl StrPerim {
     /// Before the lock is dropped: run the enabled service procedures, publish flow control,
     /// take what the lock hold leaves for later and what the head reported.
     pub(crate) fn leave(&self, s: &mut Stream) -> Post {
-        let later = self
-            .perim
-            .leave_watched(s, self.watched(), !self.fasync.is_empty());
+        let (watched, signalled) = self.watched();
+        let later = self.perim.leave_watched(s, watched, signalled);
         let ev = s.sth_take_events();
         let sigs = Signals::of(s.sth(), &ev);
         Post {
@@ -273,8 +277,15 @@ impl StrPerim {
             next_timeout,
             later,
         } = post;
+        // The common hold: no event (so no registration copied), no timeout. Each step below
+        // would find nothing to do: no wakeup, SIGIO, SIGPIPE, SIGPOLL or timer.
+        if ev == HeadEvents::default() && sigs.is_none() && next_timeout.is_none() {
+            return later;
+        }
         self.wake(&ev, caller);
-        sigs.send(&ev);
+        if let Some(sigs) = &sigs {
+            sigs.send(&ev);
+        }
         if ev.hold_timer {
             if let Some(w) = &*self.hold.lock() {
                 w.arm(HOLD_JIFFIES);

@@ -24,15 +24,20 @@ pub(crate) struct Signals {
 }
 
 impl Signals {
-    /// The registrations of `head` if `ev` has SIGPOLL events or M_SIG signals for them.
-    pub(crate) fn of(head: &StrHead, ev: &HeadEvents) -> Signals {
-        let mut regs = [const { None }; NSIGREG];
-        if ev.sigpoll != 0 || ev.signals != 0 {
-            for (slot, r) in regs.iter_mut().zip(head.sig_list()) {
-                *slot = Some(r.clone());
-            }
+    /// The registrations of `head` if `ev` has SIGPOLL events or M_SIG signals for them;
+    /// `None` (nothing copied, nothing to send) if it has neither or `head` has no
+    /// registration: the common lock hold builds and drops no array.
+    pub(crate) fn of(head: &StrHead, ev: &HeadEvents) -> Option<Signals> {
+        if ev.sigpoll == 0 && ev.signals == 0 {
+            return None;
         }
-        Signals { regs }
+        let mut regs = [const { None }; NSIGREG];
+        let mut any = false;
+        for (slot, r) in regs.iter_mut().zip(head.sig_list()) {
+            *slot = Some(r.clone());
+            any = true;
+        }
+        any.then_some(Signals { regs })
     }
 
     /// Send them: SIGPOLL to each registration whose events happened (SIGURG instead for
