@@ -299,12 +299,33 @@ fn putmsg(p: &TestPipe, end: usize, data: &[u8], band: i32) -> Result<(), Errno>
     call::putmsg(&p.call(end), None, Some(d), band, flags, true)
 }
 
+/// putmsg of a control part `c` and a data part `d` on end `end` of `p`, non-blocking.
+fn putmsg_ctl(p: &TestPipe, end: usize, c: &[u8], d: &[u8]) -> Result<(), Errno> {
+    let (mut cb, mut db) = ([0u8; BUF], [0u8; BUF]);
+    let cn = streams_core::sys::copy_bytes(&mut cb, c);
+    let dn = streams_core::sys::copy_bytes(&mut db, d);
+    let (mut cio, mut dio) = (
+        SliceIo(cb.get_mut(..cn).unwrap_or_default()),
+        SliceIo(db.get_mut(..dn).unwrap_or_default()),
+    );
+    let len = |n: usize| i32::try_from(n).unwrap_or(0);
+    let ctl = Part {
+        io: &mut cio,
+        len: len(cn),
+    };
+    let data = Part {
+        io: &mut dio,
+        len: len(dn),
+    };
+    call::putmsg(&p.call(end), Some(ctl), Some(data), 0, 0, true)
+}
+
 /// A putmsg of a data part alone (band 0, no flags) is a write's message: the locked one goes
 /// across and arms the express write as a write does, the next ones go without the lock.
 /// Runs of putmsg (with `mixed`, putmsg and write in turn; one data part is empty: a
 /// zero-length message) with no enter of the writing end between them, then the two pipes
 /// compared, then the messages taken back one getmsg at a time. A putmsg in band 1 after
-/// them is locked (it disarms) and stays in its band.
+/// them is locked (it disarms) and stays in its band; so is one with a control part.
 fn express_putmsgs_match(stepped: bool, mixed: bool) -> TestResult {
     const PARTS: [&[u8]; 5] = [b"ab", b"cd", b"", b"efg", b"h"];
     let [a, b] = pair(stepped)?;
@@ -336,7 +357,45 @@ fn express_putmsgs_match(stepped: bool, mixed: bool) -> TestResult {
     check_eq!(x.0.get(..2), Some(&b"yz"[..]));
     check_eq!(getmsg(&b, 1, BUF), Ok(x));
     check_eq!(getmsg(&a, 1, BUF), getmsg(&b, 1, BUF));
+    same(&a, &b, stepped)?;
+    check_eq!(putmsg(&a, 0, b"x", 0), putmsg(&b, 0, b"x", 0));
+    check_eq!(
+        putmsg_ctl(&a, 0, b"ctl", b"d"),
+        putmsg_ctl(&b, 0, b"ctl", b"d")
+    );
     same(&a, &b, stepped)
+}
+
+/// End 0 sends data-only putmsgs until refused (end 1 entered now and then: its inbound list
+/// goes up to its head, and end 0 stays armed): the express and the locked putmsg are
+/// refused where the ordinary one is; end 1 then reads until the writer is back-enabled, and
+/// the next putmsg goes on both pipes.
+fn putmsg_refused_at_hiwat_is_back_enabled() -> TestResult {
+    let [a, b] = pair(false)?;
+    let chunk = [7u8; BUF];
+    let mut refused = false;
+    for i in 1..=64 {
+        let x = putmsg(&a, 0, &chunk, 0);
+        check_eq!(x, putmsg(&b, 0, &chunk, 0));
+        if x == Err(Errno::EAGAIN) {
+            refused = true;
+            break;
+        }
+        if i % 4 == 0 {
+            a.end(1, |_| ());
+            b.end(1, |_| ());
+        }
+    }
+    check!(refused);
+    same(&a, &b, false)?;
+    read_both_until_back_enabled(&a, &b, BUF)?;
+    for _ in 0..2 {
+        let x = putmsg(&a, 0, &chunk, 0);
+        check_eq!(x, Ok(()));
+        check_eq!(putmsg(&b, 0, &chunk, 0), x);
+    }
+    check!(armed(&a));
+    same(&a, &b, false)
 }
 
 fn express_putmsgs_match_nothing_pushed() -> TestResult {
@@ -358,6 +417,7 @@ ktest_suite!(PIPE_ACROSS_SUITE, "streams_pipe_across":
     express_putmsgs_match_nothing_pushed,
     express_putmsgs_match_stepped_module,
     express_putmsgs_and_writes_match,
+    putmsg_refused_at_hiwat_is_back_enabled,
     writes_match_nothing_pushed,
     writes_match_stepped_module,
     writer_refused_at_hiwat_is_back_enabled_at_lowat,
