@@ -118,9 +118,6 @@ fn ioctl_other(
         f.run(false, |s| s.strioctl(reg, cmd, a(v)), |_| {})
     };
     match cmd {
-        // Not reached from `ioctl`; kept so that this match stays total and exact.
-        I_GETPMSG => getpmsg(f, arg, nonblock, model),
-        I_PUTPMSG => putpmsg(f, arg, nonblock, model),
         I_PUSH | I_FIND => {
             let mut name = [0u8; FMNAMESZ + 1];
             let n = user_name(arg, &mut name)?;
