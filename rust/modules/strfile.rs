@@ -106,7 +106,8 @@ impl StrFile {
     }
 
     /// ioctl(2) from a caller of data model `model`: the ioctls that involve other files here,
-    /// the rest in `strioctl.rs`.
+    /// the rest in `strioctl.rs`. putmsg/getmsg go straight there, so that their frame does
+    /// not carry what the others need (see `strioctl::ioctl`).
     fn ioctl_as(
         &self,
         cmd: u32,
@@ -116,6 +117,22 @@ impl StrFile {
         model: Model,
     ) -> Result<i32, Errno> {
         let nonblock = f_flags & O_NONBLOCK != 0;
+        match cmd {
+            I_PUTPMSG | I_GETPMSG => crate::strioctl::ioctl(self, cmd, arg, nonblock, model),
+            _ => self.ioctl_files(cmd, arg, nonblock, file, model),
+        }
+    }
+
+    /// [`Self::ioctl_as`] for every command but putmsg/getmsg; out of line on purpose.
+    #[inline(never)]
+    fn ioctl_files(
+        &self,
+        cmd: u32,
+        arg: usize,
+        nonblock: bool,
+        file: &CallFile<'_, Self>,
+        model: Model,
+    ) -> Result<i32, Errno> {
         match cmd {
             I_PIPE => {
                 let other = file.same_device(arg as u32 as i32)?;

@@ -29,9 +29,11 @@ fn i32_at(b: &[u8], off: usize) -> i32 {
         .map_or(0, i32::from_ne_bytes)
 }
 
-/// The `size` bytes of the argument structure at user address `arg` (at most 48).
-fn read_struct(arg: usize, size: usize) -> Result<[u8; 48], Errno> {
-    let mut b = [0u8; 48];
+/// The `size` bytes of the argument structure at user address `arg` (at most `N`), in a
+/// buffer of `N` bytes: 48 for I_STR, I_PEEK and I_LIST, the largest `strpmsg` for
+/// putmsg/getmsg; EINVAL if `size` is over `N`.
+fn read_struct<const N: usize>(arg: usize, size: usize) -> Result<[u8; N], Errno> {
+    let mut b = [0u8; N];
     let dst = b.get_mut(..size).ok_or(Errno::EINVAL)?;
     let mut u = UserBuf::new(arg, size);
     crate::sth::UserIo::copy_from_user(&mut u, dst, 0)?;
@@ -75,8 +77,33 @@ fn result<const N: usize>(
     )
 }
 
+/// The largest `struct strpmsg` (LP64, 40 bytes: two 16-byte `strbuf`s, `band`, `flags`).
+const STRPMSG_MAX: usize = Model::Lp64.size(Layout::StrPmsg);
+
 /// ioctl(2) entry point for [`StrFile`], for a caller of data model `model`.
+///
+/// putmsg and getmsg (I_PUTPMSG/I_GETPMSG) are the hot commands: they are dispatched here,
+/// ahead of the rest, so that their frame does not carry the stack buffers of the others (a
+/// module name, the result buffers, the I_STR and I_LIST decoding), which live in
+/// [`ioctl_other`].
+#[inline]
 pub(crate) fn ioctl(
+    f: &StrFile,
+    cmd: u32,
+    arg: usize,
+    nonblock: bool,
+    model: Model,
+) -> Result<i32, Errno> {
+    match cmd {
+        I_PUTPMSG => putpmsg(f, arg, nonblock, model),
+        I_GETPMSG => getpmsg(f, arg, nonblock, model),
+        _ => ioctl_other(f, cmd, arg, nonblock, model),
+    }
+}
+
+/// Every command but I_PUTPMSG/I_GETPMSG; out of line on purpose (see [`ioctl`]).
+#[inline(never)]
+fn ioctl_other(
     f: &StrFile,
     cmd: u32,
     arg: usize,
@@ -91,8 +118,6 @@ pub(crate) fn ioctl(
         f.run(false, |s| s.strioctl(reg, cmd, a(v)), |_| {})
     };
     match cmd {
-        I_GETPMSG => getpmsg(f, arg, nonblock, model),
-        I_PUTPMSG => putpmsg(f, arg, nonblock, model),
         I_PUSH | I_FIND => {
             let mut name = [0u8; FMNAMESZ + 1];
             let n = user_name(arg, &mut name)?;
@@ -168,7 +193,7 @@ fn list(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
     if arg == 0 {
         return f.run(false, |s| s.strioctl(reg, I_LIST, IocArg::None), |_| {});
     }
-    let b = read_struct(arg, model.size(Layout::StrList))?;
+    let b = read_struct::<48>(arg, model.size(Layout::StrList))?;
     let (n, addr) = model.str_list(&b);
     let room = usize::try_from(n).unwrap_or(0).min(NSTRPUSH + 1);
     let mut out = crate::sys::vec_zeroed_wait(room * (FMNAMESZ + 1)).map_err(|_| Errno::ENOSR)?;
@@ -191,7 +216,7 @@ fn list(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
 fn istr(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
     let size = model.size(Layout::StrIoctl);
     let u = UserBuf::new(arg, size);
-    let b = read_struct(arg, size)?;
+    let b = read_struct::<48>(arg, size)?;
     let (cmd, timeout, len, dp) = model.strioctl(&b);
     // The buffer serves the request (ic_len bytes) and the answer (up to ic_len bytes back).
     let mut data = UserBuf::new(dp, usize::try_from(len).unwrap_or(0));
@@ -218,7 +243,7 @@ fn put_lens(u: &UserBuf, g: &GetMsg, model: Model) -> Result<(), Errno> {
 fn getpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32, Errno> {
     let size = model.size(Layout::StrPmsg);
     let u = UserBuf::new(arg, size);
-    let mut b = read_struct(arg, size)?;
+    let mut b = read_struct::<STRPMSG_MAX>(arg, size)?;
     let (c, d, band, flags) = model.strpmsg(&b);
     let (cmax, cbuf, dmax, dbuf) = (c.maxlen, c.buf, d.maxlen, d.buf);
     let mut cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));
@@ -244,7 +269,7 @@ fn getpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32,
 /// I_PUTPMSG: as I_GETPMSG, `len` instead of `maxlen`; the parts are copied in before the
 /// lock (ERANGE beyond STRCTLSZ/STRMSGSZ); nothing is written back.
 fn putpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32, Errno> {
-    let b = read_struct(arg, model.size(Layout::StrPmsg))?;
+    let b = read_struct::<STRPMSG_MAX>(arg, model.size(Layout::StrPmsg))?;
     let (c, d, band, flags) = model.strpmsg(&b);
     let (clen, cbuf, dlen, dbuf) = (c.len, c.buf, d.len, d.buf);
     let mut cio = UserBuf::new(cbuf, usize::try_from(clen).unwrap_or(0));
@@ -265,7 +290,7 @@ fn putpmsg(f: &StrFile, arg: usize, nonblock: bool, model: Model) -> Result<i32,
 fn peek(f: &StrFile, arg: usize, model: Model) -> Result<i32, Errno> {
     let size = model.size(Layout::StrPeek);
     let u = UserBuf::new(arg, size);
-    let b = read_struct(arg, size)?;
+    let b = read_struct::<48>(arg, size)?;
     let (c, d, flags) = model.strpeek(&b);
     let (cmax, cbuf, dmax, dbuf) = (c.maxlen, c.buf, d.maxlen, d.buf);
     let mut cio = UserBuf::new(cbuf, usize::try_from(cmax).unwrap_or(0));

@@ -4,7 +4,8 @@
 //! (write/read), `hold` (write hold on the writer, read fill and 4096-byte reads on the reader,
 //! a read tried after each write, as perftest's non-blocking reader does) or `putmsg` (putmsg
 //! of a data part and no control part, then getmsg of the data part into 4096 bytes with the
-//! control part not processed, as `perftest --putmsg` does), `burst` (write BURST messages,
+//! control part not processed, as `perftest --putmsg` does), `putmsgctl` (the same with a
+//! 40-byte control part, a T_UNITDATA_REQ's size, sent and retrieved), `burst` (write BURST messages,
 //! then read them back one read(2) per message: the steady state of a writer that runs ahead
 //! of its reader, whose Stream head queue holds a backlog) or `burstmsg` (the same with
 //! putmsg and getmsg). For the burst modes N counts messages and BURST is the fourth argument
@@ -126,6 +127,31 @@ fn main() {
                     len: i32::try_from(rlen).expect("rlen"),
                 };
                 let g = call::getmsg(&p.call(1), None, Some(b), 0, 0, true, |_| Ok(()));
+                got += g.map(|g| g.data_len.max(0) as usize).expect("getmsg");
+            }
+            "putmsgctl" => {
+                // As `putmsg` with a control part the size of a T_UNITDATA_REQ with a
+                // sockaddr_in (24 + 16 bytes), retrieved into 64 bytes.
+                let mut ctl = [7u8; 40];
+                let mut cbuf = [0u8; 64];
+                let c = Part {
+                    io: &mut SliceIo(&mut ctl),
+                    len: 40,
+                };
+                let d = Part {
+                    io: &mut SliceIo(&mut data),
+                    len: i32::try_from(size).expect("size"),
+                };
+                call::putmsg(&p.call(0), Some(c), Some(d), 0, 0, true).expect("putmsg");
+                let cb = Part {
+                    io: &mut SliceIo(&mut cbuf),
+                    len: 64,
+                };
+                let b = Part {
+                    io: &mut SliceIo(&mut buf),
+                    len: i32::try_from(rlen).expect("rlen"),
+                };
+                let g = call::getmsg(&p.call(1), Some(cb), Some(b), 0, 0, true, |_| Ok(()));
                 got += g.map(|g| g.data_len.max(0) as usize).expect("getmsg");
             }
             _ => panic!("mode"),

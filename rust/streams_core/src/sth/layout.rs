@@ -47,7 +47,7 @@ fn i32_at(b: &[u8], off: usize) -> i32 {
 
 impl Model {
     /// Bytes of a pointer or `long`.
-    pub fn ptr(self) -> usize {
+    pub const fn ptr(self) -> usize {
         match self {
             Model::Lp64 => 8,
             Model::Ilp32 => 4,
@@ -55,12 +55,12 @@ impl Model {
     }
 
     /// Bytes of a `struct strbuf`.
-    pub fn strbuf_size(self) -> usize {
+    pub const fn strbuf_size(self) -> usize {
         8 + self.ptr()
     }
 
     /// Bytes of structure `l`.
-    pub fn size(self, l: Layout) -> usize {
+    pub const fn size(self, l: Layout) -> usize {
         let sb = self.strbuf_size();
         match l {
             Layout::StrIoctl => self.ic_dp() + self.ptr(),
@@ -71,7 +71,7 @@ impl Model {
     }
 
     /// Offset of `ic_dp` in `struct strioctl` (aligned: 16 in LP64, 12 in ILP32).
-    pub fn ic_dp(self) -> usize {
+    pub const fn ic_dp(self) -> usize {
         12usize.next_multiple_of(self.ptr())
     }
 

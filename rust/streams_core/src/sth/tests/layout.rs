@@ -77,6 +77,13 @@ fn ilp32_decoding() -> TestResult {
             b.get(m.size(Layout::StrPmsg)..),
             before.get(m.size(Layout::StrPmsg)..)
         );
+        // Exactly the structure's bytes (what the kernel's I_GETPMSG copies in) suffice.
+        let n = m.size(Layout::StrPmsg);
+        let mut exact = [0u8; 48];
+        let exact = &mut exact[..n];
+        exact.copy_from_slice(&before[..n]);
+        check_eq!(m.pmsg_results(exact, -1, 5, 7, -3), Some(4..n));
+        check_eq!(m.strpmsg(exact), m.strpmsg(&b));
         // A buffer shorter than the structure is refused, not written out of bounds.
         let mut short = [0u8; 48];
         check_eq!(
