@@ -97,19 +97,13 @@ pub(crate) fn ioctl(
     match cmd {
         I_PUTPMSG => putpmsg(f, arg, nonblock, model),
         I_GETPMSG => getpmsg(f, arg, nonblock, model),
-        _ => ioctl_other(f, cmd, arg, nonblock, model),
+        _ => ioctl_other(f, cmd, arg, model),
     }
 }
 
 /// Every command but I_PUTPMSG/I_GETPMSG; out of line on purpose (see [`ioctl`]).
 #[inline(never)]
-fn ioctl_other(
-    f: &StrFile,
-    cmd: u32,
-    arg: usize,
-    nonblock: bool,
-    model: Model,
-) -> Result<i32, Errno> {
+fn ioctl_other(f: &StrFile, cmd: u32, arg: usize, model: Model) -> Result<i32, Errno> {
     let reg = &*f.registry;
     // Integer arguments are C `int`s: the upper half of the register is not meaningful.
     let int = i64::from(arg as u32 as i32);
