@@ -15,6 +15,11 @@
 //! taking straight from the inbound list (`HeadProcs::direct_ok`): each enter then puts up
 //! what it finds (in `plain`, a run of one message). In `plain` and `putmsg` a SIZE above
 //! 4096 is read or received SIZE bytes at a time.
+//! With `COUNTS=1` in the environment (not under callgrind: it adds a lock hold per
+//! iteration) `hold` also prints, per 4096 bytes delivered, the puts across into the reading
+//! end (`module_stat` of its twist read queue), the reads that returned data (each one a
+//! reader wakeup in the bench, whose reader drains the head and sleeps in poll(2) until the
+//! next message arrives) and the hold timer arms at the writing end (one per held message).
 //! Each iteration writes at end 0 and reads at end 1 of a `TestPipe`, through the same core
 //! code the kernel runs (the system call's platform half `sth::call`, Stream head, engine,
 //! perimeters); only the platform (user copies, locks, waits) differs.
@@ -22,6 +27,7 @@ use pipe::tests::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::sth::call;
 use streams_core::sth::consts::{I_SRDOPT, I_SWROPT, RFILL, SNDHOLD};
+use streams_core::sth::Stream;
 use streams_core::sth::{IocArg, Part, SliceIo};
 use streams_core::stream::Registry;
 
@@ -41,6 +47,8 @@ fn main() {
         .unwrap_or(16)
         .max(1);
     let mut got = 0usize;
+    let counts = std::env::var_os("COUNTS").is_some();
+    let (mut reads, mut arms) = (0usize, 0usize);
     if mode == "hold" {
         // The bench's streams+H+w+F: write hold on the writer, read fill, 4096-byte reads.
         let r = Registry::new();
@@ -114,6 +122,10 @@ fn main() {
                 call::write(&p.call(0), &mut SliceIo(&mut data), size, true).expect("write");
                 if let Ok(k) = call::read(&p.call(1), &mut SliceIo(&mut buf), 4096, true) {
                     got += k;
+                    reads += 1;
+                }
+                if counts {
+                    arms += usize::from(p.end(0, |s| s.sth_take_events().hold_timer));
                 }
             }
             "putmsg" => {
@@ -158,4 +170,18 @@ fn main() {
         }
     }
     println!("{mode}: {n} x {size} bytes, {got} read");
+    if counts {
+        let puts = p.end(1, |s: &mut Stream| {
+            pipe::twist_rq(s)
+                .and_then(|q| s.mstat(q))
+                .map_or(0, |m| m.ms_pcnt)
+        });
+        let per = |x: usize| x as f64 * 4096.0 / got.max(1) as f64;
+        println!(
+            "per 4096 bytes read: {:.2} puts across, {:.2} reads with data, {:.2} hold timer arms",
+            per(puts),
+            per(reads),
+            per(arms)
+        );
+    }
 }

@@ -217,8 +217,10 @@ fn options_turn_the_write_fast_path_off() -> TestResult {
     check!(!s.end(0, |s| s.sth_prebuilt_ok(8)));
     check!(!s.end(0, |s| s.sth_prebuilt_ok(0)));
     check!(!s.end(1, |s| s.sth_prebuilt_ok(STRMSGSZ + 1)));
-    // Writes too big to hold keep the fast path.
-    check!(s.end(0, |s| s.sth_prebuilt_ok(FASTBUF + 1)));
+    // Writes too big to hold keep the fast path; those up to STRHOLDPSZ are held.
+    check!(!s.end(0, |s| s.sth_prebuilt_ok(FASTBUF + 1)));
+    check!(!s.end(0, |s| s.sth_prebuilt_ok(STRHOLDPSZ)));
+    check!(s.end(0, |s| s.sth_prebuilt_ok(STRHOLDPSZ + 1)));
     // Held writes still arrive, through the staged path.
     check_eq!(write(&s, 0, b"held"), Ok(4));
     check_eq!(write(&s, 0, b"!"), Ok(1));
@@ -226,10 +228,10 @@ fn options_turn_the_write_fast_path_off() -> TestResult {
     check_eq!(bytes(&check_ok!(read(&s, 1, 64))), b"held!");
     // A large write after held bytes: built before the lock, sent after what was held.
     check_eq!(write(&s, 0, b"ab"), Ok(2));
-    let mut big = [b'x'; 200];
+    let mut big = [b'x'; STRHOLDPSZ + 1];
     check_eq!(
-        call::write(&s.call(0), &mut SliceIo(&mut big), 200, true),
-        Ok(200)
+        call::write(&s.call(0), &mut SliceIo(&mut big), STRHOLDPSZ + 1, true),
+        Ok(STRHOLDPSZ + 1)
     );
     check_eq!(s.end(0, |s| s.sth().held()), 0);
     let (r, n) = check_ok!(read(&s, 1, 64));

@@ -32,7 +32,7 @@ use super::ioctl::{istr_timeout_ms, IocArg, PeekArgs, StrIoctl};
 use super::msg::{peek_copy_out, GetMsg, Part};
 use super::take::{ReaderToken, Taken};
 use super::transp::{CopyDone, Transp, TranspIoctl, TranspStep};
-use super::{Stop, Stream, UserIo};
+use super::{Stop, Stream, UserIo, STRHOLDPSZ};
 use crate::errno::Errno;
 use crate::limits::limits;
 use crate::msg::{Msg, FASTBUF, M_DATA};
@@ -118,7 +118,7 @@ impl HeadShared {
     /// Join `data`, a whole write, to the held message without the Stream lock
     /// ([`HoldCell::join`]).
     fn join_hold(&self, data: &[u8]) -> bool {
-        data.len() <= FASTBUF && self.hold.as_ref().is_some_and(|c| c.join(data))
+        data.len() <= STRHOLDPSZ && self.hold.as_ref().is_some_and(|c| c.join(data))
     }
 
     /// Give the head the hold cell (under its lock; once).
@@ -248,6 +248,11 @@ fn write_chunk<H: HeadCall>(
             return Err(Errno::EFAULT);
         }
         let whole = got == n;
+        // A whole write too large for the stack but small enough to hold (`write.rs`
+        // STRHOLDPSZ) joins the held message from its message, which goes back to the cache.
+        if whole && n <= STRHOLDPSZ && off == 0 && n == total && sh.join_hold(m.rd()) {
+            return Ok((n, true));
+        }
         // Without the lock when the last write went across and nothing changed since.
         let m = match whole {
             true => match h.write_express(m) {

@@ -19,12 +19,13 @@ use super::{Block, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, FASTBUF};
 use crate::queue::INFPSZ;
-use crate::sth::Stream;
+use crate::sth::{Stream, STRHOLDPSZ};
 
 impl Stream {
     /// The smallest write that may be built before the lock: 1; more than a fast buffer with
-    /// write hold on (smaller writes are coalesced at the head, larger ones go as they are);
-    /// never (`usize::MAX`) with a write offset or a `minpsz`.
+    /// write hold on (smaller writes are staged on the stack and coalesced at the head; up to
+    /// [`STRHOLDPSZ`] the built message's bytes are coalesced too, larger ones go as they
+    /// are); never (`usize::MAX`) with a write offset or a `minpsz`.
     pub fn sth_prebuilt_min(&self) -> usize {
         self.prebuilt_min_with(self.sth_psz().0)
     }
@@ -42,10 +43,12 @@ impl Stream {
 
     /// Whether a write of `len` bytes may be sent as one message built before the lock was
     /// taken ([`Stream::strwrite_prebuilt`]): at least [`Stream::sth_prebuilt_min`], at most
-    /// `strmsgsz` (`crate::limits`), and within the top module's `maxpsz` (one piece).
+    /// `strmsgsz` (`crate::limits`), within the top module's `maxpsz` (one piece), and not one
+    /// write hold coalesces (up to [`STRHOLDPSZ`]: its bytes join the held message instead).
     pub fn sth_prebuilt_ok(&self, len: usize) -> bool {
         let (minpsz, maxpsz) = self.sth_psz();
         len >= self.prebuilt_min_with(minpsz)
+            && (self.sth.wropt & SNDHOLD == 0 || len > STRHOLDPSZ)
             && len <= crate::limits::strmsgsz()
             && (maxpsz == INFPSZ || maxpsz == 0 || len <= maxpsz)
     }

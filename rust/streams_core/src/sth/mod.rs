@@ -66,7 +66,7 @@ pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
 pub use take::{Fault, ReaderToken, Taken};
 pub use transp::{CopyDone, CopyReq, CopyResp, Transp, TranspIoctl, TranspStep, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
-pub use write::STRHOLDSZ;
+pub use write::{STRHOLDPSZ, STRHOLDSZ};
 
 use crate::errno::Errno;
 use crate::msg::Msg;

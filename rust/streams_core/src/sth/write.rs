@@ -13,7 +13,7 @@
 use super::consts::*;
 use super::{Block, Stop};
 use crate::errno::Errno;
-use crate::msg::{Msg, MsgFlags, FASTBUF, M_DATA};
+use crate::msg::{Msg, MsgFlags, M_DATA};
 use crate::queue::INFPSZ;
 use crate::sth::Stream;
 
@@ -35,12 +35,22 @@ fn piece(maxpsz: usize) -> usize {
     }
 }
 
-/// Capacity of the write-hold (SNDHOLD) buffer: small writes (up to a fast buffer each) are
+/// Capacity of the write-hold (SNDHOLD) buffer: small writes (up to [`STRHOLDPSZ`] each) are
 /// coalesced into one message of up to this many bytes, which goes down when it is full, at
 /// the hold timer, at the next read, putmsg, ioctl or close of this head, or at an M_READ
 /// from the reader at the other end of a pipe. Writes that only join it do so without the
 /// Stream lock (`hold.rs`).
-pub const STRHOLDSZ: usize = 1024;
+///
+/// A page: what a reader with read fill and PIPE_BUF-sized reads (LfS perftest's `-F -w`)
+/// takes at once, so each message sent is one read and, for a reader asleep on an empty
+/// head, one wakeup; the buffer class of the message block cache (`msg/cache.rs`), so the
+/// buffer is a cached block, not an allocation. Held bytes are bounded by it per Stream
+/// (held writes do not ask flow control until one would send the message).
+pub const STRHOLDSZ: usize = crate::msg::cache::PAGEBUF;
+
+/// Largest write piece write hold coalesces: a quarter of the buffer, so a held message
+/// carries at least four writes (each larger write goes down on its own, as without hold).
+pub const STRHOLDPSZ: usize = STRHOLDSZ / 4;
 
 impl Stream {
     /// The size of the pieces write(2) splits into: the top module's `maxpsz`, at most
@@ -150,22 +160,28 @@ impl Stream {
         Ok(m)
     }
 
-    /// Whether a piece of `n` bytes joins the message write hold already holds (SNDHOLD on,
-    /// a piece small enough to hold, room left).
-    fn sth_hold_fits(&self, n: usize) -> bool {
-        self.sth.wropt & SNDHOLD != 0
-            && n <= FASTBUF
-            && self.sth.hold.state().is_some_and(|(_, room)| room >= n)
+    /// Whether a piece of `n` bytes is held without sending anything (SNDHOLD on, a piece
+    /// small enough to hold, and it leaves room in the held message or in a new one): such a
+    /// piece asks no flow control (LfS: writes go on filling the held buffer while the Stream
+    /// is flow controlled); the piece that would fill the message, and so send it, does.
+    pub(crate) fn sth_hold_fits(&self, n: usize) -> bool {
+        if self.sth.wropt & SNDHOLD == 0 || n > STRHOLDPSZ {
+            return false;
+        }
+        match self.sth.hold.state() {
+            Some((_, room)) => room > n,
+            None => self.sth.wroff.saturating_add(n) < STRHOLDSZ,
+        }
     }
 
-    /// Write hold: coalesce a small piece into the held fast buffer. `Ok(false)` if hold is
-    /// off or the piece is too big to hold; the held message is sent when it fills up.
+    /// Write hold: coalesce a small piece into the held message. `Ok(false)` if hold is off or
+    /// the piece is too big to hold; the held message is sent when it fills up.
     /// Afterwards the hold cell is open (`hold.rs`) if later writes may join it without the
     /// lock: this write passed the head's checks and the top module's packet sizes allow it.
     fn sth_hold_write(&mut self, data: &[u8]) -> Result<bool, Stop> {
         let wroff = self.sth.wroff;
         let n = data.len();
-        if self.sth.wropt & SNDHOLD == 0 || n > FASTBUF || n.saturating_add(wroff) > STRHOLDSZ {
+        if self.sth.wropt & SNDHOLD == 0 || n > STRHOLDPSZ || n.saturating_add(wroff) > STRHOLDSZ {
             return Ok(false);
         }
         if self.sth.hold.state().is_some_and(|(_, room)| room < n) {
@@ -184,7 +200,7 @@ impl Stream {
         h.append(data);
         let full = h.wr_room() == 0;
         let (minpsz, maxpsz) = self.sth_psz();
-        let open = minpsz == 0 && piece(maxpsz) >= FASTBUF && self.sth.plex.is_none();
+        let open = minpsz == 0 && piece(maxpsz) >= STRHOLDPSZ && self.sth.plex.is_none();
         self.sth.hold.put(h, open);
         if full {
             self.sth_flush_hold();

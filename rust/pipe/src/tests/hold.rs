@@ -1,0 +1,210 @@
+//! Shared tests of write hold (SNDHOLD, `sth/write.rs` and `sth/hold.rs` in the core) across
+//! a STREAMS pipe, through the system calls' platform half (`sth::call`): writes of up to
+//! [`STRHOLDPSZ`] bytes fill one held message of [`STRHOLDSZ`] bytes, which crosses to the
+//! reader in one put when the next write would not fit, with the bytes in order across
+//! message boundaries; a held write asks flow control only when it would send the message,
+//! so what the reader's head queues stays within its high-water mark plus one held message;
+//! the hold timer's flush sends a partial message.
+
+use super::TestPipe;
+use streams_core::errno::Errno;
+use streams_core::ktest::{Failure, TestResult};
+use streams_core::sth::call;
+use streams_core::sth::consts::*;
+use streams_core::sth::{IocArg, SliceIo, Stream, STRHOLDPSZ, STRHOLDSZ};
+use streams_core::stream::{Registry, STRHIGH};
+use streams_core::{check, check_eq, check_ok, ktest_suite};
+
+/// The byte at offset `i` of everything written.
+fn pattern(i: usize) -> u8 {
+    (i % 251) as u8
+}
+
+/// A pipe whose end 0 holds its writes (SNDHOLD) and whose end 1 reads with read fill.
+fn held_pipe() -> Result<TestPipe, Failure> {
+    let s = check_ok!(TestPipe::new());
+    let r = Registry::new();
+    check_ok!(s.end(0, |s| s.strioctl(
+        &r,
+        I_SWROPT,
+        IocArg::Int(i64::from(SNDHOLD))
+    )));
+    check_ok!(s.end(1, |s| s.strioctl(
+        &r,
+        I_SRDOPT,
+        IocArg::Int(i64::from(RFILL))
+    )));
+    Ok(s)
+}
+
+/// A non-blocking write at end 0 of `len` bytes of the pattern from offset `at`.
+fn write_at(s: &TestPipe, at: usize, len: usize) -> Result<usize, Errno> {
+    let mut b = [0u8; STRHOLDPSZ];
+    let b = b.get_mut(..len).unwrap_or_default();
+    for (i, x) in b.iter_mut().enumerate() {
+        *x = pattern(at + i);
+    }
+    call::write(&s.call(0), &mut SliceIo(b), len, true)
+}
+
+/// Puts across into end 1 so far (`module_stat` of its twist read queue).
+fn puts_in(s: &TestPipe) -> usize {
+    s.end(1, |s: &mut Stream| {
+        crate::twist_rq(s)
+            .and_then(|q| s.mstat(q))
+            .map_or(0, |m| m.ms_pcnt)
+    })
+}
+
+/// Bytes queued at end 1's head.
+fn queued(s: &TestPipe) -> usize {
+    s.end(1, |s| s.queue(s.head_rq()).map_or(0, |q| q.count()))
+}
+
+/// Read everything end 1 has, checking it continues the pattern from offset `at`; the
+/// offset after it.
+fn read_all(s: &TestPipe, mut at: usize) -> Result<usize, Failure> {
+    let mut b = [0u8; 64];
+    loop {
+        match call::read(&s.call(1), &mut SliceIo(&mut b), 64, true) {
+            Ok(0) => return Ok(at),
+            Ok(n) => {
+                for &x in b.get(..n).unwrap_or_default() {
+                    check_eq!(x, pattern(at));
+                    at += 1;
+                }
+            }
+            Err(e) => {
+                check_eq!(e, Errno::EAGAIN);
+                return Ok(at);
+            }
+        }
+    }
+}
+
+/// Writes of several sizes up to STRHOLDPSZ (staged on the stack and built before the lock
+/// alike) fill one held message; the write that fills it, or the one that does not fit,
+/// sends it in one put, and the reader gets every byte in order across message boundaries.
+fn held_writes_fill_one_message_per_put() -> TestResult {
+    let s = held_pipe()?;
+    // The first round fills a message exactly; the later ones leave room a write does not
+    // fit in.
+    let exact = [64, 200, STRHOLDPSZ, 1000, 129, 7, 1000, 672];
+    let short = [64, 200, STRHOLDPSZ, 1000, 129, 7, 1000, 600];
+    let (mut at, mut held, mut sent, mut got) = (0, 0, 0, 0);
+    let (mut full, mut no_room) = (0, 0);
+    for round in 0..4 {
+        let sizes = if round == 0 { &exact } else { &short };
+        for &n in sizes {
+            check_eq!(write_at(&s, at, n), Ok(n));
+            at += n;
+            if held + n == STRHOLDSZ {
+                (sent, held, full) = (sent + STRHOLDSZ, 0, full + 1);
+            } else if held + n > STRHOLDSZ {
+                (sent, held, no_room) = (sent + held, n, no_room + 1);
+            } else {
+                held += n;
+            }
+            check_eq!(s.end(0, |s| s.sth().held()), held);
+            check_eq!(queued(&s), sent - got);
+        }
+        got = read_all(&s, got)?;
+        check_eq!(got, sent);
+    }
+    // One put per message sent.
+    check!(full >= 1 && no_room >= 2);
+    check_eq!(puts_in(&s), full + no_room);
+    // The hold timer's flush sends the partial message after what was sent.
+    check_eq!(s.end(0, Stream::sth_flush_hold), held);
+    check_eq!(read_all(&s, got)?, at);
+    Ok(())
+}
+
+/// A write larger than STRHOLDPSZ is not held: what was held goes first, then it, as two
+/// messages.
+fn larger_writes_go_after_what_is_held() -> TestResult {
+    let s = held_pipe()?;
+    check_eq!(write_at(&s, 0, 100), Ok(100));
+    check_eq!(queued(&s), 0);
+    let mut big = [0u8; STRHOLDPSZ + 1];
+    for (i, x) in big.iter_mut().enumerate() {
+        *x = pattern(100 + i);
+    }
+    check_eq!(
+        call::write(&s.call(0), &mut SliceIo(&mut big), STRHOLDPSZ + 1, true),
+        Ok(STRHOLDPSZ + 1)
+    );
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!(queued(&s), 100 + STRHOLDPSZ + 1);
+    check_eq!(puts_in(&s), 2);
+    check_eq!(read_all(&s, 0)?, 100 + STRHOLDPSZ + 1);
+    Ok(())
+}
+
+/// The first write of a held message arms the hold timer; writes joining it do not.
+fn each_held_message_arms_the_timer_once() -> TestResult {
+    let s = held_pipe()?;
+    let _ = s.end(0, |s| s.sth_take_events());
+    check_eq!(write_at(&s, 0, 300), Ok(300));
+    check!(s.end(0, |s| s.sth_take_events().hold_timer));
+    check_eq!(write_at(&s, 300, 300), Ok(300));
+    check!(!s.end(0, |s| s.sth_take_events().hold_timer));
+    check_eq!(s.end(0, Stream::sth_flush_hold), 600);
+    check_eq!(write_at(&s, 600, 300), Ok(300));
+    check!(s.end(0, |s| s.sth_take_events().hold_timer));
+    Ok(())
+}
+
+/// Held writes go on while the reader's queue is full, but the one that would send the held
+/// message is refused (EAGAIN): the head queues at most its high-water mark plus one held
+/// message, and the writer holds at most one. After the reader drains, the writes go on and
+/// every byte arrives in order.
+fn flow_control_refuses_the_write_that_would_send() -> TestResult {
+    let s = held_pipe()?;
+    let n = STRHOLDPSZ - 24;
+    let mut at = 0;
+    let mut refused = false;
+    for _ in 0..(4 * STRHIGH) / n {
+        match write_at(&s, at, n) {
+            Ok(k) => {
+                check_eq!(k, n);
+                at += n;
+            }
+            Err(e) => {
+                check_eq!(e, Errno::EAGAIN);
+                refused = true;
+                break;
+            }
+        }
+        check!(queued(&s) <= STRHIGH + STRHOLDSZ);
+    }
+    check!(refused);
+    let held = s.end(0, |s| s.sth().held());
+    check!(held > 0 && held + n >= STRHOLDSZ);
+    check_eq!(queued(&s) + held, at);
+    let got = read_all(&s, 0)?;
+    check_eq!(got + held, at);
+    // Drained: the refused write goes, sending what was held before it.
+    check_eq!(write_at(&s, at, n), Ok(n));
+    check_eq!(s.end(0, |s| s.sth().held()), n);
+    check_eq!(read_all(&s, got)?, at);
+    Ok(())
+}
+
+/// Held data stays at the writer when the reader goes away; the next write fails.
+fn hangup_keeps_the_held_data_and_fails_writes() -> TestResult {
+    let s = held_pipe()?;
+    check_eq!(write_at(&s, 0, 500), Ok(500));
+    s.close(1);
+    check!(write_at(&s, 500, 500).is_err());
+    check_eq!(s.end(0, |s| s.sth().held()), 500);
+    Ok(())
+}
+
+ktest_suite!(PIPE_HOLD_SUITE, "streams_pipe_hold":
+    held_writes_fill_one_message_per_put,
+    larger_writes_go_after_what_is_held,
+    each_held_message_arms_the_timer_once,
+    flow_control_refuses_the_write_that_would_send,
+    hangup_keeps_the_held_data_and_fails_writes,
+);
