@@ -6,11 +6,14 @@
 //! so what the reader's head queues stays within its high-water mark plus one held message;
 //! the hold timer's flush sends a partial message.
 
-use super::TestPipe;
+use super::{EndCall, TestPipe};
+use core::cell::Cell;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
-use streams_core::sth::call;
+use streams_core::msg::Msg;
+use streams_core::sth::call::{self, HeadCall, HeadShared};
 use streams_core::sth::consts::*;
+use streams_core::sth::Stop;
 use streams_core::sth::{IocArg, SliceIo, Stream, STRHOLDPSZ, STRHOLDSZ};
 use streams_core::stream::{Registry, STRHIGH};
 use streams_core::{check, check_eq, check_ok, ktest_suite};
@@ -45,6 +48,31 @@ fn write_at(s: &TestPipe, at: usize, len: usize) -> Result<usize, Errno> {
         *x = pattern(at + i);
     }
     call::write(&s.call(0), &mut SliceIo(b), len, true)
+}
+
+/// End 0 as the platform of a system call that counts its lock holds.
+struct Counted<'a> {
+    end: EndCall<'a>,
+    holds: Cell<usize>,
+}
+
+impl HeadCall for Counted<'_> {
+    fn run<R>(
+        &self,
+        nonblock: bool,
+        limit_ms: Option<u32>,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        cancel: impl FnOnce(&mut Stream),
+    ) -> Result<R, Errno> {
+        self.holds.set(self.holds.get() + 1);
+        self.end.run(nonblock, limit_ms, op, cancel)
+    }
+    fn shared(&self) -> &HeadShared {
+        self.end.shared()
+    }
+    fn write_express(&self, m: Msg) -> Result<usize, Msg> {
+        self.end.write_express(m)
+    }
 }
 
 /// Puts across into end 1 so far (`module_stat` of its twist read queue).
@@ -141,6 +169,37 @@ fn larger_writes_go_after_what_is_held() -> TestResult {
     Ok(())
 }
 
+/// Writes too large for the stack staging (over a fast buffer) but held join the held
+/// message from the message built before the lock, without the Stream lock, while the
+/// message keeps room after them; the first write of a message and the one that does not
+/// fit take the lock.
+fn built_writes_join_without_the_lock() -> TestResult {
+    let s = held_pipe()?;
+    let c = Counted {
+        end: s.call(0),
+        holds: Cell::new(0),
+    };
+    let mut b = [0u8; 300];
+    let mut at = 0;
+    let mut holds = [0; 15];
+    for h in holds.iter_mut() {
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = pattern(at + i);
+        }
+        c.holds.set(0);
+        check_eq!(call::write(&c, &mut SliceIo(&mut b), 300, true), Ok(300));
+        *h = c.holds.get();
+        at += 300;
+    }
+    // 13 writes of 300 fit in a message with room left; the 14th does not fit.
+    check_eq!(holds, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]);
+    check_eq!(queued(&s), 13 * 300);
+    check_eq!(s.end(0, |s| s.sth().held()), 2 * 300);
+    check_eq!(s.end(0, Stream::sth_flush_hold), 600);
+    check_eq!(read_all(&s, 0)?, at);
+    Ok(())
+}
+
 /// The first write of a held message arms the hold timer; writes joining it do not.
 fn each_held_message_arms_the_timer_once() -> TestResult {
     let s = held_pipe()?;
@@ -182,6 +241,18 @@ fn flow_control_refuses_the_write_that_would_send() -> TestResult {
     let held = s.end(0, |s| s.sth().held());
     check!(held > 0 && held + n >= STRHOLDSZ);
     check_eq!(queued(&s) + held, at);
+    // The hold timer sends what is held whatever the flow control; held writes still go on
+    // (into a new message, asking no flow control) up to the one that would send it.
+    check_eq!(s.end(0, Stream::sth_flush_hold), held);
+    let mut more = 0;
+    while write_at(&s, at, n).is_ok() {
+        at += n;
+        more += n;
+        check!(more < STRHOLDSZ);
+    }
+    check!(more + n >= STRHOLDSZ);
+    let held = s.end(0, |s| s.sth().held());
+    check_eq!(held, more);
     let got = read_all(&s, 0)?;
     check_eq!(got + held, at);
     // Drained: the refused write goes, sending what was held before it.
@@ -204,6 +275,7 @@ fn hangup_keeps_the_held_data_and_fails_writes() -> TestResult {
 ktest_suite!(PIPE_HOLD_SUITE, "streams_pipe_hold":
     held_writes_fill_one_message_per_put,
     larger_writes_go_after_what_is_held,
+    built_writes_join_without_the_lock,
     each_held_message_arms_the_timer_once,
     flow_control_refuses_the_write_that_would_send,
     hangup_keeps_the_held_data_and_fails_writes,
