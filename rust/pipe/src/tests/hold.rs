@@ -217,10 +217,16 @@ fn each_held_message_arms_the_timer_once() -> TestResult {
 /// Held writes go on while the reader's queue is full, but the one that would send the held
 /// message is refused (EAGAIN): the head queues at most its high-water mark plus one held
 /// message, and the writer holds at most one. After the reader drains, the writes go on and
-/// every byte arrives in order.
+/// every byte arrives in order. Writes that fill a message exactly and writes that leave
+/// room none fits in.
 fn flow_control_refuses_the_write_that_would_send() -> TestResult {
+    refused_at(STRHOLDPSZ)?;
+    refused_at(STRHOLDPSZ - 24)
+}
+
+/// [`flow_control_refuses_the_write_that_would_send`] with writes of `n` bytes.
+fn refused_at(n: usize) -> TestResult {
     let s = held_pipe()?;
-    let n = STRHOLDPSZ - 24;
     let mut at = 0;
     let mut refused = false;
     for _ in 0..(4 * STRHIGH) / n {
@@ -257,8 +263,10 @@ fn flow_control_refuses_the_write_that_would_send() -> TestResult {
     check_eq!(got + held, at);
     // Drained: the refused write goes, sending what was held before it.
     check_eq!(write_at(&s, at, n), Ok(n));
-    check_eq!(s.end(0, |s| s.sth().held()), n);
-    check_eq!(read_all(&s, got)?, at);
+    let left = if held + n == STRHOLDSZ { 0 } else { n };
+    check_eq!(s.end(0, |s| s.sth().held()), left);
+    at += n;
+    check_eq!(read_all(&s, got)?, at - left);
     Ok(())
 }
 
