@@ -13,7 +13,7 @@
 use super::consts::*;
 use super::{Block, Stop};
 use crate::errno::Errno;
-use crate::msg::{Msg, MsgFlags, M_DATA};
+use crate::msg::{Msg, MsgFlags, FASTBUF, M_DATA};
 use crate::queue::INFPSZ;
 use crate::sth::Stream;
 
@@ -170,7 +170,20 @@ impl Stream {
         }
         match self.sth.hold.state() {
             Some((_, room)) => room > n,
-            None => self.sth.wroff.saturating_add(n) < STRHOLDSZ,
+            None => self.sth.wroff.saturating_add(n) < self.sth_hold_size(),
+        }
+    }
+
+    /// The size of a new held message, write offset included: [`STRHOLDSZ`], or one piece
+    /// of the top module's `maxpsz` if that is smaller (the held message goes down whole); 0
+    /// (nothing is held) when that is no more than a fast buffer, whose bytes are all usable
+    /// whatever size is asked for (`msg` module docs).
+    fn sth_hold_size(&self) -> usize {
+        let size = STRHOLDSZ.min(self.sth.wroff.saturating_add(piece(self.sth_psz().1)));
+        if size > FASTBUF {
+            size
+        } else {
+            0
         }
     }
 
@@ -181,7 +194,11 @@ impl Stream {
     fn sth_hold_write(&mut self, data: &[u8]) -> Result<bool, Stop> {
         let wroff = self.sth.wroff;
         let n = data.len();
-        if self.sth.wropt & SNDHOLD == 0 || n > STRHOLDPSZ || n.saturating_add(wroff) > STRHOLDSZ {
+        if self.sth.wropt & SNDHOLD == 0 || n > STRHOLDPSZ {
+            return Ok(false);
+        }
+        let size = self.sth_hold_size();
+        if n.saturating_add(wroff) > size {
             return Ok(false);
         }
         if self.sth.hold.state().is_some_and(|(_, room)| room < n) {
@@ -190,7 +207,7 @@ impl Stream {
         let mut h = match self.sth.hold.take() {
             Some(h) => h,
             None => {
-                let mut m = Msg::with_type(M_DATA, STRHOLDSZ)?;
+                let mut m = Msg::with_type(M_DATA, size)?;
                 m.adj_wptr(wroff);
                 m.adj_rptr(wroff);
                 self.sth.ev.hold_timer = true;

@@ -199,6 +199,29 @@ fn hold_sends_when_buffer_fills() -> TestResult {
     Ok(())
 }
 
+/// The held message keeps to the top module's `maxpsz` (it goes down whole): under `psz1k`
+/// it is sent at 1024 bytes; under `psz4` nothing is held (a fast buffer is no smaller than
+/// its bytes).
+fn hold_keeps_to_the_top_modules_maxpsz() -> TestResult {
+    let mut s = open(&PSZ1K)?;
+    check_ok!(ioc(&mut s, I_SWROPT, IocArg::Int(i64::from(SNDHOLD))));
+    let piece = [7u8; 200];
+    for i in 1..=5 {
+        check_ok!(wr(&mut s, &piece));
+        check_eq!(s.sth().held(), 200 * i);
+    }
+    check_eq!(nread(&mut s)?.0, 0);
+    check_ok!(wr(&mut s, &piece)); // no room: the 1000 held bytes go down, 200 are held
+    check_eq!(s.sth().held(), 200);
+    check_eq!(nread(&mut s)?, (1, 1000));
+    let mut s = open(&PSZ4)?;
+    check_ok!(ioc(&mut s, I_SWROPT, IocArg::Int(i64::from(SNDHOLD))));
+    check_ok!(wr(&mut s, b"abcdef"));
+    check_eq!(s.sth().held(), 0);
+    check_eq!(nread(&mut s)?, (2, 4));
+    Ok(())
+}
+
 fn band_backenable_reports_wrband() -> TestResult {
     let mut s = open(&HOLD)?;
     check_ok!(put(&mut s, None, Some(b"0123456789"), 1, MSG_BAND));
@@ -241,6 +264,7 @@ ktest_suite!(STH_EDGE_SUITE, "streams_sth_edge":
     read_forces_held_writes_out,
     clearing_sndhold_sends_held_bytes,
     hold_sends_when_buffer_fills,
+    hold_keeps_to_the_top_modules_maxpsz,
     band_backenable_reports_wrband,
     pcproto_read_as_data_under_rprotdat,
 );
