@@ -39,9 +39,10 @@ use crate::msg::{Msg, FASTBUF, M_DATA};
 use crate::stream::Registry;
 use crate::sys;
 
-/// Largest staging buffer kept on the stack (a write-hold write, a short control part);
-/// larger ones are allocated for the call.
-pub const STAGE_STACK: usize = FASTBUF;
+/// Largest staging buffer kept on the stack (a write-hold write); larger ones are allocated
+/// for the call. Writes of up to a fast buffer use a buffer of that size (each staging
+/// buffer is zeroed only in its own branch, so a small write zeroes only its small one).
+pub const STAGE_STACK: usize = 512;
 
 /// What the platform provides to run Stream head operations (the kernel's `StrFile`, the
 /// tests' `sth::tests::Direct`).
@@ -279,10 +280,16 @@ fn write_chunk<H: HeadCall>(
         return Ok((sent, whole));
     }
     // Stage the bytes: on the stack for a small (write-hold) write, else in a buffer.
-    let mut small = [0u8; STAGE_STACK];
+    let mut small = [0u8; FASTBUF];
+    let mut mid;
     let heap;
-    let bytes: &[u8] = if n <= STAGE_STACK {
+    let bytes: &[u8] = if n <= FASTBUF {
         let buf = small.get_mut(..n).unwrap_or_default();
+        let got = io.copy_from_user_partial(buf, off).min(n);
+        buf.get(..got).unwrap_or_default()
+    } else if n <= STAGE_STACK {
+        mid = [0u8; STAGE_STACK];
+        let buf = mid.get_mut(..n).unwrap_or_default();
         let got = io.copy_from_user_partial(buf, off).min(n);
         buf.get(..got).unwrap_or_default()
     } else {

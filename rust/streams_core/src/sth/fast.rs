@@ -17,7 +17,7 @@ use super::consts::*;
 use super::write::wait;
 use super::{Block, Stop};
 use crate::errno::Errno;
-use crate::msg::{Msg, MsgFlags, FASTBUF};
+use crate::msg::{Msg, MsgFlags};
 use crate::queue::INFPSZ;
 use crate::sth::{Stream, STRHOLDPSZ};
 
@@ -35,7 +35,7 @@ impl Stream {
         if self.sth.wroff != 0 || minpsz != 0 {
             usize::MAX
         } else if self.sth.wropt & SNDHOLD != 0 || self.sth.hold.state().is_some() {
-            FASTBUF + 1
+            super::call::STAGE_STACK + 1
         } else {
             1
         }
