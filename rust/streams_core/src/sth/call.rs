@@ -133,6 +133,12 @@ impl HeadShared {
         len >= self.prebuilt_min.load(Relaxed)
     }
 
+    /// Whether write hold may be on (the hint: only then are small writes not built before
+    /// the lock, [`Stream::sth_prebuilt_min`]).
+    fn holds(&self) -> bool {
+        self.prebuilt_min.load(Relaxed) > 1
+    }
+
     fn set_prebuilt_min(&self, n: usize) {
         self.prebuilt_min.store(n, Relaxed);
     }
@@ -251,7 +257,9 @@ fn write_chunk<H: HeadCall>(
         let whole = got == n;
         // A whole write too large for the stack but small enough to hold (`write.rs`
         // STRHOLDPSZ) joins the held message from its message, which goes back to the cache.
-        if whole && n <= STRHOLDPSZ && off == 0 && n == total && sh.join_hold(m.rd()) {
+        // Only when the hint says write hold may be on: other writes take no cell lock.
+        if sh.holds() && whole && n <= STRHOLDPSZ && off == 0 && n == total && sh.join_hold(m.rd())
+        {
             return Ok((n, true));
         }
         // Without the lock when the last write went across and nothing changed since.

@@ -2,8 +2,8 @@
 //! the write(2) fast path, which joins small writes to it without that lock.
 //!
 //! ```text
-//!   write(2) ≤ a fast buffer ──stage on the stack──▶ HoldCell::join ──(open, room)──▶ appended
-//!        │ not open, no room, no held message                                    (no Stream lock)
+//!   write(2) ≤ STRHOLDPSZ ──staged / built──▶ HoldCell::join ──(open, room)──▶ appended
+//!        │ not open, no room, no held message                                (no Stream lock)
 //!        ▼
 //!   Stream lock ──▶ strwrite: create / fill / flush the held message, open the cell
 //!   read, putmsg, ioctl, close, the hold timer, M_FLUSH ──▶ take (send or free) ── closes it
@@ -17,14 +17,15 @@
 //! of its own, taken under the Stream lock or alone, with nothing taken under it.
 //!
 //! # Invariants
-//! While the cell is *open*, a write of up to a fast buffer that fits in the held message's
-//! room would join that message under the Stream lock too: SNDHOLD is on, the head has no
-//! write error and no hangup, is not closed nor linked under a multiplexor, the top module
-//! has no `minpsz` and a piece is at least a fast buffer. Only [`Stream::sth_hold_write`]
+//! While the cell is *open*, a write of up to [`STRHOLDPSZ`](super::STRHOLDPSZ) bytes that
+//! fits in the held message's room would join that message under the Stream lock too:
+//! SNDHOLD is on, the head has no write error and no hangup, is not closed nor linked under a
+//! multiplexor, the top module has no `minpsz` and a piece is at least that. Only [`Stream::sth_hold_write`]
 //! (`write.rs`) opens it, having checked all that; everything that changes one of them under
 //! the Stream lock takes the held message (an ioctl, I_SWROPT, I_LINK, close, a write error's
 //! flush) or seals the cell (hangup, M_SETOPTS). A join leaves room for at least one more byte,
-//! so the message that fills up is sent by the write under the lock, never left full here.
+//! so the message that fills up is sent by the write under the lock, never left full here
+//! (that write, unlike a join, asks flow control first: `write.rs` `sth_hold_fits`).
 //!
 //! Accepted data is never lost: a join appends under the cell's lock to the message the head
 //! later takes under the same lock; a join after the take finds no message and goes the slow
