@@ -23,20 +23,21 @@ fn pattern(i: usize) -> u8 {
     (i % 251) as u8
 }
 
+/// Turn write hold on at end `end` of `s` (I_SWROPT SNDHOLD).
+pub(super) fn hold_writes(s: &TestPipe, end: usize) -> TestResult {
+    let r = Registry::new();
+    let opt = IocArg::Int(i64::from(SNDHOLD));
+    check_ok!(s.end(end, |s| s.strioctl(&r, I_SWROPT, opt)));
+    Ok(())
+}
+
 /// A pipe whose end 0 holds its writes (SNDHOLD) and whose end 1 reads with read fill.
 fn held_pipe() -> Result<TestPipe, Failure> {
     let s = check_ok!(TestPipe::new());
+    hold_writes(&s, 0)?;
     let r = Registry::new();
-    check_ok!(s.end(0, |s| s.strioctl(
-        &r,
-        I_SWROPT,
-        IocArg::Int(i64::from(SNDHOLD))
-    )));
-    check_ok!(s.end(1, |s| s.strioctl(
-        &r,
-        I_SRDOPT,
-        IocArg::Int(i64::from(RFILL))
-    )));
+    let opt = IocArg::Int(i64::from(RFILL));
+    check_ok!(s.end(1, |s| s.strioctl(&r, I_SRDOPT, opt)));
     Ok(s)
 }
 
@@ -78,7 +79,7 @@ impl HeadCall for Counted<'_> {
 /// Puts across into end 1 so far (`module_stat` of its twist read queue).
 fn puts_in(s: &TestPipe) -> usize {
     s.end(1, |s: &mut Stream| {
-        crate::twist_rq(s)
+        super::super::twist_rq(s)
             .and_then(|q| s.mstat(q))
             .map_or(0, |m| m.ms_pcnt)
     })

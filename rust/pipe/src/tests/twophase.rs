@@ -208,12 +208,7 @@ fn getmsg_fault_in_finish_puts_back() -> TestResult {
 
 fn options_turn_the_write_fast_path_off() -> TestResult {
     let s = check_ok!(TestPipe::new());
-    let r = Registry::new();
-    check_ok!(s.end(0, |s| s.strioctl(
-        &r,
-        I_SWROPT,
-        IocArg::Int(i64::from(SNDHOLD))
-    )));
+    super::hold::hold_writes(&s, 0)?;
     check!(!s.end(0, |s| s.sth_prebuilt_ok(8)));
     check!(!s.end(0, |s| s.sth_prebuilt_ok(0)));
     check!(!s.end(1, |s| s.sth_prebuilt_ok(STRMSGSZ + 1)));
@@ -261,12 +256,7 @@ fn prebuilt_flow_control_keeps_the_message() -> TestResult {
 /// full (the write that fills it sends it, under the lock) and never after a hangup.
 fn held_writes_join_until_full_or_hangup() -> TestResult {
     let s = check_ok!(TestPipe::new());
-    let r = Registry::new();
-    check_ok!(s.end(0, |s| s.strioctl(
-        &r,
-        I_SWROPT,
-        IocArg::Int(i64::from(SNDHOLD))
-    )));
+    super::hold::hold_writes(&s, 0)?;
     let hold = STRHOLDSZ;
     for i in 0..hold {
         check_eq!(write(&s, 0, &[(i % 251) as u8]), Ok(1));
@@ -289,12 +279,7 @@ fn held_writes_join_until_full_or_hangup() -> TestResult {
 /// what write hold holds at once instead of at the hold timer.
 fn mread_from_a_blocking_reader_sends_held_data() -> TestResult {
     let s = check_ok!(TestPipe::new());
-    let r = Registry::new();
-    check_ok!(s.end(0, |s| s.strioctl(
-        &r,
-        I_SWROPT,
-        IocArg::Int(i64::from(SNDHOLD))
-    )));
+    super::hold::hold_writes(&s, 0)?;
     let so = StrOptions {
         so_flags: SO_MREADON,
         ..StrOptions::default()
