@@ -14,7 +14,7 @@ use streams_core::msg::Msg;
 use streams_core::sth::call::{self, HeadCall, HeadShared, STAGE_STACK};
 use streams_core::sth::consts::*;
 use streams_core::sth::Stop;
-use streams_core::sth::{IocArg, SliceIo, Stream, STRHOLDPSZ, STRHOLDSZ};
+use streams_core::sth::{IocArg, Part, SliceIo, Stream, STRHOLDPSZ, STRHOLDSZ};
 use streams_core::stream::{Registry, STRHIGH};
 use streams_core::{check, check_eq, check_ok, ktest_suite};
 
@@ -294,6 +294,78 @@ fn refused_at(n: usize) -> TestResult {
     Ok(())
 }
 
+/// A write of `n` bytes of the pattern from `at` at end 0 through `c`; the lock holds it
+/// took.
+fn counted_write(c: &Counted<'_>, at: usize, n: usize) -> Result<usize, Failure> {
+    let mut b = [0u8; 2 * STRHOLDPSZ];
+    let b = b.get_mut(..n).unwrap_or_default();
+    for (i, x) in b.iter_mut().enumerate() {
+        *x = pattern(at + i);
+    }
+    c.holds.set(0);
+    check_eq!(call::write(c, &mut SliceIo(b), n, true), Ok(n));
+    Ok(c.holds.get())
+}
+
+/// With write hold on, writes too large to hold go across without the lock (the express
+/// write) once one went across, as without hold; a write hold would hold never does, also
+/// right after write hold was turned on between (the platform's hint is refreshed by the lock
+/// hold that arms the express write: a write built before the lock, or a putmsg).
+fn writes_too_large_to_hold_go_express() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let c = Counted {
+        end: s.call(0),
+        holds: Cell::new(0),
+    };
+    let big = 2 * STRHOLDPSZ;
+    let mut at = 0;
+    // Without hold: the second large write goes express.
+    check_eq!(counted_write(&c, at, big)?, 1);
+    at += big;
+    check_eq!(counted_write(&c, at, big)?, 0);
+    at += big;
+    let mut got = check_ok!(read_all(&s, 0));
+    check_eq!(got, at);
+    // Hold on; a large write arms the express write again, and the next one takes it.
+    hold_writes(&s, 0)?;
+    check_eq!(counted_write(&c, at, big)?, 1);
+    at += big;
+    check_eq!(counted_write(&c, at, big)?, 0);
+    at += big;
+    // A write hold holds is held, not sent express.
+    check_eq!(counted_write(&c, at, STAGE_STACK + 88)?, 1);
+    at += STAGE_STACK + 88;
+    check_eq!(s.end(0, |s| s.sth().held()), STAGE_STACK + 88);
+    check_eq!(queued(&s), 2 * big);
+    check_eq!(s.end(0, Stream::sth_flush_hold), STAGE_STACK + 88);
+    got = check_ok!(read_all(&s, got));
+    check_eq!(got, at);
+    // Hold off and on again with only a putmsg between (it arms the express write).
+    let r = Registry::new();
+    check_ok!(s.end(0, |s| s.strioctl(&r, I_SWROPT, IocArg::Int(0))));
+    check_eq!(counted_write(&c, at, big)?, 1);
+    at += big;
+    check_eq!(counted_write(&c, at, STAGE_STACK + 88)?, 0); // no hold: express
+    at += STAGE_STACK + 88;
+    hold_writes(&s, 0)?;
+    let mut d = [0u8; 16];
+    for (i, x) in d.iter_mut().enumerate() {
+        *x = pattern(at + i);
+    }
+    let data = Part {
+        io: &mut SliceIo(&mut d),
+        len: 16,
+    };
+    check_ok!(call::putmsg(&c, None, Some(data), 0, 0, true));
+    at += 16;
+    check_eq!(counted_write(&c, at, STAGE_STACK + 88)?, 1);
+    at += STAGE_STACK + 88;
+    check_eq!(s.end(0, |s| s.sth().held()), STAGE_STACK + 88);
+    check_eq!(s.end(0, Stream::sth_flush_hold), STAGE_STACK + 88);
+    check_eq!(read_all(&s, got)?, at);
+    Ok(())
+}
+
 /// Held data stays at the writer when the reader goes away; the next write fails.
 fn hangup_keeps_the_held_data_and_fails_writes() -> TestResult {
     let s = held_pipe()?;
@@ -311,4 +383,5 @@ ktest_suite!(PIPE_HOLD_SUITE, "streams_pipe_hold":
     each_held_message_arms_the_timer_once,
     flow_control_refuses_the_write_that_would_send,
     hangup_keeps_the_held_data_and_fails_writes,
+    writes_too_large_to_hold_go_express,
 );

@@ -139,6 +139,19 @@ impl HeadShared {
         self.prebuilt_min.load(Relaxed) > 1
     }
 
+    /// Under the lock of a hold that may send a message across (a write built before the
+    /// lock, a putmsg: the only ones after which the express write is armed): with write hold
+    /// on, or the hint saying it may be, make the hint exact. So while the express write is
+    /// armed the hint says whether write hold is on (every change of that is a later lock
+    /// hold, which disarms it first), and a write that write hold would hold never goes
+    /// across without the lock; nor does a stale hint keep writes off the express write
+    /// after write hold was turned off.
+    fn refresh_hold(&self, s: &Stream) {
+        if s.sth().wropt() & SNDHOLD != 0 || self.holds() {
+            self.set_prebuilt_min(s.sth_prebuilt_min());
+        }
+    }
+
     fn set_prebuilt_min(&self, n: usize) {
         self.prebuilt_min.store(n, Relaxed);
     }
@@ -255,15 +268,17 @@ fn write_chunk<H: HeadCall>(
             return Err(Errno::EFAULT);
         }
         let whole = got == n;
-        // A whole write too large for the stack but small enough to hold (`write.rs`
-        // STRHOLDPSZ) joins the held message from its message, which goes back to the cache.
-        // Only when the hint says write hold may be on: other writes take no cell lock.
-        if sh.holds() && whole && n <= STRHOLDPSZ && off == 0 && n == total && sh.join_hold(m.rd())
-        {
+        // A write too large for the stack but small enough to hold (`write.rs` STRHOLDPSZ),
+        // when the hint says write hold may be on (other writes take no cell lock): a whole
+        // one joins the held message from its message, which goes back to the cache.
+        let holdable = n <= STRHOLDPSZ && sh.holds();
+        if holdable && whole && off == 0 && n == total && sh.join_hold(m.rd()) {
             return Ok((n, true));
         }
-        // Without the lock when the last write went across and nothing changed since.
-        let m = match whole {
+        // Without the lock when the last write went across and nothing changed since; never
+        // one write hold would hold (the express write may be armed with write hold on: the
+        // hint is then exact, `HeadShared::refresh_hold`).
+        let m = match whole && !holdable {
             true => match h.write_express(m) {
                 Ok(sent) => return Ok((sent, true)),
                 Err(m) => m,
@@ -276,6 +291,7 @@ fn write_chunk<H: HeadCall>(
             None,
             |s| {
                 if whole && s.sth_prebuilt_ok(n) {
+                    sh.refresh_hold(s);
                     return s.strwrite_prebuilt(&mut slot, nonblock);
                 }
                 sh.set_prebuilt_min(s.sth_prebuilt_min());
@@ -363,10 +379,14 @@ pub fn putmsg<H: HeadCall>(
             }
         }
     }
+    let sh = h.shared();
     h.run(
         nonblock,
         None,
-        |s| s.strputpmsg(&mut c, &mut d, band, flags, nonblock),
+        |s| {
+            sh.refresh_hold(s);
+            s.strputpmsg(&mut c, &mut d, band, flags, nonblock)
+        },
         |_| {},
     )
 }

@@ -383,11 +383,13 @@ impl HeadProcs for StrHead {
         Self::lazy_ok(s) && !s.sth.mread && s.sth.wropt & SNDHOLD == 0
     }
     /// Open, no write error or hangup, not linked under a multiplexor; no write offset,
-    /// delimiters, write hold (SNDHOLD, or a held message), and no packet-size limits on the
-    /// top queue (`maxpsz` infinite: a putmsg's data part is checked against a `maxpsz` of
-    /// 0, a write's is not): a prebuilt write, or a putmsg of a band-0 data part alone,
-    /// would only ask flow control and send its message (`strwrite_prebuilt`,
-    /// `sth_putpmsg`), which the express write does.
+    /// delimiters, held message, and no packet-size limits on the top queue (`maxpsz`
+    /// infinite: a putmsg's data part is checked against a `maxpsz` of 0, a write's is not):
+    /// a prebuilt write, or a putmsg of a band-0 data part alone, would only ask flow control
+    /// and send its message (`strwrite_prebuilt`, `sth_putpmsg`), which the express write
+    /// does. With write hold (SNDHOLD) on, the platform makes express writes only of sizes
+    /// write hold does not hold (`sth::call`: `HeadShared::refresh_hold`); nothing is held
+    /// while it is armed, so none overtakes held bytes.
     fn express_ok(s: &Stream) -> bool {
         let h = &s.sth;
         let (minpsz, maxpsz) = s.sth_psz();
@@ -397,7 +399,6 @@ impl HeadProcs for StrHead {
             && h.plex.is_none()
             && h.wroff == 0
             && !h.delim
-            && h.wropt & SNDHOLD == 0
             && h.hold.state().is_none()
             && minpsz == 0
             && maxpsz == crate::queue::INFPSZ
