@@ -16,6 +16,7 @@ use streams_core::sth::consts::*;
 use streams_core::sth::Stop;
 use streams_core::sth::{IocArg, Part, SliceIo, Stream, STRHOLDPSZ, STRHOLDSZ};
 use streams_core::stream::{Registry, STRHIGH};
+use streams_core::sys;
 use streams_core::{check, check_eq, check_ok, ktest_suite};
 
 /// The byte at offset `i` of everything written.
@@ -41,14 +42,19 @@ fn held_pipe() -> Result<TestPipe, Failure> {
     Ok(s)
 }
 
-/// A non-blocking write at end 0 of `len` bytes of the pattern from offset `at`.
-fn write_at(s: &TestPipe, at: usize, len: usize) -> Result<usize, Errno> {
-    let mut b = [0u8; STRHOLDPSZ];
-    let b = b.get_mut(..len).unwrap_or_default();
-    for (i, x) in b.iter_mut().enumerate() {
+/// `n` bytes of the pattern from offset `at`, on the heap (KUnit's stack is small).
+fn patterned(at: usize, n: usize) -> Result<sys::Vec<u8>, Errno> {
+    let mut b = sys::vec_zeroed(n).map_err(|_| Errno::ENOSR)?;
+    for (i, x) in b.as_mut_slice().iter_mut().enumerate() {
         *x = pattern(at + i);
     }
-    call::write(&s.call(0), &mut SliceIo(b), len, true)
+    Ok(b)
+}
+
+/// A non-blocking write at end 0 of `len` bytes of the pattern from offset `at`.
+fn write_at(s: &TestPipe, at: usize, len: usize) -> Result<usize, Errno> {
+    let mut b = patterned(at, len)?;
+    call::write(&s.call(0), &mut SliceIo(b.as_mut_slice()), len, true)
 }
 
 /// End 0 as the platform of a system call that counts its lock holds.
@@ -155,14 +161,7 @@ fn larger_writes_go_after_what_is_held() -> TestResult {
     let s = held_pipe()?;
     check_eq!(write_at(&s, 0, 100), Ok(100));
     check_eq!(queued(&s), 0);
-    let mut big = [0u8; STRHOLDPSZ + 1];
-    for (i, x) in big.iter_mut().enumerate() {
-        *x = pattern(100 + i);
-    }
-    check_eq!(
-        call::write(&s.call(0), &mut SliceIo(&mut big), STRHOLDPSZ + 1, true),
-        Ok(STRHOLDPSZ + 1)
-    );
+    check_eq!(write_at(&s, 100, STRHOLDPSZ + 1), Ok(STRHOLDPSZ + 1));
     check_eq!(s.end(0, |s| s.sth().held()), 0);
     check_eq!(queued(&s), 100 + STRHOLDPSZ + 1);
     check_eq!(puts_in(&s), 2);
@@ -187,15 +186,9 @@ fn joins_without_the_lock(n: usize) -> TestResult {
         end: s.call(0),
         holds: Cell::new(0),
     };
-    let mut b = [0u8; STRHOLDPSZ];
     let (mut at, mut held, mut sent, mut sends) = (0, 0, 0, 0);
     for _ in 0..40 {
-        let b = b.get_mut(..n).unwrap_or_default();
-        for (i, x) in b.iter_mut().enumerate() {
-            *x = pattern(at + i);
-        }
-        c.holds.set(0);
-        check_eq!(call::write(&c, &mut SliceIo(b), n, true), Ok(n));
+        let holds = counted_write(&c, at, n)?;
         at += n;
         let locked = if held == 0 {
             held = n;
@@ -210,7 +203,7 @@ fn joins_without_the_lock(n: usize) -> TestResult {
             (sent, held, sends) = (sent + held, n, sends + 1);
             1
         };
-        check_eq!(c.holds.get(), locked);
+        check_eq!(holds, locked);
         check_eq!(queued(&s), sent);
         check_eq!(s.end(0, |s| s.sth().held()), held);
         if sends == 2 {
@@ -297,13 +290,12 @@ fn refused_at(n: usize) -> TestResult {
 /// A write of `n` bytes of the pattern from `at` at end 0 through `c`; the lock holds it
 /// took.
 fn counted_write(c: &Counted<'_>, at: usize, n: usize) -> Result<usize, Failure> {
-    let mut b = [0u8; 2 * STRHOLDPSZ];
-    let b = b.get_mut(..n).unwrap_or_default();
-    for (i, x) in b.iter_mut().enumerate() {
-        *x = pattern(at + i);
-    }
+    let mut b = check_ok!(patterned(at, n));
     c.holds.set(0);
-    check_eq!(call::write(c, &mut SliceIo(b), n, true), Ok(n));
+    check_eq!(
+        call::write(c, &mut SliceIo(b.as_mut_slice()), n, true),
+        Ok(n)
+    );
     Ok(c.holds.get())
 }
 
