@@ -743,6 +743,19 @@ impl<T> Drop for BhGuard<'_, T> {
     }
 }
 
+/// Let others run while waiting for a short section of another thread that never sleeps
+/// and never waits for the waiter (the drain of the express send, `perim/express_send.rs`):
+/// kernel, a CPU relax (the section runs with preemption off); host, a thread yield (the
+/// host's threads may be preempted anywhere); loom, a yield the model checker schedules.
+pub fn relax() {
+    #[cfg(all(not(rstreams_kernel), loom))]
+    loom::thread::yield_now();
+    #[cfg(all(not(rstreams_kernel), not(loom), feature = "std"))]
+    std::thread::yield_now();
+    #[cfg(any(rstreams_kernel, all(not(loom), not(feature = "std"))))]
+    core::hint::spin_loop();
+}
+
 // --- Per-CPU slots and recycled boxes: what the message block cache (`msg/cache.rs`) is
 // made of. ---
 

@@ -161,6 +161,18 @@ pub trait Port: Send + Sync {
     /// [`Rx::write_space`] when there is. Other errors: this datagram failed (the driver
     /// answers T_UDERROR_IND with the errno).
     fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno>;
+    /// Whether [`Port::send_unlocked`] may send (the driver publishes its express send,
+    /// `express.rs`, only over such a port).
+    const EXPRESS: bool = false;
+    /// [`Port::send`] without the Stream lock (the express send, `perim/express_send.rs` in
+    /// the core): called concurrently with other calls of itself, never with a call made
+    /// under the Stream lock; never sleeps, never waits for the Stream lock, and what it
+    /// delivers into the endpoint's own Stream goes through its gate ([`Rx`]). `None`: this
+    /// datagram needs what only [`Port::send`] does (nothing was sent); the driver then sends
+    /// it under the lock. Default: always `None`.
+    fn send_unlocked(&self, _dst: Inet4, _data: &Msg, _opts: &TxOpts) -> Option<Result<(), Errno>> {
+        None
+    }
     /// XTI_SNDBUF / XTI_RCVBUF on a bound endpoint; never sleeps.
     fn set_bufs(&self, sndbuf: usize, rcvbuf: usize);
     /// Whether received datagrams and ICMP errors wait in the port's own queues for

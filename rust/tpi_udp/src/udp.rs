@@ -25,12 +25,14 @@ use streams_core::box_dyn;
 use streams_core::errno::Errno;
 use streams_core::msg::{Msg, M_CTL, M_DATA, M_ERROR, M_FLUSH, M_IOCACK, M_IOCNAK, M_IOCTL};
 use streams_core::msg::{M_PCPROTO, M_PROTO};
+use streams_core::perim::express_send::ExpressTx;
 use streams_core::queue::{QField, FLUSHDATA};
 use streams_core::sth::consts::{FLUSHBAND, FLUSHR, FLUSHRW, FLUSHW};
 use streams_core::sth::{IocBlk, IOCBLK_SIZE};
 use streams_core::stream::{ModuleInfo, OpenArgs, Perimeter, QCtx, QRef, StreamModule, StreamTab};
 use streams_core::sys::{self, Arc, Box};
 
+use super::express::{self, UdpTx};
 use super::jobs::{BindWork, Binder, Held, RxLink};
 use super::net::{self, BindReq, Inet4, Net, Port, Received, Rx, Stats, NSTATS};
 use super::opt::{self, Opts, T_NEGOTIATE};
@@ -90,6 +92,9 @@ struct Udp<N: Net> {
     blocked: bool,
     /// For a fatal error (allocated at open; sent once).
     merror: Option<Msg>,
+    /// The options the published express send was made with (`express.rs`); `None`: none
+    /// published.
+    tx_opts: Option<Opts>,
 }
 
 fn udp_open<N: Net>(cx: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
@@ -110,6 +115,7 @@ fn udp_open<N: Net>(cx: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamMod
         stats,
         blocked: false,
         merror: Some(merror),
+        tx_opts: None,
     } => dyn StreamModule)?;
     // The read queue is the entry the port's Rx puts into: give it a back link so that the
     // Stream publishes its flow control (`perim/flow.rs`).
@@ -161,6 +167,49 @@ fn reply(cx: &mut QCtx<'_>, mp: Option<Msg>) {
 }
 
 impl<N: Net> Udp<N> {
+    /// At the end of each procedure: publish the express send (`express.rs`) while the
+    /// endpoint is in TS_IDLE with nothing waiting for send buffer space, made with the
+    /// current options; withdraw it otherwise. `cx`: either queue's context (the path is the
+    /// write queue's).
+    fn sync_tx(&mut self, cx: &mut QCtx<'_>) {
+        match cx.is_read() {
+            true => self.publish_tx(&mut cx.otherq()),
+            false => self.publish_tx(cx),
+        }
+    }
+
+    /// [`Udp::sync_tx`] on the write queue's context `wq`.
+    fn publish_tx(&mut self, wq: &mut QCtx<'_>) {
+        let want = express::can_publish::<N>() && self.state == TpiState::Idle && !self.blocked;
+        let held = self.port.as_ref().filter(|_| want);
+        let Some(held) = held else {
+            if self.tx_opts.take().is_some() {
+                wq.set_express_tx(None);
+            }
+            return;
+        };
+        if self.tx_opts == Some(self.opts) {
+            return;
+        }
+        let tx = UdpTx::<N> {
+            held: held.clone(),
+            opts: self.opts,
+            stats: self.stats.clone(),
+        };
+        match sys::new_arc(tx) {
+            Ok(tx) => {
+                let tx: Arc<dyn ExpressTx> = tx;
+                wq.set_express_tx(Some(tx));
+                self.tx_opts = Some(self.opts);
+            }
+            Err(_) => {
+                // No memory: no express send (the locked path sends everything).
+                wq.set_express_tx(None);
+                self.tx_opts = None;
+            }
+        }
+    }
+
     /// A fatal protocol error: M_ERROR `err` on both sides (once).
     fn fatal(&mut self, cx: &mut QCtx<'_>, err: Errno) {
         if let Some(mut m) = self.merror.take() {
@@ -627,6 +676,7 @@ impl<N: Net> StreamModule for Udp<N> {
             // Data without a T_UNITDATA_REQ: a connectionless provider has no peer for it.
             self.fatal(cx, Errno::EPROTO);
         }
+        self.sync_tx(cx);
     }
 
     /// Resend what waited for send buffer space (back-enabled by `Rx::write_space`).
@@ -642,6 +692,7 @@ impl<N: Net> StreamModule for Udp<N> {
                 break;
             }
         }
+        self.sync_tx(cx);
     }
 
     fn has_wsrv(&self) -> bool {
@@ -653,6 +704,7 @@ impl<N: Net> StreamModule for Udp<N> {
         if mp.db_type() == M_CTL {
             if mp.rd() == BIND_NOTE {
                 self.bind_done(cx, mp);
+                self.sync_tx(cx);
             }
             return;
         }
@@ -698,6 +750,7 @@ impl<N: Net> StreamModule for Udp<N> {
         }
         self.release(cx);
         self.state = TpiState::Unbnd;
+        self.sync_tx(cx);
         cx.set_remote(None);
     }
 }

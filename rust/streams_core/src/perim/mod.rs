@@ -79,6 +79,15 @@
 //!    holding no lock puts its message into the target's gate directly, admitted and counted
 //!    under the target's inbound lock. Every enter disarms first, under that lock too, and
 //!    counts the admitted puts on the path: no express put lands once a hold has begun.
+//! 9. **express send** ([`Perim::send_express`], `express_send.rs`): a hold whose putmsg
+//!    sent an M_PROTO down arms the perimeter's express send when it leaves, if the head
+//!    allows it (`HeadProcs::express_ok`), nothing is pushed above the driver, the driver's
+//!    write queue holds nothing and the driver has published its transmit path
+//!    (`QCtx::set_express_tx`); while armed, a putmsg holding no lock claims a send (a count
+//!    in the armed word) and hands its message to that path, which sends it or declines
+//!    (the locked putmsg follows). Every enter disarms, then waits until no send is in
+//!    flight, before it takes the inbound list (where a send puts its answer, before it
+//!    releases its claim): no locked operation runs while a send is in flight.
 //!
 //! # Locking
 //! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system
@@ -87,6 +96,7 @@
 //! or from user space or allocates with sleeping flags while a Stream lock is held.
 
 pub mod express;
+pub mod express_send;
 pub mod flow;
 pub mod gate;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
@@ -105,6 +115,9 @@ use crate::stream::{HeadProcs, Later, QueueId, Stream};
 use crate::sys;
 use flow::{BandState, BlockState};
 
+/// The Stream head's read queue (pair 0's read side), where an express send's answer goes.
+const HEAD_RQ: QueueId = QueueId::of(0, false);
+
 /// Most rounds of inbound work one lock hold applies while it leaves ([`Perim::leave`]).
 pub const LEAVE_ROUNDS: usize = 4;
 
@@ -118,6 +131,8 @@ pub struct Perim<H: HeadProcs> {
     gate: Gate,
     /// Writes across without the Stream lock (step 8, `express.rs`).
     express: express::Express,
+    /// putmsg sent by the driver without the Stream lock (step 9, `express_send.rs`).
+    send: express_send::ExpressSend,
 }
 
 impl<H: HeadProcs> Perim<H> {
@@ -128,6 +143,7 @@ impl<H: HeadProcs> Perim<H> {
             sd: sys::Mutex::new(s).map_err(|_| Errno::ENOSR)?,
             gate: Gate::new().map_err(|_| Errno::ENOSR)?,
             express: express::Express::new().map_err(|_| Errno::ENOSR)?,
+            send: express_send::ExpressSend::new().map_err(|_| Errno::ENOSR)?,
         })
     }
 
@@ -159,6 +175,10 @@ impl<H: HeadProcs> Perim<H> {
         self.gate.set_busy(true);
         if self.express.armed_locked() {
             self.disarm(&mut g);
+        }
+        if self.send.is_armed() {
+            // Before the inbound list is taken: the answers of the sends drained are on it.
+            self.disarm_send(&mut g);
         }
         if self.gate.has_pending() {
             // Under the lock: `lazy` was set by the last holder's leave, and nothing that
@@ -198,6 +218,67 @@ impl<H: HeadProcs> Perim<H> {
                 s.later_mut().release(old.into_perim());
             }
         }
+    }
+
+    /// Disarm the express send (step 9) and wait for the sends in flight, first thing in a
+    /// hold: no send runs from here until the hold ends; count those made on the driver's
+    /// write queue.
+    #[cold]
+    #[inline(never)]
+    fn disarm_send(&self, s: &mut Stream<H>) {
+        if let Some((tx, q, n)) = self.send.disarm() {
+            s.count_express(q, n);
+            drop(tx); // never the last reference to what may sleep (`ExpressTx`)
+        }
+    }
+
+    /// Arm the express send (step 9), last thing in a hold whose putmsg sent an M_PROTO
+    /// down, if the head allows it and the driver right below it published its path with
+    /// nothing waiting on its write queue.
+    #[cold]
+    #[inline(never)]
+    fn arm_send(&self, s: &mut Stream<H>) {
+        if !H::express_ok(s) {
+            return;
+        }
+        if let Some((tx, q, totals)) = s.express_tx_target() {
+            drop(self.send.arm(tx, q, totals));
+        }
+    }
+
+    /// Whether the express send is armed (step 9; tests and models).
+    pub fn express_send_armed(&self) -> bool {
+        self.send.is_armed()
+    }
+
+    /// An express send (step 9, `express_send.rs`): hand `m`, a putmsg's band-0 M_PROTO
+    /// message (its data part linked behind) built before any lock, to the transmit path the
+    /// driver published, without the Stream lock. `Ok(claimed)`: sent (a failure answered at
+    /// the head through this Stream's gate); if `claimed`, that answer's put claimed this
+    /// perimeter and the caller runs it. `Err(m)`: not armed, something waits on the inbound
+    /// list (the locked putmsg applies it first), or the path declined; the caller then makes
+    /// the locked putmsg. Process context, holding no Stream lock; the platform keeps the
+    /// call short (`express_send.rs`: with preemption off in the kernel).
+    pub fn send_express(&self, m: Msg) -> Result<bool, Msg> {
+        if !self.send.is_armed() || self.gate.has_pending() {
+            return Err(m);
+        }
+        let Some(claim) = self.send.claim() else {
+            return Err(m);
+        };
+        let claimed = match claim.tx.send(m) {
+            express_send::Sent::Declined(m) => return Err(m), // `claim` is released
+            express_send::Sent::Done => false,
+            express_send::Sent::Answer(a) => {
+                // The locked put procedure's `qreply`: up to the head's read queue (nothing
+                // is pushed while armed). Before the claim is released, so the next hold
+                // applies it first; the gate is open while a claim is held.
+                self.gate.put_in(HEAD_RQ, a).unwrap_or(false)
+            }
+        };
+        claim.count();
+        drop(claim);
+        Ok(claimed)
     }
 
     /// Whether the express write is armed (step 8; tests and models).
@@ -335,6 +416,9 @@ impl<H: HeadProcs> Perim<H> {
         }
         if s.take_wrote_across() {
             self.arm(s);
+        }
+        if s.take_sent_proto() {
+            self.arm_send(s);
         }
         let quiet = H::lazy_ok(s);
         self.gate.set_lazy(!watched && quiet);

@@ -78,6 +78,16 @@ impl<H: HeadProcs> TestPerim<H> {
         r
     }
 
+    /// A putmsg's express send (`perim` step 9): `m`, a band-0 M_PROTO message with its data
+    /// part linked, through the driver's published path without the lock, and this
+    /// perimeter run if the send's answer claimed it; `Err(m)` for the locked putmsg.
+    pub fn send_express(&self, m: Msg) -> Result<(), Msg> {
+        if self.perim.send_express(m)? {
+            self.run(0);
+        }
+        Ok(())
+    }
+
     /// A reference to queue `q` of this Stream, for another Stream or a driver.
     pub fn qref(self: &Arc<Self>, q: QueueId) -> QRef {
         let p: Arc<dyn Perimeter> = self.clone();

@@ -35,7 +35,7 @@ use super::transp::{CopyDone, Transp, TranspIoctl, TranspStep};
 use super::{Stop, Stream, UserIo};
 use crate::errno::Errno;
 use crate::limits::limits;
-use crate::msg::{Msg, FASTBUF, M_DATA};
+use crate::msg::{Msg, FASTBUF, M_DATA, M_PROTO};
 use crate::stream::Registry;
 use crate::sys;
 
@@ -78,6 +78,15 @@ pub trait HeadCall {
     /// `Perim::write_express`): `Ok(bytes)`, or `Err(m)` for the locked write. Default:
     /// always the locked write.
     fn write_express(&self, m: Msg) -> Result<usize, Msg> {
+        Err(m)
+    }
+
+    /// Send `m`, a putmsg's band-0 M_PROTO message (its data part linked behind) built before
+    /// the lock, through the transmit path of the driver right below the head without the
+    /// Stream lock if the platform can (the express send, `perim/express_send.rs`:
+    /// `Perim::send_express`): `Ok(())`, or `Err(m)` for the locked putmsg. Default: always
+    /// the locked putmsg.
+    fn send_express(&self, m: Msg) -> Result<(), Msg> {
         Err(m)
     }
 }
@@ -340,6 +349,25 @@ pub fn putmsg<H: HeadCall>(
             match h.write_express(m) {
                 Ok(_) => return Ok(()),
                 Err(m) => d = Some(m),
+            }
+        }
+    }
+    // A control part in band 0, not high priority: an M_PROTO request, which the driver right
+    // below the head may send without the lock when the express send is armed
+    // (`perim/express_send.rs`; armed only when the head would add nothing to it and refuse
+    // no size: `HeadProcs::express_ok`). Declined, it goes apart again for the locked putmsg.
+    if band == 0 && (flags == 0 || flags == MSG_BAND) {
+        if let Some(mut m) = c.take() {
+            m.set_type(M_PROTO);
+            if let Some(data) = d.take() {
+                m.linkb(data);
+            }
+            match h.send_express(m) {
+                Ok(()) => return Ok(()),
+                Err(mut m) => {
+                    d = m.unlinkb();
+                    c = Some(m);
+                }
             }
         }
     }

@@ -2,7 +2,8 @@
 //! 40000, TADDRBUSY, TBADADDR for addresses that are not 0.0.0.0, 127.0.0.1 or 10/8), `send`
 //! delivering synchronously to the bound port's `Rx`, a "send buffer full" switch per source
 //! address (EAGAIN, then `Rx::write_space` when switched off), an ICMP switch per source
-//! address (`Rx::uderror` ECONNREFUSED for a datagram to no port), and a list of deferred jobs.
+//! address (`Rx::uderror` ECONNREFUSED for a datagram to no port), a transmit failure switch per
+//! source address, and a list of deferred jobs.
 //! `FakeQueuedNet` is the same network with queued ports (`Port::QUEUED`, as XTI over
 //! sockets): a datagram waits in its port's receive queue (at most [`QUEUE_CAP`], the rest
 //! dropped and counted), an ICMP error in its error queue, and the port says `Rx::readable`.
@@ -51,6 +52,7 @@ struct World {
     icmp: Vec<[u8; 4]>,
     deferred: Vec<Job>,
     tx: Vec<(Inet4, Inet4, TxOpts)>,
+    fail: Vec<([u8; 4], Errno)>,
 }
 
 static WORLD: Mutex<World> = Mutex::new(World {
@@ -62,6 +64,7 @@ static WORLD: Mutex<World> = Mutex::new(World {
     icmp: Vec::new(),
     deferred: Vec::new(),
     tx: Vec::new(),
+    fail: Vec::new(),
 });
 
 fn world() -> std::sync::MutexGuard<'static, World> {
@@ -221,6 +224,9 @@ impl Port for FakePort {
                 w.waiting.push((self.id, self.local.addr));
                 return Err(Errno::EAGAIN);
             }
+            if let Some((_, e)) = w.fail.iter().find(|(x, _)| *x == self.local.addr) {
+                return Err(*e);
+            }
             w.tx.push((self.local, dst, *opts));
             let to = w
                 .ports
@@ -275,6 +281,11 @@ impl Port for FakePort {
         Ok(())
     }
     fn set_bufs(&self, _sndbuf: usize, _rcvbuf: usize) {}
+    // The world's lock is the only one `send` takes, and it delivers through the `Rx`.
+    const EXPRESS: bool = true;
+    fn send_unlocked(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Option<Result<(), Errno>> {
+        Some(self.send(dst, data, opts))
+    }
 }
 
 impl Drop for FakePort {
@@ -308,6 +319,16 @@ pub fn set_full(a: [u8; 4], full: bool) {
     };
     for rx in wake {
         rx.write_space();
+    }
+}
+
+/// Make every send from source address `a` fail with `e` (a transmit error: the driver
+/// answers T_UDERROR_IND), or succeed again with `None`.
+pub fn set_fail(a: [u8; 4], e: Option<Errno>) {
+    let mut w = world();
+    w.fail.retain(|(x, _)| *x != a);
+    if let Some(e) = e {
+        w.fail.push((a, e));
     }
 }
 

@@ -1,0 +1,216 @@
+//! The express send (issue 13): a putmsg whose message the driver right below the Stream head
+//! transmits without this Stream's lock — the transport analogue of the pipe's express write
+//! (`express.rs`).
+//!
+//! A driver whose write put procedure would only transmit a request (TPI UDP's
+//! T_UNITDATA_REQ in TS_IDLE) publishes its transmit path under the lock
+//! ([`QCtx::set_express_tx`](crate::stream::QCtx::set_express_tx): an [`ExpressTx`], a copy of
+//! what the transmit reads of the driver's state), and withdraws it under the lock when that
+//! state changes (unbind, close, options, a full send buffer). When a hold that sent a putmsg
+//! down ends and nothing would stop the next one — the head adds nothing
+//! (`HeadProcs::express_ok`), nothing is pushed above the driver, the driver's write queue is
+//! empty and nothing waits on it, and a path is published — the perimeter *arms*. Until the
+//! next hold of the lock, a putmsg ([`Perim::send_express`](super::Perim::send_express))
+//! hands its message to the path without the lock.
+//!
+//! Unlike an express write, the bypassed work is long (the route, the packet, the transmit,
+//! on loopback the delivery) and may answer into this same Stream. So the armed word also
+//! counts the sends *in flight*, and every hold of the lock, after disarming, waits for that
+//! count to drain before it goes on (illumos' `sq_count` in the same place):
+//!
+//! ```text
+//!   lock holder (any enter)                  express sender (no lock of this Stream)
+//!   -----------------------                  ---------------------------------------
+//!   under the Stream lock:                   word += CLAIM            (claim)
+//!     word &= !ARMED        (disarm)         ARMED was clear? word -= CLAIM, locked putmsg
+//!     wait until word == 0  (drain)          path := the armed path (leaf lock `cell`)
+//!     take the path out of `cell`            path.send(m): Declined(m)? release, locked putmsg
+//!     count the owed puts                    an answer (T_UDERROR_IND)? put it into this
+//!     apply the inbound list                   Stream's own gate, at the head's read queue
+//!     ... the operation ...                  word -= CLAIM            (release)
+//! ```
+//!
+//! Why it is the locked putmsg: every change to the Stream, the driver or its published path
+//! happens in a hold of the lock, and every hold begins by disarming and draining. A claim
+//! made before the disarm (the claim and the disarm are read-modify-writes of one word, so
+//! one comes first) has its send finished, answer included, before the hold goes on; a claim
+//! made after it sees the word disarmed and makes the locked putmsg, which waits for the lock.
+//! So no locked operation (unbind, close, option change, push, flush, an M_ERROR) runs while
+//! a send is in flight, and what a hold sees of the driver no express send changes after its
+//! start. The path refuses (declines, nothing sent) whatever the locked put procedure would
+//! answer otherwise than by sending (a bad address or option, an oversize datagram, no send
+//! buffer): the locked putmsg then makes that answer, in order. An answer to a send that was
+//! made (a transmit error's T_UDERROR_IND) goes into this Stream's own gate before the claim
+//! is released, so the next hold applies it before anything of its own, as the locked put
+//! procedure's `qreply` would have put it at the head before the next operation; the sender
+//! runs its own perimeter afterwards if that put claimed it. One thread's datagrams go out in
+//! the order it sent them (each send finishes before its putmsg returns).
+//!
+//! Statistics: the put of each express send is counted on the driver's write queue when the
+//! next hold disarms (`owed`, read after the drain), the module-wide totals by the sender.
+//!
+//! # Locking
+//! `cell` is a leaf lock (BH-safe spinlock), taken under the Stream lock by enter and leave,
+//! and by senders (only to copy the path's reference) holding no lock; nothing is taken under
+//! it. The word's ARMED bit is set only under the Stream lock with no send in flight, and
+//! cleared only under it. A drainer holds the Stream lock while it waits, so a send must never
+//! wait for this Stream's lock, sleep, or be preempted for long: the platform runs it with
+//! preemption off (kernel: bottom halves disabled), and a put into this Stream's gate from the
+//! send (its answer, a loopback datagram) only claims the perimeter, which a busy gate leaves
+//! to the drainer (`perim` step 4).
+
+#[cfg(not(loom))]
+use core::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
+
+use crate::msg::Msg;
+use crate::stream::stats::{Stat, Totals};
+use crate::stream::QueueId;
+use crate::sys::{self, Arc, NoMem};
+
+/// What [`ExpressTx::send`] did with a message.
+pub enum Sent {
+    /// Sent; nothing to answer.
+    Done,
+    /// Sent and failed: this answer (T_UDERROR_IND) goes up to the head, as the locked put
+    /// procedure's `qreply` would send it.
+    Answer(Msg),
+    /// Refused, nothing sent: the message, unchanged, for the locked putmsg.
+    Declined(Msg),
+}
+
+/// A driver's transmit path, published for the express send (see the module docs).
+///
+/// Called holding no Stream lock, concurrently with other sends (never with a hold of the
+/// Stream lock): it reads only what it was published with. Dropped under the Stream lock
+/// (withdrawn, replaced, or taken out at a disarm): its drop must not sleep (its references
+/// to sleeping resources are never the last ones).
+pub trait ExpressTx: Send + Sync {
+    /// Send `m` (a putmsg's M_PROTO block, its data part linked behind) as the driver's write
+    /// put procedure would, or decline it if that procedure would do anything else. Never
+    /// sleeps.
+    fn send(&self, m: Msg) -> Sent;
+}
+
+/// Set while armed; the rest of the word counts claims ([`CLAIM`] each).
+const ARMED: usize = 1;
+/// One claim in the word.
+const CLAIM: usize = 2;
+
+/// The armed path: the transmit path and the driver's write queue (its statistics).
+struct Path {
+    tx: Arc<dyn ExpressTx>,
+    q: QueueId,
+    totals: Option<&'static Totals>,
+}
+
+/// A Stream's express send state (see the module docs). One per perimeter.
+pub struct ExpressSend {
+    /// [`ARMED`] and the claims in flight.
+    word: AtomicUsize,
+    /// Sends made since the last disarm, not yet counted on the driver's write queue.
+    owed: AtomicUsize,
+    /// The armed path; `None` when disarmed.
+    cell: sys::BhLock<Option<Path>>,
+}
+
+/// What a claimed sender sends through, taken by [`ExpressSend::claim`]. Its drop releases
+/// the claim.
+pub(crate) struct Claim<'a> {
+    of: &'a ExpressSend,
+    pub(crate) tx: Arc<dyn ExpressTx>,
+    totals: Option<&'static Totals>,
+}
+
+impl Claim<'_> {
+    /// Count one express send (its put on the driver's write queue is counted at the next
+    /// disarm; the module-wide totals now).
+    pub(crate) fn count(&self) {
+        self.of.owed.fetch_add(1, Relaxed);
+        if let Some(t) = self.totals {
+            t.bump(1, Stat::Put, 1);
+        }
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        // Release: the send's effects (its answer in the gate, the counts) are seen by the
+        // drainer that reads the word at zero.
+        self.of.word.fetch_sub(CLAIM, AcqRel);
+    }
+}
+
+impl ExpressSend {
+    /// Disarmed. `NoMem` when memory runs out.
+    pub(crate) fn new() -> Result<ExpressSend, NoMem> {
+        Ok(ExpressSend {
+            word: AtomicUsize::new(0),
+            owed: AtomicUsize::new(0),
+            cell: sys::BhLock::new(None)?,
+        })
+    }
+
+    /// Whether the express send is armed (exact under the Stream lock; a hint without it).
+    pub fn is_armed(&self) -> bool {
+        self.word.load(Relaxed) & ARMED != 0
+    }
+
+    /// Under the Stream lock, disarmed (every hold begins so): arm with `tx`, the path the
+    /// driver whose write queue is `q` published. A path still kept is handed back, to be
+    /// dropped by the caller.
+    pub(crate) fn arm(
+        &self,
+        tx: Arc<dyn ExpressTx>,
+        q: QueueId,
+        totals: Option<&'static Totals>,
+    ) -> Option<Arc<dyn ExpressTx>> {
+        let old = self.cell.lock().replace(Path { tx, q, totals });
+        // A claim is counted before it looks at ARMED: the claims of senders that found the
+        // word disarmed may still be counted here; they take nothing and go.
+        self.word.fetch_or(ARMED, AcqRel);
+        old.map(|p| p.tx)
+    }
+
+    /// Under the Stream lock, first thing in a hold: disarm, wait until no send is in flight,
+    /// and take the path out. Returns it (to be dropped by the caller), the driver's write
+    /// queue and the sends to count on it.
+    pub(crate) fn disarm(&self) -> Option<(Arc<dyn ExpressTx>, QueueId, usize)> {
+        self.word.fetch_and(!ARMED, AcqRel);
+        self.drain();
+        let p = self.cell.lock().take()?;
+        Some((p.tx, p.q, self.owed.swap(0, Relaxed)))
+    }
+
+    /// Wait until no claim is in flight (the word, disarmed, reads 0). Acquire: what the
+    /// sends did is seen after this.
+    fn drain(&self) {
+        while self.word.load(Acquire) != 0 {
+            sys::relax();
+        }
+    }
+
+    /// Without the Stream lock: claim a send, if armed. `None`: not armed (the caller makes
+    /// the locked putmsg). The claim is released when the returned value is dropped.
+    pub(crate) fn claim(&self) -> Option<Claim<'_>> {
+        if self.word.fetch_add(CLAIM, AcqRel) & ARMED == 0 {
+            self.word.fetch_sub(CLAIM, AcqRel);
+            return None;
+        }
+        // Armed and claimed: the path was stored before ARMED was set and is taken out only
+        // after this claim is released.
+        let path = self.cell.lock().as_ref().map(|p| (p.tx.clone(), p.totals));
+        match path {
+            Some((tx, totals)) => Some(Claim {
+                of: self,
+                tx,
+                totals,
+            }),
+            None => {
+                self.word.fetch_sub(CLAIM, AcqRel);
+                None
+            }
+        }
+    }
+}
