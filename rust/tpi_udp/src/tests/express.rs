@@ -187,12 +187,37 @@ fn bind(e: &Ep, other: &Ep, a: [u8; 16]) -> TestResult {
     Ok(())
 }
 
-/// What the script gave: the sender's events, the receiver's, and the express sends made.
+/// What the script gave: the sender's events, the receiver's, and the datagrams sent
+/// express.
 struct Run {
     sender: Vec<Ev>,
     receiver: Vec<Ev>,
     /// The first 12 bytes of each datagram sent express.
     express: Vec<Vec<u8>>,
+}
+
+/// A sender `a` and a receiver `b` running the script, and what it gave so far.
+struct Script {
+    a: Ep,
+    b: Ep,
+    run: Run,
+}
+
+impl Script {
+    /// One T_UNITDATA_REQ from `a` (a failed putmsg is one of `a`'s events), then what `b`
+    /// got.
+    fn send(&mut self, dest: &[u8], opt: &[u8], data: &[u8]) {
+        let before = self.a.express.get();
+        if let Err(e) = putmsg(&self.a, &Req::Unitdata { dest, opt }, Some(data)) {
+            self.run.sender.push(Ev::PutErr(e.0));
+        }
+        if self.a.express.get() != before {
+            let head = data.get(..data.len().min(12)).unwrap_or_default();
+            self.run.express.push(head.to_vec());
+        }
+        settle_all(&self.a, &self.b);
+        drain(&self.b, &mut self.run.receiver);
+    }
 }
 
 /// The script, from sender 10.`net`.0.1 to receiver 10.`net`.0.2:9000; with `pushed`, a
@@ -206,87 +231,57 @@ fn script(net: u8, pushed: bool) -> Result<Run, Failure> {
     let src = [10, net, 0, 1];
     bind(&a, &b, addr(src, 0))?;
     bind(&b, &a, addr([10, net, 0, 2], 9000))?;
+    let run = Run {
+        sender: Vec::new(),
+        receiver: Vec::new(),
+        express: Vec::new(),
+    };
+    let mut x = Script { a, b, run };
     let to = addr([10, net, 0, 2], 9000);
-    let (mut sender, mut receiver) = (Vec::new(), Vec::new());
-    // One T_UNITDATA_REQ; what the receiver got.
-    let went = core::cell::RefCell::new(Vec::new());
-    let send =
-        |dest: &[u8], opt: &[u8], data: &[u8], sender: &mut Vec<Ev>, receiver: &mut Vec<Ev>| {
-            let before = a.express.get();
-            let r = putmsg(&a, &Req::Unitdata { dest, opt }, Some(data));
-            if a.express.get() != before {
-                went.borrow_mut()
-                    .push(data.get(..data.len().min(12)).unwrap_or_default().to_vec());
-            }
-            if let Err(e) = r {
-                sender.push(Ev::PutErr(e.0));
-            }
-            settle_all(&a, &b);
-            drain(&b, receiver);
-        };
     let mut ttl9 = check_some!(OptBuf::new());
     opt::put(&mut ttl9, INET_IP, IP_TTL, 0, &[9]);
-    send(&to, &[], b"d1", &mut sender, &mut receiver); // locked: arms
-    send(&to, &[], b"d2", &mut sender, &mut receiver);
-    send(&to, &[], b"d3", &mut sender, &mut receiver);
-    send(
-        &[1, 2, 3, 4, 5, 6, 7, 8],
-        &[],
-        b"bad address",
-        &mut sender,
-        &mut receiver,
-    );
-    send(&to, &[], b"d4", &mut sender, &mut receiver);
-    send(&to, &[0; 16], b"bad option", &mut sender, &mut receiver);
-    send(&to, ttl9.bytes(), b"d5 ttl 9", &mut sender, &mut receiver);
-    send(&to, &[], &std::vec![5u8; 65508], &mut sender, &mut receiver); // TBADDATA
-                                                                        // ICMP port unreachable, put into the sender's own Stream during its send.
+    x.send(&to, &[], b"d1"); // locked: arms
+    x.send(&to, &[], b"d2");
+    x.send(&to, &[], b"d3");
+    x.send(&[1, 2, 3, 4, 5, 6, 7, 8], &[], b"bad address");
+    x.send(&to, &[], b"d4");
+    x.send(&addr([10, net, 0, 2], 0), &[], b"port 0");
+    x.send(&to, &[0; 16], b"bad option");
+    x.send(&to, ttl9.bytes(), b"d5 ttl 9");
+    x.send(&to, &[], &std::vec![5u8; 65508]); // TBADDATA
+                                              // ICMP port unreachable, put into the sender's own Stream during its send.
     fake::set_icmp(src);
-    send(
-        &addr([10, net, 0, 2], 9001),
-        &[],
-        b"to no port",
-        &mut sender,
-        &mut receiver,
-    );
-    send(&to, &[], b"d6", &mut sender, &mut receiver);
+    x.send(&addr([10, net, 0, 2], 9001), &[], b"to no port");
+    x.send(&to, &[], b"d6");
     fake::set_fail(src, Some(Errno(101)));
-    send(&to, &[], b"transmit error", &mut sender, &mut receiver);
+    x.send(&to, &[], b"transmit error");
     fake::set_fail(src, None);
     let mut ttl7 = check_some!(OptBuf::new());
     opt::put(&mut ttl7, INET_IP, IP_TTL, 0, &[7]);
-    check_ok!(putmsg(
-        &a,
-        &Req::Optmgmt {
-            opt: ttl7.bytes(),
-            flags: T_NEGOTIATE
-        },
-        None
-    ));
-    send(&to, &[], b"d7 ttl 7", &mut sender, &mut receiver);
+    let neg = Req::Optmgmt {
+        opt: ttl7.bytes(),
+        flags: T_NEGOTIATE,
+    };
+    check_ok!(putmsg(&x.a, &neg, None));
+    x.send(&to, &[], b"d7 ttl 7");
     fake::set_full(src, true);
-    send(&to, &[], b"d8 waits", &mut sender, &mut receiver);
-    send(&to, &[], b"d9 waits", &mut sender, &mut receiver);
+    x.send(&to, &[], b"d8 waits");
+    x.send(&to, &[], b"d9 waits");
     fake::set_full(src, false);
-    settle_all(&a, &b);
-    drain(&b, &mut receiver);
-    send(&to, &[], b"d10", &mut sender, &mut receiver);
-    send(&to, &[], b"d11", &mut sender, &mut receiver);
-    drain(&a, &mut sender);
-    check_ok!(putmsg(&a, &Req::Unbind, None));
-    settle_all(&a, &b);
-    drain(&a, &mut sender);
-    send(&to, &[], b"after unbind", &mut sender, &mut receiver);
-    drain(&a, &mut sender);
-    send(&to, &[], b"after M_ERROR", &mut sender, &mut receiver);
-    let express = went.take();
-    close(&a);
-    close(&b);
-    Ok(Run {
-        sender,
-        receiver,
-        express,
-    })
+    settle_all(&x.a, &x.b);
+    drain(&x.b, &mut x.run.receiver);
+    x.send(&to, &[], b"d10");
+    x.send(&to, &[], b"d11");
+    drain(&x.a, &mut x.run.sender);
+    check_ok!(putmsg(&x.a, &Req::Unbind, None));
+    settle_all(&x.a, &x.b);
+    drain(&x.a, &mut x.run.sender);
+    x.send(&to, &[], b"after unbind");
+    drain(&x.a, &mut x.run.sender);
+    x.send(&to, &[], b"after M_ERROR");
+    close(&x.a);
+    close(&x.b);
+    Ok(x.run)
 }
 
 /// The same script through an endpoint that arms and one that cannot: the same primitives
