@@ -1204,17 +1204,14 @@ fn express_send_model(how: Sender) {
         });
         let (q, rq) = t.op(|s| (s.driver_wq().expect("driver"), s.head_rq()));
         let path: Arc<dyn ExpressTx> = tx.clone();
-        // Publish the path, then a locked putmsg of an M_PROTO: its leave arms.
-        let r = t.op(|s| {
-            s.qctx(q).set_express_tx(Some(path));
-            streams_core::sth::tests::put(
-                s,
-                Some(b"req"),
-                None,
-                0,
-                streams_core::sth::consts::MSG_BAND,
-            )
-        });
+        // Publish the path, then two locked putmsgs of an M_PROTO (a run): the second's
+        // leave arms.
+        let putmsg = |s: &mut streams_core::sth::Stream| {
+            let band = streams_core::sth::consts::MSG_BAND;
+            streams_core::sth::tests::put(s, Some(b"req"), None, 0, band)
+        };
+        t.op(|s| s.qctx(q).set_express_tx(Some(path)));
+        let r = t.op(putmsg).and_then(|()| t.op(putmsg));
         assert!(
             r.is_ok() && t.perim.express_send_armed(),
             "express send: armed"
@@ -1224,7 +1221,7 @@ fn express_send_model(how: Sender) {
             thread::spawn(move || {
                 let m = Msg::from_bytes(streams_core::msg::M_PROTO, b"req").expect("msg");
                 match how {
-                    Sender::Claimed => t.send_express(m).is_ok(),
+                    Sender::Claimed => t.send_express(&mut Some(m), &mut None),
                     Sender::Unclaimed => {
                         if !t.perim.express_send_armed() {
                             return false;
@@ -1264,7 +1261,7 @@ fn express_send_model(how: Sender) {
             let puts = t.op(|s| s.mstat(q).map(|m| m.ms_pcnt as usize));
             assert_eq!(
                 puts,
-                Some(1 + usize::from(went)),
+                Some(2 + usize::from(went)),
                 "express send: statistics"
             );
         }

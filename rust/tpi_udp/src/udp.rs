@@ -92,9 +92,10 @@ struct Udp<N: Net> {
     blocked: bool,
     /// For a fatal error (allocated at open; sent once).
     merror: Option<Msg>,
-    /// The options the published express send was made with (`express.rs`); `None`: none
-    /// published.
-    tx_opts: Option<Opts>,
+    /// An express send is published (`express.rs`).
+    tx_live: bool,
+    /// The options changed since it was published (it must be made again).
+    tx_stale: bool,
 }
 
 fn udp_open<N: Net>(cx: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
@@ -115,7 +116,8 @@ fn udp_open<N: Net>(cx: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamMod
         stats,
         blocked: false,
         merror: Some(merror),
-        tx_opts: None,
+        tx_live: false,
+        tx_stale: false,
     } => dyn StreamModule)?;
     // The read queue is the entry the port's Rx puts into: give it a back link so that the
     // Stream publishes its flow control (`perim/flow.rs`).
@@ -181,33 +183,22 @@ impl<N: Net> Udp<N> {
     /// [`Udp::sync_tx`] on the write queue's context `wq`.
     fn publish_tx(&mut self, wq: &mut QCtx<'_>) {
         let want = express::can_publish::<N>() && self.state == TpiState::Idle && !self.blocked;
-        let held = self.port.as_ref().filter(|_| want);
-        let Some(held) = held else {
-            if self.tx_opts.take().is_some() {
-                wq.set_express_tx(None);
-            }
-            return;
-        };
-        if self.tx_opts == Some(self.opts) {
-            return;
+        if want == self.tx_live && !self.tx_stale {
+            return; // the common case: published and unchanged, or neither
         }
-        let tx = UdpTx::<N> {
-            held: held.clone(),
-            opts: self.opts,
-            stats: self.stats.clone(),
+        self.tx_stale = false;
+        let tx = match &self.port {
+            Some(held) if want => sys::new_arc(UdpTx::<N> {
+                held: held.clone(),
+                opts: self.opts,
+                stats: self.stats.clone(),
+            })
+            .ok(),
+            _ => None,
         };
-        match sys::new_arc(tx) {
-            Ok(tx) => {
-                let tx: Arc<dyn ExpressTx> = tx;
-                wq.set_express_tx(Some(tx));
-                self.tx_opts = Some(self.opts);
-            }
-            Err(_) => {
-                // No memory: no express send (the locked path sends everything).
-                wq.set_express_tx(None);
-                self.tx_opts = None;
-            }
-        }
+        // No memory: none published (the locked path sends everything).
+        self.tx_live = tx.is_some();
+        wq.set_express_tx(tx.map(|tx| -> Arc<dyn ExpressTx> { tx }));
     }
 
     /// A fatal protocol error: M_ERROR `err` on both sides (once).
@@ -454,6 +445,7 @@ impl<N: Net> Udp<N> {
     fn apply(&mut self, cx: &mut QCtx<'_>, new: Opts) {
         let old = self.opts;
         self.opts = new;
+        self.tx_stale |= new != old;
         if new.rcvbuf != old.rcvbuf {
             let hi = new.rcvbuf as usize;
             let mut rq = cx.otherq();

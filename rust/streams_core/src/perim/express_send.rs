@@ -24,10 +24,13 @@
 //!   under the Stream lock:                   word += CLAIM            (claim)
 //!     word &= !ARMED        (disarm)         ARMED was clear? word -= CLAIM, locked putmsg
 //!     wait until word == 0  (drain)          path := the armed path (leaf lock `cell`)
-//!     take the path out of `cell`            path.send(m): Declined(m)? release, locked putmsg
-//!     count the owed puts                    an answer (T_UDERROR_IND)? put it into this
+//!     count the owed puts                    path.send(m): Declined(m)? release, locked putmsg
+//!                                            an answer (T_UDERROR_IND)? put it into this
 //!     apply the inbound list                   Stream's own gate, at the head's read queue
 //!     ... the operation ...                  word -= CLAIM            (release)
+//!   leave: the published path changed?
+//!     let go of the kept one; arm: keep the
+//!     path (if not kept), word |= ARMED
 //! ```
 //!
 //! Why it is the locked putmsg: every change to the Stream, the driver or its published path
@@ -50,23 +53,24 @@
 //! next hold disarms (`owed`, read after the drain), the module-wide totals by the sender.
 //!
 //! # Locking
-//! `cell` is a leaf lock (BH-safe spinlock), taken under the Stream lock by enter and leave,
-//! and by senders (only to copy the path's reference) holding no lock; nothing is taken under
-//! it. The word's ARMED bit is set only under the Stream lock with no send in flight, and
-//! cleared only under it. A drainer holds the Stream lock while it waits, so a send must never
+//! `cell` is a leaf lock (BH-safe spinlock), taken under the Stream lock by a leave that
+//! stores or lets go of the kept path, and by senders (only to copy the path's reference)
+//! holding no lock; nothing is taken under it. The kept path changes only under the Stream
+//! lock with the word disarmed and drained (`stored` with it). The word's ARMED bit is set
+//! only under the Stream lock, and cleared only under it. A drainer holds the Stream lock while it waits, so a send must never
 //! wait for this Stream's lock, sleep, or be preempted for long: the platform runs it with
 //! preemption off (kernel: bottom halves disabled), and a put into this Stream's gate from the
 //! send (its answer, a loopback datagram) only claims the perimeter, which a busy gate leaves
 //! to the drainer (`perim` step 4).
 
 #[cfg(not(loom))]
-use core::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicUsize};
+use core::sync::atomic::{Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
 #[cfg(loom)]
-use loom::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
+use loom::sync::atomic::{AtomicBool, AtomicUsize};
 
 use crate::msg::Msg;
 use crate::stream::stats::{Stat, Totals};
-use crate::stream::QueueId;
 use crate::sys::{self, Arc, NoMem};
 
 /// What [`ExpressTx::send`] did with a message.
@@ -98,10 +102,10 @@ const ARMED: usize = 1;
 /// One claim in the word.
 const CLAIM: usize = 2;
 
-/// The armed path: the transmit path and the driver's write queue (its statistics).
+/// The path kept for arming: the transmit path and the module-wide totals of the driver's
+/// write queue.
 struct Path {
     tx: Arc<dyn ExpressTx>,
-    q: QueueId,
     totals: Option<&'static Totals>,
 }
 
@@ -111,7 +115,12 @@ pub struct ExpressSend {
     word: AtomicUsize,
     /// Sends made since the last disarm, not yet counted on the driver's write queue.
     owed: AtomicUsize,
-    /// The armed path; `None` when disarmed.
+    /// Whether `cell` holds a path (changed only under the Stream lock, disarmed).
+    stored: AtomicBool,
+    /// The last disarm found express sends made (written and read under the Stream lock).
+    used: AtomicBool,
+    /// The path the perimeter arms with, kept while disarmed until the driver's published
+    /// path changes (`Stream::take_express_tx_changed`), so that arming again is one store.
     cell: sys::BhLock<Option<Path>>,
 }
 
@@ -143,11 +152,13 @@ impl Drop for Claim<'_> {
 }
 
 impl ExpressSend {
-    /// Disarmed. `NoMem` when memory runs out.
+    /// Disarmed, no path. `NoMem` when memory runs out.
     pub(crate) fn new() -> Result<ExpressSend, NoMem> {
         Ok(ExpressSend {
             word: AtomicUsize::new(0),
             owed: AtomicUsize::new(0),
+            stored: AtomicBool::new(false),
+            used: AtomicBool::new(false),
             cell: sys::BhLock::new(None)?,
         })
     }
@@ -157,30 +168,50 @@ impl ExpressSend {
         self.word.load(Relaxed) & ARMED != 0
     }
 
-    /// Under the Stream lock, disarmed (every hold begins so): arm with `tx`, the path the
-    /// driver whose write queue is `q` published. A path still kept is handed back, to be
-    /// dropped by the caller.
-    pub(crate) fn arm(
-        &self,
-        tx: Arc<dyn ExpressTx>,
-        q: QueueId,
-        totals: Option<&'static Totals>,
-    ) -> Option<Arc<dyn ExpressTx>> {
-        let old = self.cell.lock().replace(Path { tx, q, totals });
+    /// Under the Stream lock, disarmed (every hold begins so): arm with the path `tx` the
+    /// driver published (whose write queue's totals are `totals`), kept from the last arming
+    /// if the published path has not changed since ([`ExpressSend::forget`] otherwise).
+    pub(crate) fn arm(&self, tx: &Arc<dyn ExpressTx>, totals: Option<&'static Totals>) {
+        if !self.stored.load(Relaxed) {
+            *self.cell.lock() = Some(Path {
+                tx: tx.clone(),
+                totals,
+            });
+            self.stored.store(true, Relaxed);
+        }
         // A claim is counted before it looks at ARMED: the claims of senders that found the
         // word disarmed may still be counted here; they take nothing and go.
         self.word.fetch_or(ARMED, AcqRel);
-        old.map(|p| p.tx)
     }
 
-    /// Under the Stream lock, first thing in a hold: disarm, wait until no send is in flight,
-    /// and take the path out. Returns it (to be dropped by the caller), the driver's write
-    /// queue and the sends to count on it.
-    pub(crate) fn disarm(&self) -> Option<(Arc<dyn ExpressTx>, QueueId, usize)> {
+    /// Under the Stream lock, first thing in a hold: disarm and wait until no send is in
+    /// flight. Returns the sends made since the last disarm, to be counted on the driver's
+    /// write queue.
+    pub(crate) fn disarm(&self) -> usize {
         self.word.fetch_and(!ARMED, AcqRel);
         self.drain();
-        let p = self.cell.lock().take()?;
-        Some((p.tx, p.q, self.owed.swap(0, Relaxed)))
+        let n = match self.owed.load(Relaxed) {
+            0 => 0,
+            _ => self.owed.swap(0, Relaxed),
+        };
+        self.used.store(n != 0, Relaxed);
+        n
+    }
+
+    /// Under the Stream lock: whether the last arming was used (the disarm that ended it
+    /// found express sends made).
+    pub(crate) fn was_used(&self) -> bool {
+        self.used.load(Relaxed)
+    }
+
+    /// Under the Stream lock, disarmed: let go of the kept path (the driver's published one
+    /// changed). Returns it, to be dropped by the caller.
+    pub(crate) fn forget(&self) -> Option<Arc<dyn ExpressTx>> {
+        if !self.stored.load(Relaxed) {
+            return None;
+        }
+        self.stored.store(false, Relaxed);
+        self.cell.lock().take().map(|p| p.tx)
     }
 
     /// Wait until no claim is in flight (the word, disarmed, reads 0). Acquire: what the
@@ -198,8 +229,8 @@ impl ExpressSend {
             self.word.fetch_sub(CLAIM, AcqRel);
             return None;
         }
-        // Armed and claimed: the path was stored before ARMED was set and is taken out only
-        // after this claim is released.
+        // Armed and claimed: the path was stored before ARMED was set, and is let go of only
+        // in a hold, which begins by waiting for this claim.
         let path = self.cell.lock().as_ref().map(|p| (p.tx.clone(), p.totals));
         match path {
             Some((tx, totals)) => Some(Claim {

@@ -226,23 +226,39 @@ impl<H: HeadProcs> Perim<H> {
     #[cold]
     #[inline(never)]
     fn disarm_send(&self, s: &mut Stream<H>) {
-        if let Some((tx, q, n)) = self.send.disarm() {
-            s.count_express(q, n);
-            drop(tx); // never the last reference to what may sleep (`ExpressTx`)
+        let n = self.send.disarm();
+        if n != 0 {
+            // The path armed with is the published one: a change lets go of it at that leave.
+            if let Some(q) = s.express_tx_queue() {
+                s.count_express(q, n);
+            }
+        }
+    }
+
+    /// The end of a hold that sent an M_PROTO down (`sent`) or followed one that did: arm
+    /// the express send (step 9) if it sent one and the express send looks worth it — the
+    /// hold before also sent one (a run of putmsgs), or the last arming was used (an express
+    /// send was made before the hold that disarmed it). A request and its reply taking turns
+    /// (putmsg, getmsg, putmsg…) then do not arm and disarm at each turn for nothing.
+    #[cold]
+    #[inline(never)]
+    fn note_send(&self, s: &mut Stream<H>, sent: bool) {
+        let streak = s.set_proto_streak(sent);
+        if sent && (streak || self.send.was_used()) {
+            self.arm_send(s);
         }
     }
 
     /// Arm the express send (step 9), last thing in a hold whose putmsg sent an M_PROTO
-    /// down, if the head allows it and the driver right below it published its path with
-    /// nothing waiting on its write queue.
+    /// down, if the driver right below the head published its path with nothing waiting on
+    /// its write queue and the head allows it.
     #[cold]
     #[inline(never)]
     fn arm_send(&self, s: &mut Stream<H>) {
-        if !H::express_ok(s) {
-            return;
-        }
-        if let Some((tx, q, totals)) = s.express_tx_target() {
-            drop(self.send.arm(tx, q, totals));
+        if let Some((tx, totals)) = s.express_tx_target() {
+            if H::express_ok(s) {
+                self.send.arm(tx, totals);
+            }
         }
     }
 
@@ -251,23 +267,32 @@ impl<H: HeadProcs> Perim<H> {
         self.send.is_armed()
     }
 
-    /// An express send (step 9, `express_send.rs`): hand `m`, a putmsg's band-0 M_PROTO
-    /// message (its data part linked behind) built before any lock, to the transmit path the
-    /// driver published, without the Stream lock. `Ok(claimed)`: sent (a failure answered at
-    /// the head through this Stream's gate); if `claimed`, that answer's put claimed this
-    /// perimeter and the caller runs it. `Err(m)`: not armed, something waits on the inbound
-    /// list (the locked putmsg applies it first), or the path declined; the caller then makes
-    /// the locked putmsg. Process context, holding no Stream lock; the platform keeps the
-    /// call short (`express_send.rs`: with preemption off in the kernel).
-    pub fn send_express(&self, m: Msg) -> Result<bool, Msg> {
+    /// An express send (step 9, `express_send.rs`): send a putmsg's parts, `ctl` (a band-0
+    /// control part, made M_PROTO here) with `data` linked behind, built before any lock,
+    /// through the transmit path the driver published, without the Stream lock.
+    /// `Some(claimed)`: sent (a failure answered at the head through this Stream's gate); if
+    /// `claimed`, that answer's put claimed this perimeter and the caller runs it. `None`:
+    /// not armed, something waits on the inbound list (the locked putmsg applies it first),
+    /// or the path declined; the parts are back in their slots for the locked putmsg.
+    /// Process context, holding no Stream lock; the platform keeps the call short
+    /// (`express_send.rs`: with preemption off in the kernel).
+    pub fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> Option<bool> {
         if !self.send.is_armed() || self.gate.has_pending() {
-            return Err(m);
+            return None;
         }
-        let Some(claim) = self.send.claim() else {
-            return Err(m);
-        };
+        let claim = self.send.claim()?;
+        let mut m = ctl.take()?;
+        m.set_type(crate::msg::M_PROTO);
+        if let Some(d) = data.take() {
+            m.linkb(d);
+        }
         let claimed = match claim.tx.send(m) {
-            express_send::Sent::Declined(m) => return Err(m), // `claim` is released
+            express_send::Sent::Declined(mut m) => {
+                // Apart again, as they came (`claim` is released).
+                *data = m.unlinkb();
+                *ctl = Some(m);
+                return None;
+            }
             express_send::Sent::Done => false,
             express_send::Sent::Answer(a) => {
                 // The locked put procedure's `qreply`: up to the head's read queue (nothing
@@ -278,7 +303,7 @@ impl<H: HeadProcs> Perim<H> {
         };
         claim.count();
         drop(claim);
-        Ok(claimed)
+        Some(claimed)
     }
 
     /// Whether the express write is armed (step 8; tests and models).
@@ -417,8 +442,12 @@ impl<H: HeadProcs> Perim<H> {
         if s.take_wrote_across() {
             self.arm(s);
         }
-        if s.take_sent_proto() {
-            self.arm_send(s);
+        if s.take_express_tx_changed() {
+            drop(self.send.forget()); // never the last reference to what may sleep (`ExpressTx`)
+        }
+        let sent = s.take_sent_proto();
+        if sent || s.proto_streak() {
+            self.note_send(s, sent);
         }
         let quiet = H::lazy_ok(s);
         self.gate.set_lazy(!watched && quiet);

@@ -78,14 +78,20 @@ impl<H: HeadProcs> TestPerim<H> {
         r
     }
 
-    /// A putmsg's express send (`perim` step 9): `m`, a band-0 M_PROTO message with its data
-    /// part linked, through the driver's published path without the lock, and this
-    /// perimeter run if the send's answer claimed it; `Err(m)` for the locked putmsg.
-    pub fn send_express(&self, m: Msg) -> Result<(), Msg> {
-        if self.perim.send_express(m)? {
-            self.run(0);
+    /// A putmsg's express send (`perim` step 9): its band-0 control part `ctl` and its data
+    /// part, through the driver's published path without the lock, and this perimeter run if
+    /// the send's answer claimed it. Whether it was sent (else the parts are back in their
+    /// slots for the locked putmsg).
+    pub fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> bool {
+        match self.perim.send_express(ctl, data) {
+            None => false,
+            Some(claimed) => {
+                if claimed {
+                    self.run(0);
+                }
+                true
+            }
         }
-        Ok(())
     }
 
     /// A reference to queue `q` of this Stream, for another Stream or a driver.

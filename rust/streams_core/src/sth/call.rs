@@ -35,7 +35,7 @@ use super::transp::{CopyDone, Transp, TranspIoctl, TranspStep};
 use super::{Stop, Stream, UserIo};
 use crate::errno::Errno;
 use crate::limits::limits;
-use crate::msg::{Msg, FASTBUF, M_DATA, M_PROTO};
+use crate::msg::{Msg, FASTBUF, M_DATA};
 use crate::stream::Registry;
 use crate::sys;
 
@@ -81,13 +81,13 @@ pub trait HeadCall {
         Err(m)
     }
 
-    /// Send `m`, a putmsg's band-0 M_PROTO message (its data part linked behind) built before
-    /// the lock, through the transmit path of the driver right below the head without the
-    /// Stream lock if the platform can (the express send, `perim/express_send.rs`:
-    /// `Perim::send_express`): `Ok(())`, or `Err(m)` for the locked putmsg. Default: always
-    /// the locked putmsg.
-    fn send_express(&self, m: Msg) -> Result<(), Msg> {
-        Err(m)
+    /// Send a putmsg's band-0, not high-priority parts `ctl` and `data`, built before the
+    /// lock, through the transmit path of the driver right below the head without the Stream
+    /// lock if the platform can (the express send, `perim/express_send.rs`:
+    /// `Perim::send_express`). Whether it was sent; if not, the parts are back in their
+    /// slots for the locked putmsg. Default: never.
+    fn send_express(&self, _ctl: &mut Option<Msg>, _data: &mut Option<Msg>) -> bool {
+        false
     }
 }
 
@@ -355,21 +355,13 @@ pub fn putmsg<H: HeadCall>(
     // A control part in band 0, not high priority: an M_PROTO request, which the driver right
     // below the head may send without the lock when the express send is armed
     // (`perim/express_send.rs`; armed only when the head would add nothing to it and refuse
-    // no size: `HeadProcs::express_ok`). Declined, it goes apart again for the locked putmsg.
-    if band == 0 && (flags == 0 || flags == MSG_BAND) {
-        if let Some(mut m) = c.take() {
-            m.set_type(M_PROTO);
-            if let Some(data) = d.take() {
-                m.linkb(data);
-            }
-            match h.send_express(m) {
-                Ok(()) => return Ok(()),
-                Err(mut m) => {
-                    d = m.unlinkb();
-                    c = Some(m);
-                }
-            }
-        }
+    // no size: `HeadProcs::express_ok`). Declined, its parts are back for the locked putmsg.
+    if c.is_some()
+        && band == 0
+        && (flags == 0 || flags == MSG_BAND)
+        && h.send_express(&mut c, &mut d)
+    {
+        return Ok(());
     }
     h.run(
         nonblock,

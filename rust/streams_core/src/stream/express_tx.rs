@@ -20,16 +20,42 @@ impl<H: HeadProcs> Stream<H> {
         match tx {
             Some(tx) => self.express_tx = Some((q, tx)),
             None => {
-                if self.express_tx.as_ref().is_some_and(|(at, _)| *at == q) {
-                    self.express_tx = None;
+                if !self.express_tx.as_ref().is_some_and(|(at, _)| *at == q) {
+                    return;
                 }
+                self.express_tx = None;
             }
         }
+        self.express_tx_changed = true;
+    }
+
+    /// Whether the published path changed in this hold, clearing it (the perimeter then lets
+    /// go of the copy it armed with: it may hold what the driver has let go of).
+    #[inline]
+    pub(crate) fn take_express_tx_changed(&mut self) -> bool {
+        self.express_tx_changed && core::mem::take(&mut self.express_tx_changed)
+    }
+
+    /// The write queue of the driver whose path is published (where express sends are
+    /// counted).
+    pub(crate) fn express_tx_queue(&self) -> Option<QueueId> {
+        self.express_tx.as_ref().map(|(q, _)| *q)
     }
 
     /// A putmsg sent a band-0 M_PROTO down in this hold: the leave may arm the express send.
     pub(crate) fn note_sent_proto(&mut self) {
         self.sent_proto = true;
+    }
+
+    /// Whether the hold before this one sent an M_PROTO down (`Perim::leave`'s arming rule).
+    #[inline]
+    pub(crate) fn proto_streak(&self) -> bool {
+        self.proto_streak
+    }
+
+    /// Note whether this hold sent an M_PROTO down; returns whether the one before did.
+    pub(crate) fn set_proto_streak(&mut self, sent: bool) -> bool {
+        core::mem::replace(&mut self.proto_streak, sent)
     }
 
     /// Whether a putmsg sent an M_PROTO down in this hold, clearing it.
@@ -42,10 +68,10 @@ impl<H: HeadProcs> Stream<H> {
     /// What an express send goes through: the published path, when its driver's write queue
     /// is the head's write queue's `q_next` (nothing pushed), its pair is idle and opened,
     /// and its queue holds nothing (nothing waits for a send buffer or a service procedure,
-    /// so the queue is not full); with that queue and its module-wide totals.
+    /// so the queue is not full); with that queue's module-wide totals.
     pub(crate) fn express_tx_target(
         &self,
-    ) -> Option<(Arc<dyn ExpressTx>, QueueId, Option<&'static Totals>)> {
+    ) -> Option<(&Arc<dyn ExpressTx>, Option<&'static Totals>)> {
         let (q, tx) = self.express_tx.as_ref()?;
         if self.closed || self.next(self.head_wq()) != Some(*q) {
             return None;
@@ -58,6 +84,6 @@ impl<H: HeadProcs> Stream<H> {
         if side.deferred > 0 || side.q.mblkcnt() != 0 || side.q.flags().contains(QFlags::QFULL) {
             return None;
         }
-        Some((tx.clone(), *q, pair.totals))
+        Some((tx, pair.totals))
     }
 }

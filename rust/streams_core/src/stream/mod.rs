@@ -268,6 +268,11 @@ pub struct Stream<H: HeadProcs> {
     express_tx: Option<(QueueId, sys::Arc<dyn crate::perim::express_send::ExpressTx>)>,
     /// A putmsg sent an M_PROTO down in this lock hold: the leave may arm the express send.
     sent_proto: bool,
+    /// `express_tx` changed in this lock hold: the leave lets go of the perimeter's copy.
+    express_tx_changed: bool,
+    /// The last lock hold that ended sent an M_PROTO down (`Perim::leave` arms the express
+    /// send after a run of putmsgs).
+    proto_streak: bool,
 }
 
 impl Stream<RawHead> {
@@ -324,6 +329,8 @@ impl<H: HeadProcs> Stream<H> {
             wrote_across: false,
             express_tx: None,
             sent_proto: false,
+            express_tx_changed: false,
+            proto_streak: false,
         };
         let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
         debug_assert_eq!(h, HEAD);

@@ -20,7 +20,7 @@ use super::super::udp::{streamtab, UDP_ID, UDP_NAME};
 use super::fake::{self, FakeNet};
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
-use streams_core::msg::M_PCPROTO;
+use streams_core::msg::{Msg, M_PCPROTO};
 use streams_core::perim::test::{settle, TestPerim};
 use streams_core::sth::call::{self, HeadCall, HeadShared};
 use streams_core::sth::consts::*;
@@ -63,10 +63,12 @@ impl HeadCall for Ep {
         &self.shared
     }
 
-    fn send_express(&self, m: streams_core::msg::Msg) -> Result<(), streams_core::msg::Msg> {
-        self.p.send_express(m)?;
-        self.express.set(self.express.get() + 1);
-        Ok(())
+    fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> bool {
+        let sent = self.p.send_express(ctl, data);
+        if sent {
+            self.express.set(self.express.get() + 1);
+        }
+        sent
     }
 }
 
@@ -240,8 +242,8 @@ fn script(net: u8, pushed: bool) -> Result<Run, Failure> {
     let to = addr([10, net, 0, 2], 9000);
     let mut ttl9 = check_some!(OptBuf::new());
     opt::put(&mut ttl9, INET_IP, IP_TTL, 0, &[9]);
-    x.send(&to, &[], b"d1"); // locked: arms
-    x.send(&to, &[], b"d2");
+    x.send(&to, &[], b"d1");
+    x.send(&to, &[], b"d2"); // a run of putmsgs: arms
     x.send(&to, &[], b"d3");
     x.send(&[1, 2, 3, 4, 5, 6, 7, 8], &[], b"bad address");
     x.send(&to, &[], b"d4");
@@ -292,11 +294,12 @@ fn express_and_locked_answer_alike() -> TestResult {
     let y = script(41, true)?;
     check_eq!(x.sender, y.sender);
     check_eq!(x.receiver, y.receiver);
-    // The others follow a hold that disarmed (a getmsg, a run), something waiting on the
-    // inbound list (an answer), or were declined (and armed the next).
-    // "d7 ttl 7" follows the T_OPTMGMT_REQ (an M_PROTO: it armed, with the new options).
-    let went: [&[u8]; 8] = [
-        b"d2",
+    // d1 follows the bind's getmsg (no run of putmsgs, no arming used: not armed after it);
+    // d2 follows d1 (a run: armed after it). The others follow a hold that disarmed,
+    // something waiting on the inbound list (an answer), or were declined (the locked
+    // putmsg that follows arms again). "d7 ttl 7" follows the T_OPTMGMT_REQ (an M_PROTO: it
+    // armed, with the new options).
+    let went: [&[u8]; 7] = [
         b"d3",
         b"d4",
         b"d5 ttl 9",
@@ -333,8 +336,10 @@ fn express_and_locked_answer_alike() -> TestResult {
     Ok(())
 }
 
-/// Armed by a locked T_UNITDATA_REQ, disarmed by any other hold (a getmsg), withdrawn by
-/// T_UNBIND_REQ: after it a datagram is the locked path's protocol error, never sent.
+/// Armed by a run of locked putmsgs, or after an arming that was used; disarmed by any
+/// other hold (a getmsg); not armed again when the arming was not used (a request and its
+/// reply taking turns); withdrawn by T_UNBIND_REQ: after it a datagram is the locked path's
+/// protocol error, never sent.
 fn armed_only_while_the_driver_would_send() -> TestResult {
     let (a, b) = (open()?, open()?);
     bind(&a, &b, addr([10, 42, 0, 1], 0))?;
@@ -344,38 +349,39 @@ fn armed_only_while_the_driver_would_send() -> TestResult {
         dest: &to,
         opt: &[],
     };
-    check!(!a.p.perim.express_send_armed());
-    check_ok!(putmsg(&a, &ud, Some(b"1")));
-    check!(a.p.perim.express_send_armed());
-    check_ok!(putmsg(&a, &ud, Some(b"2")));
-    check_eq!(a.express.get(), 1);
     let mut got = Vec::new();
-    drain(&a, &mut got); // a getmsg: its enter disarms
+    // (datagram, sent express, armed after it)
+    let step = |d: &[u8], express: bool, armed: bool| -> TestResult {
+        let before = a.express.get();
+        check_ok!(putmsg(&a, &ud, Some(d)));
+        check_eq!(a.express.get() - before, usize::from(express));
+        check_eq!(a.p.perim.express_send_armed(), armed);
+        Ok(())
+    };
+    step(b"1", false, false)?; // after the bind's getmsg: no run yet
+    step(b"2", false, true)?; // a run of two
+    step(b"3", true, true)?;
+    drain(&a, &mut got); // a getmsg: its enter disarms; the arming was used
     check!(!a.p.perim.express_send_armed());
-    check_ok!(putmsg(&a, &ud, Some(b"3")));
-    check_eq!(a.express.get(), 1);
-    check!(a.p.perim.express_send_armed());
+    step(b"4", false, true)?;
+    drain(&a, &mut got); // this arming was not used
+    step(b"5", false, false)?; // a request and its reply taking turns: not armed
+    drain(&a, &mut got);
+    step(b"6", false, false)?;
+    step(b"7", false, true)?; // a run again
     check_ok!(putmsg(&a, &Req::Unbind, None));
     check!(!a.p.perim.express_send_armed());
     check_eq!(putmsg(&a, &ud, Some(b"never")), Ok(()));
+    check!(!a.p.perim.express_send_armed());
     check_eq!(a.express.get(), 1);
     settle_all(&a, &b);
     let mut rx = Vec::new();
     drain(&b, &mut rx);
-    check_eq!(
-        rx,
-        std::vec![
-            Ev::Ind(b"1".to_vec(), Vec::new()),
-            Ev::Ind(b"2".to_vec(), Vec::new()),
-            Ev::Ind(b"3".to_vec(), Vec::new()),
-        ]
-        .into_iter()
-        .map(|e| match e {
-            Ev::Ind(d, _) => Ev::Ind(d, rx_opts(64)),
-            e => e,
-        })
-        .collect::<Vec<_>>()
-    );
+    let want: Vec<Ev> = [b"1", b"2", b"3", b"4", b"5", b"6", b"7"]
+        .iter()
+        .map(|d| Ev::Ind(d.to_vec(), rx_opts(64)))
+        .collect();
+    check_eq!(rx, want);
     drain(&a, &mut got);
     check_eq!(got.last(), Some(&Ev::GetErr(Errno::EPROTO.0)));
     close(&a);
