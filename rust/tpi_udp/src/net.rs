@@ -26,8 +26,10 @@
 //! Contexts: [`Net::bind`] and the drop of a [`Port`] may sleep, so the driver never calls
 //! them under the Stream lock: it hands them to a [`Job`] that runs after the lock hold
 //! (`QCtx::run_later`), or, in the rare hold whose `Later` list is full, to [`Net::defer`].
-//! [`Port::send`] and [`Port::set_bufs`] run under the Stream lock and never sleep. [`Rx`]
-//! methods run in any context (softirq included): they only put into the Stream's gate.
+//! [`Port::send`] and [`Port::set_bufs`] run under the Stream lock and never sleep;
+//! [`Port::send_unlocked`] (the express send, `express.rs`) runs without it, with bottom
+//! halves off, and never sleeps. [`Rx`] methods run in any context (softirq included): they
+//! only put into the Stream's gate.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 

@@ -6,6 +6,8 @@
 //!                 │ EAGAIN: putq, noenable; Rx::write_space back-enables wsrv, which resends
 //!                 └─ T_BIND_REQ: TS_WACK_BREQ, the Binder runs after the unlock (jobs.rs)
 //!  head ◀─rq─ udp rsrv ◀─ rput ◀─ gate ◀─ QRef::put ◀─ Rx::datagram/uderror, the binder's M_CTL
+//!  putmsg ── (armed: no Stream lock) UdpTx::send ── Port::send_unlocked ─▶ network
+//!                 published/withdrawn by sync_tx at the end of each procedure (express.rs)
 //! ```
 //!
 //! Read-side flow control is the queues': the read queue has a service procedure and is the

@@ -57,11 +57,15 @@
 //! stores or lets go of the kept path, and by senders (only to copy the path's reference)
 //! holding no lock; nothing is taken under it. The kept path changes only under the Stream
 //! lock with the word disarmed and drained (`stored` with it). The word's ARMED bit is set
-//! only under the Stream lock, and cleared only under it. A drainer holds the Stream lock while it waits, so a send must never
-//! wait for this Stream's lock, sleep, or be preempted for long: the platform runs it with
-//! preemption off (kernel: bottom halves disabled), and a put into this Stream's gate from the
-//! send (its answer, a loopback datagram) only claims the perimeter, which a busy gate leaves
-//! to the drainer (`perim` step 4).
+//! only under the Stream lock, and cleared only under it.
+//!
+//! A drainer holds the Stream lock while it waits, so a send must never wait for this
+//! Stream's lock, sleep, or be preempted: the claim is held only with bottom halves off
+//! (`sys::with_bh_off`: in the kernel the sender is neither preempted nor interrupted by a
+//! softirq, so the drainer's spin is short, and what the send hands to the network's receive
+//! path runs after the claim is released), and a put into this Stream's gate from the send
+//! (its answer, a loopback datagram) only claims the perimeter, which a busy gate leaves to
+//! the drainer (`perim` step 4).
 
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicBool, AtomicUsize};

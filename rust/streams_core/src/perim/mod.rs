@@ -274,12 +274,18 @@ impl<H: HeadProcs> Perim<H> {
     /// `claimed`, that answer's put claimed this perimeter and the caller runs it. `None`:
     /// not armed, something waits on the inbound list (the locked putmsg applies it first),
     /// or the path declined; the parts are back in their slots for the locked putmsg.
-    /// Process context, holding no Stream lock; the platform keeps the call short
-    /// (`express_send.rs`: with preemption off in the kernel).
+    /// Process context, holding no Stream lock; the claim is held with bottom halves off
+    /// (`sys::with_bh_off`), so the path's send must not sleep.
     pub fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> Option<bool> {
         if !self.send.is_armed() || self.gate.has_pending() {
             return None;
         }
+        // The claim is held only with bottom halves off (kernel): a drainer spins for it.
+        sys::with_bh_off(|| self.send_claimed(ctl, data))
+    }
+
+    /// [`Perim::send_express`] from the claim on.
+    fn send_claimed(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> Option<bool> {
         let claim = self.send.claim()?;
         let mut m = ctl.take()?;
         m.set_type(crate::msg::M_PROTO);
