@@ -128,15 +128,25 @@ pub struct ExpressSend {
     cell: sys::BhLock<Option<Path>>,
 }
 
-/// What a claimed sender sends through, taken by [`ExpressSend::claim`]. Its drop releases
-/// the claim.
+/// What a claimed sender sends through, taken by [`ExpressSend::claim`]. Its drop lets go of
+/// the path's reference, then releases the claim: while the claim is held the kept path
+/// holds a reference too (it is let go of only after a drain), so the sender's is never the
+/// last one (whose drop might sleep: a driver's port).
 pub(crate) struct Claim<'a> {
     of: &'a ExpressSend,
-    pub(crate) tx: Arc<dyn ExpressTx>,
+    tx: Option<Arc<dyn ExpressTx>>,
     totals: Option<&'static Totals>,
 }
 
 impl Claim<'_> {
+    /// Send `m` through the path ([`ExpressTx::send`]).
+    pub(crate) fn send(&self, m: Msg) -> Sent {
+        match &self.tx {
+            Some(tx) => tx.send(m),
+            None => Sent::Declined(m),
+        }
+    }
+
     /// Count one express send (its put on the driver's write queue is counted at the next
     /// disarm; the module-wide totals now).
     pub(crate) fn count(&self) {
@@ -149,8 +159,9 @@ impl Claim<'_> {
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        // Release: the send's effects (its answer in the gate, the counts) are seen by the
-        // drainer that reads the word at zero.
+        drop(self.tx.take()); // first: see the type's docs
+                              // Release: the send's effects (its answer in the gate, the counts) are seen by the
+                              // drainer that reads the word at zero.
         self.of.word.fetch_sub(CLAIM, AcqRel);
     }
 }
@@ -239,7 +250,7 @@ impl ExpressSend {
         match path {
             Some((tx, totals)) => Some(Claim {
                 of: self,
-                tx,
+                tx: Some(tx),
                 totals,
             }),
             None => {

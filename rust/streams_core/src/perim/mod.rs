@@ -292,7 +292,7 @@ impl<H: HeadProcs> Perim<H> {
         if let Some(d) = data.take() {
             m.linkb(d);
         }
-        let claimed = match claim.tx.send(m) {
+        let claimed = match claim.send(m) {
             express_send::Sent::Declined(mut m) => {
                 // Apart again, as they came (`claim` is released).
                 *data = m.unlinkb();
