@@ -175,19 +175,29 @@ impl<N: Net> Udp<N> {
     /// endpoint is in TS_IDLE with nothing waiting for send buffer space, made with the
     /// current options; withdraw it otherwise. `cx`: either queue's context (the path is the
     /// write queue's).
+    // Out of line: the procedures it ends stay small (their message frees inline).
+    #[inline(never)]
     fn sync_tx(&mut self, cx: &mut QCtx<'_>) {
+        if self.tx_wanted() == self.tx_live && !self.tx_stale {
+            return; // the common case: published and unchanged, or neither
+        }
         match cx.is_read() {
             true => self.publish_tx(&mut cx.otherq()),
             false => self.publish_tx(cx),
         }
     }
 
-    /// [`Udp::sync_tx`] on the write queue's context `wq`.
+    /// Whether the express send should be published now.
+    #[inline]
+    fn tx_wanted(&self) -> bool {
+        express::can_publish::<N>() && self.state == TpiState::Idle && !self.blocked
+    }
+
+    /// [`Udp::sync_tx`] on the write queue's context `wq`, when something changed.
+    #[cold]
+    #[inline(never)]
     fn publish_tx(&mut self, wq: &mut QCtx<'_>) {
-        let want = express::can_publish::<N>() && self.state == TpiState::Idle && !self.blocked;
-        if want == self.tx_live && !self.tx_stale {
-            return; // the common case: published and unchanged, or neither
-        }
+        let want = self.tx_wanted();
         self.tx_stale = false;
         let tx = match &self.port {
             Some(held) if want => sys::new_arc(UdpTx::<N> {

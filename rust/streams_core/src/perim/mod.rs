@@ -173,12 +173,9 @@ impl<H: HeadProcs> Perim<H> {
     fn enter_for(&self, read: bool) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
         self.gate.set_busy(true);
-        if self.express.armed_locked() {
+        if self.express.armed_locked() | self.send.is_armed() {
+            // Before the inbound list is taken: the answers of express sends are on it.
             self.disarm(&mut g);
-        }
-        if self.send.is_armed() {
-            // Before the inbound list is taken: the answers of the sends drained are on it.
-            self.disarm_send(&mut g);
         }
         if self.gate.has_pending() {
             // Under the lock: `lazy` was set by the last holder's leave, and nothing that
@@ -193,15 +190,21 @@ impl<H: HeadProcs> Perim<H> {
         }
     }
 
-    /// Disarm the express write (step 8), first thing in a hold: no express put lands after
-    /// this; count those that landed on the path's queue, and let go of the link once the
-    /// lock is dropped.
+    /// Disarm the express write (step 8) and the express send (step 9), whichever is armed,
+    /// first thing in a hold: no express put lands and no express send runs after this;
+    /// count those that landed on the path's queue, and let go of the link once the lock is
+    /// dropped.
     #[cold]
     #[inline(never)]
     fn disarm(&self, s: &mut Stream<H>) {
-        if let Some((to, q, n)) = self.express.disarm() {
-            s.count_express(q, n);
-            s.later_mut().release(to.into_perim());
+        if self.express.armed_locked() {
+            if let Some((to, q, n)) = self.express.disarm() {
+                s.count_express(q, n);
+                s.later_mut().release(to.into_perim());
+            }
+        }
+        if self.send.is_armed() {
+            self.disarm_send(s);
         }
     }
 
@@ -223,8 +226,6 @@ impl<H: HeadProcs> Perim<H> {
     /// Disarm the express send (step 9) and wait for the sends in flight, first thing in a
     /// hold: no send runs from here until the hold ends; count those made on the driver's
     /// write queue.
-    #[cold]
-    #[inline(never)]
     fn disarm_send(&self, s: &mut Stream<H>) {
         let n = self.send.disarm();
         if n != 0 {
@@ -240,8 +241,7 @@ impl<H: HeadProcs> Perim<H> {
     /// hold before also sent one (a run of putmsgs), or the last arming was used (an express
     /// send was made before the hold that disarmed it). A request and its reply taking turns
     /// (putmsg, getmsg, putmsg…) then do not arm and disarm at each turn for nothing.
-    #[cold]
-    #[inline(never)]
+    #[inline]
     fn note_send(&self, s: &mut Stream<H>, sent: bool) {
         let streak = s.set_proto_streak(sent);
         if sent && (streak || self.send.was_used()) {
@@ -276,6 +276,7 @@ impl<H: HeadProcs> Perim<H> {
     /// or the path declined; the parts are back in their slots for the locked putmsg.
     /// Process context, holding no Stream lock; the claim is held with bottom halves off
     /// (`sys::with_bh_off`), so the path's send must not sleep.
+    #[inline]
     pub fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> Option<bool> {
         if !self.send.is_armed() || self.gate.has_pending() {
             return None;
@@ -285,6 +286,7 @@ impl<H: HeadProcs> Perim<H> {
     }
 
     /// [`Perim::send_express`] from the claim on.
+    #[inline(never)]
     fn send_claimed(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> Option<bool> {
         let claim = self.send.claim()?;
         let mut m = ctl.take()?;

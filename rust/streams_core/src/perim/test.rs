@@ -82,6 +82,7 @@ impl<H: HeadProcs> TestPerim<H> {
     /// part, through the driver's published path without the lock, and this perimeter run if
     /// the send's answer claimed it. Whether it was sent (else the parts are back in their
     /// slots for the locked putmsg).
+    #[inline]
     pub fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> bool {
         match self.perim.send_express(ctl, data) {
             None => false,

@@ -10,7 +10,6 @@
 
 extern crate std;
 
-use core::cell::Cell;
 use std::vec::Vec;
 
 use super::super::net::Inet4;
@@ -20,65 +19,24 @@ use super::super::udp::{streamtab, UDP_ID, UDP_NAME};
 use super::fake::{self, FakeNet};
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
-use streams_core::msg::{Msg, M_PCPROTO};
+use streams_core::msg::M_PCPROTO;
 use streams_core::perim::test::{settle, TestPerim};
-use streams_core::sth::call::{self, HeadCall, HeadShared};
+use streams_core::sth::call;
 use streams_core::sth::consts::*;
-use streams_core::sth::tests::{never_sleeps, reg};
-use streams_core::sth::{IocArg, Part, SliceIo, Stop, StrHead, Stream};
+use streams_core::sth::tests::{reg, PerimCall};
+use streams_core::sth::{IocArg, Part, SliceIo, Stream};
 use streams_core::stream::StreamTab;
-use streams_core::sys::Arc;
 use streams_core::{check, check_eq, check_ok, check_some, ktest_suite};
 
 static UDP: StreamTab = streamtab::<FakeNet>(UDP_NAME, UDP_ID);
 
-/// An endpoint as the platform of a system call whose putmsg may go express (the kernel's
-/// `StrFile` does the same), counting the sends that did.
-struct Ep {
-    p: Arc<TestPerim<StrHead>>,
-    shared: HeadShared,
-    express: Cell<usize>,
-}
-
-impl HeadCall for Ep {
-    fn run<R>(
-        &self,
-        nonblock: bool,
-        _limit_ms: Option<u32>,
-        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
-        cancel: impl FnOnce(&mut Stream),
-    ) -> Result<R, Errno> {
-        self.p.op(|s| never_sleeps(s, nonblock, op, cancel))
-    }
-
-    fn run_read<R>(
-        &self,
-        nonblock: bool,
-        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
-    ) -> Result<R, Errno> {
-        self.p.op_read(|s| never_sleeps(s, nonblock, op, |_| ()))
-    }
-
-    fn shared(&self) -> &HeadShared {
-        &self.shared
-    }
-
-    fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> bool {
-        let sent = self.p.send_express(ctl, data);
-        if sent {
-            self.express.set(self.express.get() + 1);
-        }
-        sent
-    }
-}
+/// An endpoint as the platform of a system call whose putmsg may go express (as the
+/// kernel's `StrFile`).
+type Ep = PerimCall;
 
 fn open() -> Result<Ep, Failure> {
     let s = check_ok!(Stream::sth_new(&UDP));
-    Ok(Ep {
-        p: check_ok!(TestPerim::new_owned(s)),
-        shared: HeadShared::new(),
-        express: Cell::new(0),
-    })
+    Ok(PerimCall::new(check_ok!(TestPerim::new_owned(s)), true))
 }
 
 fn close(e: &Ep) {
@@ -209,11 +167,11 @@ impl Script {
     /// One T_UNITDATA_REQ from `a` (a failed putmsg is one of `a`'s events), then what `b`
     /// got.
     fn send(&mut self, dest: &[u8], opt: &[u8], data: &[u8]) {
-        let before = self.a.express.get();
+        let before = self.a.express_sends();
         if let Err(e) = putmsg(&self.a, &Req::Unitdata { dest, opt }, Some(data)) {
             self.run.sender.push(Ev::PutErr(e.0));
         }
-        if self.a.express.get() != before {
+        if self.a.express_sends() != before {
             let head = data.get(..data.len().min(12)).unwrap_or_default();
             self.run.express.push(head.to_vec());
         }
@@ -352,9 +310,9 @@ fn armed_only_while_the_driver_would_send() -> TestResult {
     let mut got = Vec::new();
     // (datagram, sent express, armed after it)
     let step = |d: &[u8], express: bool, armed: bool| -> TestResult {
-        let before = a.express.get();
+        let before = a.express_sends();
         check_ok!(putmsg(&a, &ud, Some(d)));
-        check_eq!(a.express.get() - before, usize::from(express));
+        check_eq!(a.express_sends() - before, usize::from(express));
         check_eq!(a.p.perim.express_send_armed(), armed);
         Ok(())
     };
@@ -373,7 +331,7 @@ fn armed_only_while_the_driver_would_send() -> TestResult {
     check!(!a.p.perim.express_send_armed());
     check_eq!(putmsg(&a, &ud, Some(b"never")), Ok(()));
     check!(!a.p.perim.express_send_armed());
-    check_eq!(a.express.get(), 1);
+    check_eq!(a.express_sends(), 1);
     settle_all(&a, &b);
     let mut rx = Vec::new();
     drain(&b, &mut rx);

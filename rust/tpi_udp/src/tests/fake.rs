@@ -22,7 +22,13 @@ use std::vec::Vec;
 use super::super::net::{BindError, BindReq, Inet4, Job, Net, Port, Received, Rx, RxIp, TxOpts};
 use streams_core::errno::Errno;
 use streams_core::msg::Msg;
+use streams_core::perim::test::TestPerim;
+use streams_core::sth::consts::{MSG_ANY, MSG_BAND, MSG_HIPRI};
+use streams_core::sth::tests::{get, put};
+use streams_core::sth::StrHead;
 use streams_core::sys::Arc;
+
+use super::super::prim::{Ind, Req};
 
 struct Entry {
     id: u64,
@@ -360,6 +366,31 @@ pub fn last_tx(a: [u8; 4]) -> Option<TxOpts> {
         .rev()
         .find(|(s, _, _)| s.addr == a)
         .map(|(_, _, o)| *o)
+}
+
+/// Bind the endpoint of `p` (a Stream with the `udp` driver over this network) on `local`:
+/// T_BIND_REQ, the bind run, its T_BIND_ACK taken. Whether it was acknowledged (the cost
+/// harnesses' setup).
+pub fn bind_endpoint(p: &TestPerim<StrHead>, local: Inet4) -> bool {
+    let Some(req) = super::super::prim::encode_req(&Req::Bind {
+        addr: &local.encode(),
+        conind: 0,
+    }) else {
+        return false;
+    };
+    let flags = match req.db_type() == streams_core::msg::M_PCPROTO {
+        true => MSG_HIPRI,
+        false => MSG_BAND,
+    };
+    if p.op(|s| put(s, Some(req.rd()), None, 0, flags)).is_err() {
+        return false;
+    }
+    while p.run_scheduled() || run_deferred() != 0 {}
+    let Ok((_, c, _)) = p.op(|s| get(s, 256, 256, 0, MSG_ANY)) else {
+        return false;
+    };
+    let ack = c.buf.get(..c.n).unwrap_or_default();
+    matches!(Ind::decode(ack), Some(Ind::BindAck(_)))
 }
 
 /// The `Rx` of the port bound on `a` (the receive cost harness, `examples/udprxcost.rs`,
