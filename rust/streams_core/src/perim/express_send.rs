@@ -7,7 +7,9 @@
 //! ([`QCtx::set_express_tx`](crate::stream::QCtx::set_express_tx): an [`ExpressTx`], a copy of
 //! what the transmit reads of the driver's state), and withdraws it under the lock when that
 //! state changes (unbind, close, options, a full send buffer). When a hold that sent a putmsg
-//! down ends and nothing would stop the next one — the head adds nothing
+//! down ends — after another that did, or when the last arming was used (a request and its
+//! reply taking turns would only arm and disarm) — and nothing would stop the next one — the
+//! head adds nothing
 //! (`HeadProcs::express_ok`), nothing is pushed above the driver, the driver's write queue is
 //! empty and nothing waits on it, and a path is published — the perimeter *arms*. Until the
 //! next hold of the lock, a putmsg ([`Perim::send_express`](super::Perim::send_express))
