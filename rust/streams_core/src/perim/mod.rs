@@ -81,9 +81,9 @@
 //!    counts the admitted puts on the path: no express put lands once a hold has begun.
 //! 9. **express send** ([`Perim::send_express`], `express_send.rs`): a hold whose putmsg
 //!    sent an M_PROTO down, after another that did or when the last arming was used, arms
-//!    the perimeter's express send when it leaves, if the head
-//!    allows it (`HeadProcs::express_ok`), nothing is pushed above the driver, the driver's
-//!    write queue holds nothing and the driver has published its transmit path
+//!    the perimeter's express send when it leaves, if the head allows it
+//!    (`HeadProcs::express_ok`), nothing is pushed above the driver, the driver's write
+//!    queue holds nothing and the driver has published its transmit path
 //!    (`QCtx::set_express_tx`); while armed, a putmsg holding no lock claims a send (a count
 //!    in the armed word) and hands its message to that path, which sends it or declines
 //!    (the locked putmsg follows). Every enter disarms, then waits until no send is in
