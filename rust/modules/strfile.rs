@@ -30,11 +30,11 @@ use crate::iter::IterBuf;
 use crate::msg::Msg;
 use crate::sth::call::{HeadCall, HeadShared};
 use crate::sth::consts::*;
-use crate::sth::{Stop, Stream};
 use crate::sth::layout::Model;
+use crate::sth::{Stop, Stream};
 use crate::strdev::StrDev;
-use crate::strperim::{Caller, StrPerim};
 use crate::stream::Registry;
+use crate::strperim::{Caller, StrPerim};
 use crate::uio::UserBuf;
 
 /// Every poll event the head can report (Linux does not tell `->poll` which were asked).
@@ -233,6 +233,10 @@ impl HeadCall for StrFile {
 
     fn write_express(&self, m: Msg) -> Result<usize, Msg> {
         self.perim.write_express(m)
+    }
+
+    fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> bool {
+        self.perim.send_express(ctl, data)
     }
 }
 

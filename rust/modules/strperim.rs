@@ -40,11 +40,11 @@ use crate::msg::Msg;
 use crate::perim::express::ExpressWord;
 use crate::perim::{Perim, PerimGuard};
 use crate::runq::RunQueue;
-use crate::sth::consts::{S_HIPRI, S_INPUT, S_RDBAND, S_RDNORM};
 use crate::sth::call::HeadShared;
+use crate::sth::consts::{S_HIPRI, S_INPUT, S_RDBAND, S_RDNORM};
 use crate::sth::{HeadEvents, StrHead, Stream};
-use crate::strsig::Signals;
 use crate::stream::{Later, Perimeter, QueueId};
+use crate::strsig::Signals;
 use crate::waitq::WaitQueue;
 
 /// The `S_*` events of an arrival at the head.
@@ -182,7 +182,11 @@ impl StrPerim {
     /// queued (`WaitQueue::sleep_timeout`), counted as a sleeper that enters the Stream when it
     /// wakes (`perim` step 6): the caller enters again, or asks `needs_run`, before it sleeps
     /// again or returns.
-    pub(crate) fn sleep(&self, g: Held<'_>, timeout: kernel::ffi::c_long) -> Result<kernel::ffi::c_long, Errno> {
+    pub(crate) fn sleep(
+        &self,
+        g: Held<'_>,
+        timeout: kernel::ffi::c_long,
+    ) -> Result<kernel::ffi::c_long, Errno> {
         self.wq.sleep_counted(g, timeout, Some(self.perim.gate()))
     }
 
@@ -219,6 +223,23 @@ impl StrPerim {
     /// locked write.
     pub(crate) fn write_express(&self, m: Msg) -> Result<usize, Msg> {
         self.perim.write_express(m)
+    }
+
+    /// An express send (`perim/express_send.rs` in the core): a putmsg's band-0 parts,
+    /// built before any lock, through the transmit path of the driver below the head
+    /// without this Stream's lock, and this Stream run if the send's answer claimed it.
+    /// Whether it was sent (else the parts are back for the locked putmsg).
+    pub(crate) fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> bool {
+        match self.perim.send_express(ctl, data) {
+            None => false,
+            Some(claimed) => {
+                if claimed {
+                    // As a locked putmsg's `Later` runs it once the lock is dropped.
+                    Perimeter::run(self, 0);
+                }
+                true
+            }
+        }
     }
 
     /// [`StrPerim::enter`] for the Stream head's read (`Perim::enter_read`): data waiting on
@@ -358,7 +379,10 @@ impl StrPerim {
         let was = self.opens.fetch_sub(1, Ordering::AcqRel);
         if was == 0 {
             self.opens.fetch_add(1, Ordering::AcqRel);
-            pr_err!("rstreams: BUG: Stream head released with no hold left ({})\n", who);
+            pr_err!(
+                "rstreams: BUG: Stream head released with no hold left ({})\n",
+                who
+            );
             return false;
         }
         was == 1
@@ -378,7 +402,11 @@ impl StrPerim {
         g.sth_close();
         // A Stream linked under a multiplexor closes itself when the link goes (its head only
         // took note here); its gate stays open for the multiplexor meanwhile.
-        let left: Option<Msg> = if g.is_closed() { self.perim.close() } else { None };
+        let left: Option<Msg> = if g.is_closed() {
+            self.perim.close()
+        } else {
+            None
+        };
         let post = self.leave(&mut g);
         drop(g);
         drop(left);

@@ -637,6 +637,27 @@ int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_send);
 
+/*
+ * rstreams_udp_send without the socket: the express send (perim/express_send.rs), called
+ * without the owner's Stream lock, possibly by several tasks at once, with bottom halves off.
+ * rstreams_udp_xmit is safe for that (the route cache has its lock, the rest reads the socket
+ * with READ_ONCE and sets its flags atomically); the socket's path (kernel_sendmsg, and the
+ * sk_no_check_tx it writes) is not used: returns RSTREAMS_UDP_SLOW instead, nothing sent, and
+ * the owner sends the datagram under its lock. Else 0 or -errno as rstreams_udp_send.
+ */
+int rstreams_udp_send_express(struct rstreams_udp *u, __be32 daddr, __be16 dport,
+			      struct kvec *vec, size_t nvec, size_t len, int tos, int ttl,
+			      bool nocheck);
+int rstreams_udp_send_express(struct rstreams_udp *u, __be32 daddr, __be16 dport,
+			      struct kvec *vec, size_t nvec, size_t len, int tos, int ttl,
+			      bool nocheck)
+{
+	int r = rstreams_udp_xmit(u, daddr, dport, vec, nvec, len, tos, ttl, nocheck);
+
+	return r == RSTREAMS_UDP_SLOW ? RSTREAMS_UDP_SLOW : (r < 0 ? r : 0);
+}
+EXPORT_SYMBOL_GPL(rstreams_udp_send_express);
+
 /* XTI_SNDBUF on a bound socket (as SO_SNDBUF: doubled, at least SOCK_MIN_SNDBUF). */
 void rstreams_udp_set_sndbuf(struct rstreams_udp *u, int sndbuf);
 void rstreams_udp_set_sndbuf(struct rstreams_udp *u, int sndbuf)

@@ -74,11 +74,16 @@ pub(crate) struct KernelPort(UdpSocket<Events>);
 /// The IP TTL the socket uses unless told otherwise (`net.ipv4.ip_default_ttl`'s default).
 const DEFAULT_TTL: u8 = 64;
 
-/// Send `data` to `dst` through `sock` with `opts` (both networks).
-fn send(sock: &UdpSocket<Events>, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
-    // Control messages only for what differs from the socket's own values.
+/// The TOS and TTL to set for `opts`: only what differs from the socket's own values.
+fn tos_ttl(opts: &TxOpts) -> (Option<u8>, Option<u8>) {
     let tos = Some(opts.tos).filter(|t| *t != 0);
     let ttl = Some(opts.ttl).filter(|t| *t != 0 && *t != DEFAULT_TTL);
+    (tos, ttl)
+}
+
+/// Send `data` to `dst` through `sock` with `opts` (both networks).
+fn send(sock: &UdpSocket<Events>, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
+    let (tos, ttl) = tos_ttl(opts);
     sock.send((dst.addr, dst.port), data, tos, ttl, !opts.checksum)
 }
 
@@ -89,6 +94,16 @@ impl Port for KernelPort {
 
     fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
         send(&self.0, dst, data, opts)
+    }
+
+    // Directly to IP only (`strudp.c`'s `rstreams_udp_xmit`, safe without the Stream lock);
+    // what needs the socket's path is left to the locked send.
+    const EXPRESS: bool = true;
+
+    fn send_unlocked(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Option<Result<(), Errno>> {
+        let (tos, ttl) = tos_ttl(opts);
+        self.0
+            .send_express((dst.addr, dst.port), data, tos, ttl, !opts.checksum)
     }
 
     fn set_bufs(&self, sndbuf: usize, _rcvbuf: usize) {

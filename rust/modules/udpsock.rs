@@ -90,6 +90,17 @@ extern "C" {
         ttl: c_int,
         nocheck: bool,
     ) -> c_int;
+    fn rstreams_udp_send_express(
+        u: *mut c_void,
+        daddr: u32,
+        dport: u16,
+        vec: *const Kvec,
+        nvec: usize,
+        len: usize,
+        tos: c_int,
+        ttl: c_int,
+        nocheck: bool,
+    ) -> c_int;
     fn rstreams_udp_set_sndbuf(u: *mut c_void, sndbuf: c_int);
     fn rstreams_udp_set_rcvbuf(u: *mut c_void, rcvbuf: c_int);
     fn rstreams_udp_next_len(u: *mut c_void) -> c_int;
@@ -109,6 +120,23 @@ extern "C" {
     fn rstreams_net_put(net: *mut c_void);
     fn rstreams_net_may_bind_privileged(net: *mut c_void) -> bool;
 }
+
+/// `rstreams_udp_send` and `rstreams_udp_send_express` (same arguments).
+type SendFn = unsafe extern "C" fn(
+    *mut c_void,
+    u32,
+    u16,
+    *const Kvec,
+    usize,
+    usize,
+    c_int,
+    c_int,
+    bool,
+) -> c_int;
+
+/// What `rstreams_udp_send_express` returns for a datagram it leaves to the socket's path
+/// (`RSTREAMS_UDP_SLOW` in `strudp.c`).
+const UDP_SLOW: c_int = 1;
 
 /// An IPv4 address as on the wire and a port in host order.
 pub(crate) type SockAddr = ([u8; 4], u16);
@@ -280,6 +308,40 @@ impl<E: UdpEvents> UdpSocket<E> {
         ttl: Option<u8>,
         nocheck: bool,
     ) -> Result<(), Errno> {
+        self.send_by(rstreams_udp_send, dst, data, tos, ttl, nocheck)
+            .map(|_| ())
+    }
+
+    /// [`UdpSocket::send`] directly to IP only, for the express send (`perim/express_send.rs`:
+    /// without the owner's Stream lock, perhaps by several tasks at once, with bottom halves
+    /// off). `None`: the datagram needs the socket's path (`strudp.c` does not send it
+    /// directly), nothing was sent. Never sleeps.
+    pub(crate) fn send_express(
+        &self,
+        dst: SockAddr,
+        data: &Msg,
+        tos: Option<u8>,
+        ttl: Option<u8>,
+        nocheck: bool,
+    ) -> Option<Result<(), Errno>> {
+        match self.send_by(rstreams_udp_send_express, dst, data, tos, ttl, nocheck) {
+            Ok(UDP_SLOW) => None,
+            Ok(_) => Some(Ok(())),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// Send as [`UdpSocket::send`] with `send` (`rstreams_udp_send` or
+    /// `rstreams_udp_send_express`): its non-negative result, or its error.
+    fn send_by(
+        &self,
+        send: SendFn,
+        dst: SockAddr,
+        data: &Msg,
+        tos: Option<u8>,
+        ttl: Option<u8>,
+        nocheck: bool,
+    ) -> Result<c_int, Errno> {
         let mut vec: [Kvec; NVEC] = core::array::from_fn(|_| Kvec {
             base: core::ptr::null(),
             len: 0,
@@ -298,7 +360,8 @@ impl<E: UdpEvents> UdpSocket<E> {
                 n = NVEC + 1;
             }
         }
-        // A long chain is gathered into one buffer (GFP_ATOMIC: under the Stream lock).
+        // A long chain is gathered into one buffer (GFP_ATOMIC: under the Stream lock, or
+        // with bottom halves off).
         let gathered = if n > NVEC {
             let mut all = KVec::with_capacity(len, GFP_ATOMIC).map_err(|_| Errno::ENOSR)?;
             for b in data.blocks() {
@@ -315,9 +378,10 @@ impl<E: UdpEvents> UdpSocket<E> {
             None
         };
         // SAFETY: `sock` is live (type invariant); `vec[..n]` points into `data` or
-        // `gathered`, both alive across the call, which never sleeps.
+        // `gathered`, both alive across the call, which never sleeps. `send` is one of the
+        // two functions of `strudp.c` with this contract (`SendFn`).
         let r = unsafe {
-            rstreams_udp_send(
+            send(
                 self.sock,
                 u32::from_ne_bytes(dst.0),
                 dst.1.to_be(),
@@ -333,7 +397,7 @@ impl<E: UdpEvents> UdpSocket<E> {
         if r < 0 {
             Err(Errno(-r))
         } else {
-            Ok(())
+            Ok(r)
         }
     }
 

@@ -743,6 +743,40 @@ impl<T> Drop for BhGuard<'_, T> {
     }
 }
 
+/// Run `f`, which must not sleep, with bottom halves off in the kernel (`local_bh_disable`:
+/// no softirq runs on this CPU and the task is not preempted meanwhile); on the host, just run
+/// it. For a short section that others may wait for by spinning (the express send's claim,
+/// `perim/express_send.rs`): its waiter ([`relax`]) never waits for a preempted task.
+pub fn with_bh_off<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(rstreams_kernel)]
+    {
+        // SAFETY: process context (a system call) or softirq context, never hard-interrupt
+        // context; enabled again below (the kernel does not unwind through `f`).
+        unsafe { rstreams_local_bh_disable() };
+        let r = f();
+        // SAFETY: pairs with the disable above, on the same CPU (preemption is off).
+        unsafe { rstreams_local_bh_enable() };
+        r
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        f()
+    }
+}
+
+/// Let others run while waiting for a short section of another thread that never sleeps
+/// and never waits for the waiter (the drain of the express send, `perim/express_send.rs`):
+/// kernel, a CPU relax (the section runs with preemption off); host, a thread yield (the
+/// host's threads may be preempted anywhere); loom, a yield the model checker schedules.
+pub fn relax() {
+    #[cfg(all(not(rstreams_kernel), loom))]
+    loom::thread::yield_now();
+    #[cfg(all(not(rstreams_kernel), not(loom), feature = "std"))]
+    std::thread::yield_now();
+    #[cfg(any(rstreams_kernel, all(not(loom), not(feature = "std"))))]
+    core::hint::spin_loop();
+}
+
 // --- Per-CPU slots and recycled boxes: what the message block cache (`msg/cache.rs`) is
 // made of. ---
 

@@ -53,6 +53,13 @@
 //!   lost or doubled, and each is counted once on the path. A writer that checks and counts
 //!   the armed word without the target's inbound lock, then puts, is caught (a put lands in
 //!   the hold after its enter).
+//! - (n) the express send (`perim/express_send.rs`): a putmsg sent by the driver's published
+//!   transmit path without the Stream lock races with a hold that withdraws the path (as an
+//!   unbind does); the hold's enter waits for the send in flight, so no hold overlaps one,
+//!   the send's answer (put into the sender's own gate) is at the head when the hold's
+//!   operation runs, a send after the enter is refused, and each send is counted once on the
+//!   driver's write queue. A sender that looks at the armed word and sends without a claim
+//!   (nothing for the enter to wait for) is caught.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -68,6 +75,7 @@ use loom::thread;
 
 use streams_core::msg::{esballoc, Bpri, ExtBuf, Msg};
 use streams_core::perim::express::key_of;
+use streams_core::perim::express_send::{ExpressTx, Sent};
 use streams_core::perim::flow::Flow;
 use streams_core::perim::test::TestPerim;
 use streams_core::queue::QField;
@@ -1148,4 +1156,127 @@ fn m_express_write_vs_lock_hold() {
 #[should_panic(expected = "express:")]
 fn m_express_write_checked_outside_the_target_lock_is_caught() {
     express_model(Express::Unlocked);
+}
+
+// (n) ------------------------------------------------------------------------------------------
+
+/// The transmit path of model (n): a send is marked in flight while it transmits, then
+/// answers (as a transmit error's T_UDERROR_IND).
+struct ModelTx {
+    in_send: AtomicBool,
+    sent: loom::sync::atomic::AtomicUsize,
+}
+
+impl ExpressTx for ModelTx {
+    fn send(&self, m: Msg) -> Sent {
+        self.in_send.store(true, SeqCst);
+        self.sent.fetch_add(1, SeqCst);
+        drop(m);
+        self.in_send.store(false, SeqCst);
+        match Msg::from_bytes(streams_core::msg::M_PROTO, b"answer") {
+            Ok(a) => Sent::Answer(a),
+            Err(_) => Sent::Done,
+        }
+    }
+}
+
+/// How the sender of [`express_send_model`] sends.
+#[derive(Clone, Copy)]
+enum Sender {
+    /// `Perim::send_express` (through `TestPerim::send_express`): claim, send, answer,
+    /// release.
+    Claimed,
+    /// By hand, wrongly: look at the armed word, then send and put the answer, with no claim
+    /// that the hold's enter would wait for.
+    Unclaimed,
+}
+
+/// The express send (`perim` step 9) against a lock hold that withdraws the path (as an
+/// unbind does): the hold never overlaps a send in flight, the answer of a send claimed
+/// before its enter is at the head when its operation runs, a send after it is refused,
+/// and each send is counted once on the driver's write queue.
+fn express_send_model(how: Sender) {
+    model(move || {
+        let t = sth_stream();
+        let tx = Arc::new(ModelTx {
+            in_send: AtomicBool::new(false),
+            sent: loom::sync::atomic::AtomicUsize::new(0),
+        });
+        let (q, rq) = t.op(|s| (s.driver_wq().expect("driver"), s.head_rq()));
+        let path: Arc<dyn ExpressTx> = tx.clone();
+        // Publish the path, then two locked putmsgs of an M_PROTO (a run): the second's
+        // leave arms.
+        let putmsg = |s: &mut streams_core::sth::Stream| {
+            let band = streams_core::sth::consts::MSG_BAND;
+            streams_core::sth::tests::put(s, Some(b"req"), None, 0, band)
+        };
+        t.op(|s| s.qctx(q).set_express_tx(Some(path)));
+        let r = t.op(putmsg).and_then(|()| t.op(putmsg));
+        assert!(
+            r.is_ok() && t.perim.express_send_armed(),
+            "express send: armed"
+        );
+        let sender = {
+            let (t, tx) = (t.clone(), tx.clone());
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_PROTO, b"req").expect("msg");
+                match how {
+                    Sender::Claimed => t.send_express(&mut Some(m), &mut None),
+                    Sender::Unclaimed => {
+                        if !t.perim.express_send_armed() {
+                            return false;
+                        }
+                        if let Sent::Answer(a) = tx.send(m) {
+                            if t.put_in(rq, a).unwrap_or(false) {
+                                t.run(0);
+                            }
+                        }
+                        true
+                    }
+                }
+            })
+        };
+        let (sent, answers) = t.op(|s| {
+            assert!(
+                !tx.in_send.load(SeqCst),
+                "express send: a hold overlapped a send in flight"
+            );
+            let answers = s.queue(rq).map_or(0, |h| h.count()) / 6;
+            s.qctx(q).set_express_tx(None);
+            (tx.sent.load(SeqCst), answers)
+        });
+        assert_eq!(
+            answers, sent,
+            "express send: a hold overlapped a send (its answer came after the enter)"
+        );
+        let went = sender.join().expect("sender");
+        assert_eq!(
+            usize::from(went),
+            tx.sent.load(SeqCst),
+            "express send: refused"
+        );
+        assert!(!t.perim.express_send_armed(), "express send: withdrawn");
+        if matches!(how, Sender::Claimed) {
+            // (The sender by hand counts nothing.)
+            let puts = t.op(|s| s.mstat(q).map(|m| m.ms_pcnt as usize));
+            assert_eq!(
+                puts,
+                Some(2 + usize::from(went)),
+                "express send: statistics"
+            );
+        }
+        t.op(|s| s.sth_close());
+        t.close_gate();
+    });
+}
+
+#[test]
+fn n_express_send_vs_lock_hold() {
+    express_send_model(Sender::Claimed);
+}
+
+#[test]
+#[should_panic(expected = "express send: a hold overlapped")]
+fn n_express_send_without_a_claim_is_caught() {
+    express_send_model(Sender::Unclaimed);
 }

@@ -16,50 +16,17 @@
 //! The gate is lazy between the calls (nobody sleeps or polls on the host), so the puts
 //! claim nothing: this counts the work per datagram, not the wakeup (docs/performance.md,
 //! "The TPI UDP receive path").
-use streams_core::errno::Errno;
 use streams_core::msg::{Msg, M_DATA};
 use streams_core::perim::test::TestPerim;
-use streams_core::sth::call::{self, HeadCall, HeadShared};
-use streams_core::sth::consts::{MSG_ANY, MSG_BAND, MSG_HIPRI};
-use streams_core::sth::tests::{get, never_sleeps, put};
-use streams_core::sth::{Part, SliceIo, Stop, StrHead, Stream};
+use streams_core::sth::call;
+use streams_core::sth::consts::MSG_ANY;
+use streams_core::sth::tests::PerimCall;
+use streams_core::sth::{Part, SliceIo, Stream};
 use streams_core::stream::StreamTab;
-use streams_core::sys::Arc;
-use tpi_udp::prim::{self, Ind, Req};
 use tpi_udp::tests::fake::{self, FakeNet};
 use tpi_udp::{streamtab, Inet4, RxIp, UDP_ID, UDP_NAME};
 
 static UDP: StreamTab = streamtab::<FakeNet>(UDP_NAME, UDP_ID);
-
-/// The endpoint as the platform of a system call: each step a lock hold of its perimeter.
-struct Ep {
-    p: Arc<TestPerim<StrHead>>,
-    shared: HeadShared,
-}
-
-impl HeadCall for Ep {
-    fn run<R>(
-        &self,
-        nonblock: bool,
-        _limit_ms: Option<u32>,
-        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
-        cancel: impl FnOnce(&mut Stream),
-    ) -> Result<R, Errno> {
-        self.p.op(|s| never_sleeps(s, nonblock, op, cancel))
-    }
-
-    fn run_read<R>(
-        &self,
-        nonblock: bool,
-        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
-    ) -> Result<R, Errno> {
-        self.p.op_read(|s| never_sleeps(s, nonblock, op, |_| ()))
-    }
-
-    fn shared(&self) -> &HeadShared {
-        &self.shared
-    }
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -74,35 +41,12 @@ fn main() {
     let vary = std::env::var_os("VARY").is_some();
 
     let s = Stream::sth_new(&UDP).expect("open");
-    let ep = Ep {
-        p: TestPerim::new_owned(s).expect("perimeter"),
-        shared: HeadShared::new(),
-    };
+    let ep = PerimCall::new(TestPerim::new_owned(s).expect("perimeter"), false);
     let local = Inet4 {
         addr: [127, 0, 0, 1],
         port: 7000,
     };
-    let req = prim::encode_req(&Req::Bind {
-        addr: &local.encode(),
-        conind: 0,
-    })
-    .expect("T_BIND_REQ");
-    let hipri = req.db_type() == streams_core::msg::M_PCPROTO;
-    ep.p.op(|s| {
-        put(
-            s,
-            Some(req.rd()),
-            None,
-            0,
-            if hipri { MSG_HIPRI } else { MSG_BAND },
-        )
-    })
-    .expect("bind");
-    while ep.p.run_scheduled() || fake::run_deferred() != 0 {}
-    let (_, c, _) =
-        ep.p.op(|s| get(s, 256, 256, 0, MSG_ANY))
-            .expect("T_BIND_ACK");
-    assert!(matches!(Ind::decode(&c.buf[..c.n]), Some(Ind::BindAck(_))));
+    assert!(fake::bind_endpoint(&ep.p, local), "T_BIND_ACK");
     let rx = fake::rx_of(local).expect("bound");
 
     let payload = vec![7u8; size];

@@ -18,6 +18,7 @@
 #![cfg_attr(not(rstreams_kernel), deny(unsafe_code))]
 
 pub mod addr;
+mod express;
 pub mod jobs;
 pub mod net;
 pub mod opt;

@@ -26,8 +26,10 @@
 //! Contexts: [`Net::bind`] and the drop of a [`Port`] may sleep, so the driver never calls
 //! them under the Stream lock: it hands them to a [`Job`] that runs after the lock hold
 //! (`QCtx::run_later`), or, in the rare hold whose `Later` list is full, to [`Net::defer`].
-//! [`Port::send`] and [`Port::set_bufs`] run under the Stream lock and never sleep. [`Rx`]
-//! methods run in any context (softirq included): they only put into the Stream's gate.
+//! [`Port::send`] and [`Port::set_bufs`] run under the Stream lock and never sleep;
+//! [`Port::send_unlocked`] (the express send, `express.rs`) runs without it, with bottom
+//! halves off, and never sleeps. [`Rx`] methods run in any context (softirq included): they
+//! only put into the Stream's gate.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
@@ -161,6 +163,18 @@ pub trait Port: Send + Sync {
     /// [`Rx::write_space`] when there is. Other errors: this datagram failed (the driver
     /// answers T_UDERROR_IND with the errno).
     fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno>;
+    /// Whether [`Port::send_unlocked`] may send (the driver publishes its express send,
+    /// `express.rs`, only over such a port).
+    const EXPRESS: bool = false;
+    /// [`Port::send`] without the Stream lock (the express send, `perim/express_send.rs` in
+    /// the core): called concurrently with other calls of itself, never with a call made
+    /// under the Stream lock; never sleeps, never waits for the Stream lock, and what it
+    /// delivers into the endpoint's own Stream goes through its gate ([`Rx`]). `None`: this
+    /// datagram needs what only [`Port::send`] does (nothing was sent); the driver then sends
+    /// it under the lock. Default: always `None`.
+    fn send_unlocked(&self, _dst: Inet4, _data: &Msg, _opts: &TxOpts) -> Option<Result<(), Errno>> {
+        None
+    }
     /// XTI_SNDBUF / XTI_RCVBUF on a bound endpoint; never sleeps.
     fn set_bufs(&self, sndbuf: usize, rcvbuf: usize);
     /// Whether received datagrams and ICMP errors wait in the port's own queues for

@@ -491,6 +491,10 @@ pub fn manage(cur: &Opts, req: &[u8], flags: i32) -> Result<Answer, i32> {
 /// value.
 pub fn unitdata(cur: &Opts, req: &[u8]) -> Result<TxOpts, i32> {
     let mut tx = cur.tx();
+    if req.is_empty() {
+        // The common datagram: what `parse` would find (nothing) without its table.
+        return Ok(tx);
+    }
     let (list, _) = parse::<MAXREQ>(req)?;
     for o in list.iter().flatten() {
         match (o.level, o.name) {

@@ -6,6 +6,8 @@
 //!                 │ EAGAIN: putq, noenable; Rx::write_space back-enables wsrv, which resends
 //!                 └─ T_BIND_REQ: TS_WACK_BREQ, the Binder runs after the unlock (jobs.rs)
 //!  head ◀─rq─ udp rsrv ◀─ rput ◀─ gate ◀─ QRef::put ◀─ Rx::datagram/uderror, the binder's M_CTL
+//!  putmsg ── (armed: no Stream lock) UdpTx::send ── Port::send_unlocked ─▶ network
+//!                 published/withdrawn by sync_tx at the end of each procedure (express.rs)
 //! ```
 //!
 //! Read-side flow control is the queues': the read queue has a service procedure and is the
@@ -25,12 +27,14 @@ use streams_core::box_dyn;
 use streams_core::errno::Errno;
 use streams_core::msg::{Msg, M_CTL, M_DATA, M_ERROR, M_FLUSH, M_IOCACK, M_IOCNAK, M_IOCTL};
 use streams_core::msg::{M_PCPROTO, M_PROTO};
+use streams_core::perim::express_send::ExpressTx;
 use streams_core::queue::{QField, FLUSHDATA};
 use streams_core::sth::consts::{FLUSHBAND, FLUSHR, FLUSHRW, FLUSHW};
 use streams_core::sth::{IocBlk, IOCBLK_SIZE};
 use streams_core::stream::{ModuleInfo, OpenArgs, Perimeter, QCtx, QRef, StreamModule, StreamTab};
 use streams_core::sys::{self, Arc, Box};
 
+use super::express::{self, UdpTx};
 use super::jobs::{BindWork, Binder, Held, RxLink};
 use super::net::{self, BindReq, Inet4, Net, Port, Received, Rx, Stats, NSTATS};
 use super::opt::{self, Opts, T_NEGOTIATE};
@@ -90,6 +94,10 @@ struct Udp<N: Net> {
     blocked: bool,
     /// For a fatal error (allocated at open; sent once).
     merror: Option<Msg>,
+    /// An express send is published (`express.rs`).
+    tx_live: bool,
+    /// The options changed since it was published (it must be made again).
+    tx_stale: bool,
 }
 
 fn udp_open<N: Net>(cx: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
@@ -110,6 +118,8 @@ fn udp_open<N: Net>(cx: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamMod
         stats,
         blocked: false,
         merror: Some(merror),
+        tx_live: false,
+        tx_stale: false,
     } => dyn StreamModule)?;
     // The read queue is the entry the port's Rx puts into: give it a back link so that the
     // Stream publishes its flow control (`perim/flow.rs`).
@@ -161,6 +171,48 @@ fn reply(cx: &mut QCtx<'_>, mp: Option<Msg>) {
 }
 
 impl<N: Net> Udp<N> {
+    /// At the end of each procedure: publish the express send (`express.rs`) while the
+    /// endpoint is in TS_IDLE with nothing waiting for send buffer space, made with the
+    /// current options; withdraw it otherwise. `cx`: either queue's context (the path is the
+    /// write queue's).
+    // Out of line: the procedures it ends stay small (their message frees inline).
+    #[inline(never)]
+    fn sync_tx(&mut self, cx: &mut QCtx<'_>) {
+        if self.tx_wanted() == self.tx_live && !self.tx_stale {
+            return; // the common case: published and unchanged, or neither
+        }
+        match cx.is_read() {
+            true => self.publish_tx(&mut cx.otherq()),
+            false => self.publish_tx(cx),
+        }
+    }
+
+    /// Whether the express send should be published now.
+    #[inline]
+    fn tx_wanted(&self) -> bool {
+        express::can_publish::<N>() && self.state == TpiState::Idle && !self.blocked
+    }
+
+    /// [`Udp::sync_tx`] on the write queue's context `wq`, when something changed.
+    #[cold]
+    #[inline(never)]
+    fn publish_tx(&mut self, wq: &mut QCtx<'_>) {
+        let want = self.tx_wanted();
+        self.tx_stale = false;
+        let tx = match &self.port {
+            Some(held) if want => sys::new_arc(UdpTx::<N> {
+                held: held.clone(),
+                opts: self.opts,
+                stats: self.stats.clone(),
+            })
+            .ok(),
+            _ => None,
+        };
+        // No memory: none published (the locked path sends everything).
+        self.tx_live = tx.is_some();
+        wq.set_express_tx(tx.map(|tx| -> Arc<dyn ExpressTx> { tx }));
+    }
+
     /// A fatal protocol error: M_ERROR `err` on both sides (once).
     fn fatal(&mut self, cx: &mut QCtx<'_>, err: Errno) {
         if let Some(mut m) = self.merror.take() {
@@ -405,6 +457,7 @@ impl<N: Net> Udp<N> {
     fn apply(&mut self, cx: &mut QCtx<'_>, new: Opts) {
         let old = self.opts;
         self.opts = new;
+        self.tx_stale |= new != old;
         if new.rcvbuf != old.rcvbuf {
             let hi = new.rcvbuf as usize;
             let mut rq = cx.otherq();
@@ -627,6 +680,7 @@ impl<N: Net> StreamModule for Udp<N> {
             // Data without a T_UNITDATA_REQ: a connectionless provider has no peer for it.
             self.fatal(cx, Errno::EPROTO);
         }
+        self.sync_tx(cx);
     }
 
     /// Resend what waited for send buffer space (back-enabled by `Rx::write_space`).
@@ -642,6 +696,7 @@ impl<N: Net> StreamModule for Udp<N> {
                 break;
             }
         }
+        self.sync_tx(cx);
     }
 
     fn has_wsrv(&self) -> bool {
@@ -653,6 +708,7 @@ impl<N: Net> StreamModule for Udp<N> {
         if mp.db_type() == M_CTL {
             if mp.rd() == BIND_NOTE {
                 self.bind_done(cx, mp);
+                self.sync_tx(cx);
             }
             return;
         }
@@ -698,6 +754,7 @@ impl<N: Net> StreamModule for Udp<N> {
         }
         self.release(cx);
         self.state = TpiState::Unbnd;
+        self.sync_tx(cx);
         cx.set_remote(None);
     }
 }

@@ -79,6 +79,16 @@
 //!    holding no lock puts its message into the target's gate directly, admitted and counted
 //!    under the target's inbound lock. Every enter disarms first, under that lock too, and
 //!    counts the admitted puts on the path: no express put lands once a hold has begun.
+//! 9. **express send** ([`Perim::send_express`], `express_send.rs`): a hold whose putmsg
+//!    sent an M_PROTO down, after another that did or when the last arming was used, arms
+//!    the perimeter's express send when it leaves, if the head allows it
+//!    (`HeadProcs::express_ok`), nothing is pushed above the driver, the driver's write
+//!    queue holds nothing and the driver has published its transmit path
+//!    (`QCtx::set_express_tx`); while armed, a putmsg holding no lock claims a send (a count
+//!    in the armed word) and hands its message to that path, which sends it or declines
+//!    (the locked putmsg follows). Every enter disarms, then waits until no send is in
+//!    flight, before it takes the inbound list (where a send puts its answer, before it
+//!    releases its claim): no locked operation runs while a send is in flight.
 //!
 //! # Locking
 //! The Stream lock ([`sys::Mutex`]) is a sleeping lock taken only in process context (system
@@ -87,6 +97,7 @@
 //! or from user space or allocates with sleeping flags while a Stream lock is held.
 
 pub mod express;
+pub mod express_send;
 pub mod flow;
 pub mod gate;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
@@ -105,6 +116,9 @@ use crate::stream::{HeadProcs, Later, QueueId, Stream};
 use crate::sys;
 use flow::{BandState, BlockState};
 
+/// The Stream head's read queue (pair 0's read side), where an express send's answer goes.
+const HEAD_RQ: QueueId = QueueId::of(0, false);
+
 /// Most rounds of inbound work one lock hold applies while it leaves ([`Perim::leave`]).
 pub const LEAVE_ROUNDS: usize = 4;
 
@@ -118,6 +132,8 @@ pub struct Perim<H: HeadProcs> {
     gate: Gate,
     /// Writes across without the Stream lock (step 8, `express.rs`).
     express: express::Express,
+    /// putmsg sent by the driver without the Stream lock (step 9, `express_send.rs`).
+    send: express_send::ExpressSend,
 }
 
 impl<H: HeadProcs> Perim<H> {
@@ -128,6 +144,7 @@ impl<H: HeadProcs> Perim<H> {
             sd: sys::Mutex::new(s).map_err(|_| Errno::ENOSR)?,
             gate: Gate::new().map_err(|_| Errno::ENOSR)?,
             express: express::Express::new().map_err(|_| Errno::ENOSR)?,
+            send: express_send::ExpressSend::new().map_err(|_| Errno::ENOSR)?,
         })
     }
 
@@ -157,7 +174,8 @@ impl<H: HeadProcs> Perim<H> {
     fn enter_for(&self, read: bool) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
         self.gate.set_busy(true);
-        if self.express.armed_locked() {
+        if self.express.armed_locked() | self.send.is_armed() {
+            // Before the inbound list is taken: the answers of express sends are on it.
             self.disarm(&mut g);
         }
         if self.gate.has_pending() {
@@ -173,15 +191,21 @@ impl<H: HeadProcs> Perim<H> {
         }
     }
 
-    /// Disarm the express write (step 8), first thing in a hold: no express put lands after
-    /// this; count those that landed on the path's queue, and let go of the link once the
-    /// lock is dropped.
+    /// Disarm the express write (step 8) and the express send (step 9), whichever is armed,
+    /// first thing in a hold: no express put lands and no express send runs after this;
+    /// count those that landed on the path's queue, and let go of the link once the lock is
+    /// dropped.
     #[cold]
     #[inline(never)]
     fn disarm(&self, s: &mut Stream<H>) {
-        if let Some((to, q, n)) = self.express.disarm() {
-            s.count_express(q, n);
-            s.later_mut().release(to.into_perim());
+        if self.express.armed_locked() {
+            if let Some((to, q, n)) = self.express.disarm() {
+                s.count_express(q, n);
+                s.later_mut().release(to.into_perim());
+            }
+        }
+        if self.send.is_armed() {
+            self.disarm_send(s);
         }
     }
 
@@ -198,6 +222,97 @@ impl<H: HeadProcs> Perim<H> {
                 s.later_mut().release(old.into_perim());
             }
         }
+    }
+
+    /// Disarm the express send (step 9) and wait for the sends in flight, first thing in a
+    /// hold: no send runs from here until the hold ends; count those made on the driver's
+    /// write queue.
+    fn disarm_send(&self, s: &mut Stream<H>) {
+        let n = self.send.disarm();
+        if n != 0 {
+            // The path armed with is the published one: a change lets go of it at that leave.
+            if let Some(q) = s.express_tx_queue() {
+                s.count_express(q, n);
+            }
+        }
+    }
+
+    /// The end of a hold that sent an M_PROTO down (`sent`) or followed one that did: arm
+    /// the express send (step 9) if it sent one and the express send looks worth it — the
+    /// hold before also sent one (a run of putmsgs), or the last arming was used (an express
+    /// send was made before the hold that disarmed it). A request and its reply taking turns
+    /// (putmsg, getmsg, putmsg…) then do not arm and disarm at each turn for nothing.
+    #[inline]
+    fn note_send(&self, s: &mut Stream<H>, sent: bool) {
+        let streak = s.set_proto_streak(sent);
+        if sent && (streak || self.send.was_used()) {
+            self.arm_send(s);
+        }
+    }
+
+    /// Arm the express send (step 9), last thing in a hold whose putmsg sent an M_PROTO
+    /// down, if the driver right below the head published its path with nothing waiting on
+    /// its write queue and the head allows it.
+    #[cold]
+    #[inline(never)]
+    fn arm_send(&self, s: &mut Stream<H>) {
+        if let Some((tx, totals)) = s.express_tx_target() {
+            if H::express_ok(s) {
+                self.send.arm(tx, totals);
+            }
+        }
+    }
+
+    /// Whether the express send is armed (step 9; tests and models).
+    pub fn express_send_armed(&self) -> bool {
+        self.send.is_armed()
+    }
+
+    /// An express send (step 9, `express_send.rs`): send a putmsg's parts, `ctl` (a band-0
+    /// control part, made M_PROTO here) with `data` linked behind, built before any lock,
+    /// through the transmit path the driver published, without the Stream lock.
+    /// `Some(claimed)`: sent (a failure answered at the head through this Stream's gate); if
+    /// `claimed`, that answer's put claimed this perimeter and the caller runs it. `None`:
+    /// not armed, something waits on the inbound list (the locked putmsg applies it first),
+    /// or the path declined; the parts are back in their slots for the locked putmsg.
+    /// Process context, holding no Stream lock; the claim is held with bottom halves off
+    /// (`sys::with_bh_off`), so the path's send must not sleep.
+    #[inline]
+    pub fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> Option<bool> {
+        if !self.send.is_armed() || self.gate.has_pending() {
+            return None;
+        }
+        // The claim is held only with bottom halves off (kernel): a drainer spins for it.
+        sys::with_bh_off(|| self.send_claimed(ctl, data))
+    }
+
+    /// [`Perim::send_express`] from the claim on.
+    #[inline(never)]
+    fn send_claimed(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> Option<bool> {
+        let claim = self.send.claim()?;
+        let mut m = ctl.take()?;
+        m.set_type(crate::msg::M_PROTO);
+        if let Some(d) = data.take() {
+            m.linkb(d);
+        }
+        let claimed = match claim.send(m) {
+            express_send::Sent::Declined(mut m) => {
+                // Apart again, as they came (`claim` is released).
+                *data = m.unlinkb();
+                *ctl = Some(m);
+                return None;
+            }
+            express_send::Sent::Done => false,
+            express_send::Sent::Answer(a) => {
+                // The locked put procedure's `qreply`: up to the head's read queue (nothing
+                // is pushed while armed). Before the claim is released, so the next hold
+                // applies it first; the gate is open while a claim is held.
+                self.gate.put_in(HEAD_RQ, a).unwrap_or(false)
+            }
+        };
+        claim.count();
+        drop(claim);
+        Some(claimed)
     }
 
     /// Whether the express write is armed (step 8; tests and models).
@@ -335,6 +450,13 @@ impl<H: HeadProcs> Perim<H> {
         }
         if s.take_wrote_across() {
             self.arm(s);
+        }
+        if s.take_express_tx_changed() {
+            drop(self.send.forget()); // never the last reference to what may sleep (`ExpressTx`)
+        }
+        let sent = s.take_sent_proto();
+        if sent || s.proto_streak() {
+            self.note_send(s, sent);
         }
         let quiet = H::lazy_ok(s);
         self.gate.set_lazy(!watched && quiet);

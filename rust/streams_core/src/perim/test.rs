@@ -78,6 +78,23 @@ impl<H: HeadProcs> TestPerim<H> {
         r
     }
 
+    /// A putmsg's express send (`perim` step 9): its band-0 control part `ctl` and its data
+    /// part, through the driver's published path without the lock, and this perimeter run if
+    /// the send's answer claimed it. Whether it was sent (else the parts are back in their
+    /// slots for the locked putmsg).
+    #[inline]
+    pub fn send_express(&self, ctl: &mut Option<Msg>, data: &mut Option<Msg>) -> bool {
+        match self.perim.send_express(ctl, data) {
+            None => false,
+            Some(claimed) => {
+                if claimed {
+                    self.run(0);
+                }
+                true
+            }
+        }
+    }
+
     /// A reference to queue `q` of this Stream, for another Stream or a driver.
     pub fn qref(self: &Arc<Self>, q: QueueId) -> QRef {
         let p: Arc<dyn Perimeter> = self.clone();

@@ -81,6 +81,15 @@ pub trait HeadCall {
     fn write_express(&self, m: Msg) -> Result<usize, Msg> {
         Err(m)
     }
+
+    /// Send a putmsg's band-0, not high-priority parts `ctl` and `data`, built before the
+    /// lock, through the transmit path of the driver right below the head without the Stream
+    /// lock if the platform can (the express send, `perim/express_send.rs`:
+    /// `Perim::send_express`). Whether it was sent; if not, the parts are back in their
+    /// slots for the locked putmsg. Default: never.
+    fn send_express(&self, _ctl: &mut Option<Msg>, _data: &mut Option<Msg>) -> bool {
+        false
+    }
 }
 
 /// The part of a Stream head that its system calls use without the Stream lock: the reader
@@ -378,6 +387,17 @@ pub fn putmsg<H: HeadCall>(
                 Err(m) => d = Some(m),
             }
         }
+    }
+    // A control part in band 0, not high priority: an M_PROTO request, which the driver right
+    // below the head may send without the lock when the express send is armed
+    // (`perim/express_send.rs`; armed only when the head would add nothing to it and refuse
+    // no size: `HeadProcs::express_ok`). Declined, its parts are back for the locked putmsg.
+    if c.is_some()
+        && band == 0
+        && (flags == 0 || flags == MSG_BAND)
+        && h.send_express(&mut c, &mut d)
+    {
+        return Ok(());
     }
     let sh = h.shared();
     h.run(

@@ -226,7 +226,13 @@ impl Stream {
         self.sth_flush_hold();
         match across {
             Some(x) => self.put_across(h, x, mp),
-            None => self.write(mp),
+            None => {
+                if cl.is_some() && band == 0 && !hipri {
+                    // The leave may arm the express send (`perim/express_send.rs`).
+                    self.note_sent_proto();
+                }
+                self.write(mp)
+            }
         }
         Ok(())
     }

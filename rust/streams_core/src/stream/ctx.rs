@@ -41,6 +41,11 @@ pub(crate) trait Engine {
     fn set_remote(&mut self, q: QueueId, to: Option<QRef>);
     fn later_mut(&mut self) -> &mut Later;
     fn qref_here(&self, q: QueueId) -> Option<QRef>;
+    fn set_express_tx(
+        &mut self,
+        q: QueueId,
+        tx: Option<crate::sys::Arc<dyn crate::perim::express_send::ExpressTx>>,
+    );
 }
 
 /// The context of a running procedure (or of outside code acting on one queue).
@@ -99,6 +104,16 @@ impl<'a> QCtx<'a> {
     /// dropped.
     pub fn set_remote(&mut self, to: Option<QRef>) {
         self.s.set_remote(self.q, to)
+    }
+    /// Publish `tx` as this (driver's write) queue's transmit path for the express send, or
+    /// withdraw it with `None` (`perim/express_send.rs`): the driver publishes it only while
+    /// its write put procedure would do nothing with a request but what `tx` does, and
+    /// withdraws it (under the lock, in the procedure that changes that) as soon as not.
+    pub fn set_express_tx(
+        &mut self,
+        tx: Option<crate::sys::Arc<dyn crate::perim::express_send::ExpressTx>>,
+    ) {
+        self.s.set_express_tx(self.q, tx)
     }
     /// Run `p` after this Stream's lock is dropped (a driver that claimed another perimeter
     /// with [`crate::stream::Perimeter::put_in`]).
@@ -286,6 +301,13 @@ impl<H: HeadProcs> Engine for Stream<H> {
     }
     fn qref_here(&self, q: QueueId) -> Option<QRef> {
         Stream::qref_here(self, q)
+    }
+    fn set_express_tx(
+        &mut self,
+        q: QueueId,
+        tx: Option<crate::sys::Arc<dyn crate::perim::express_send::ExpressTx>>,
+    ) {
+        Stream::set_express_tx(self, q, tx)
     }
 }
 

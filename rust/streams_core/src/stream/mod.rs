@@ -36,6 +36,7 @@ mod batch;
 pub mod cross;
 mod ctx;
 mod direct;
+mod express_tx;
 pub mod head;
 pub mod link;
 pub mod module;
@@ -262,6 +263,16 @@ pub struct Stream<H: HeadProcs> {
     /// A write went across in this lock hold (`across.rs`): the leave may arm the express
     /// write (`perim/express.rs`).
     wrote_across: bool,
+    /// The transmit path the driver published for the express send, and its write queue
+    /// (`express_tx.rs`, `perim/express_send.rs`).
+    express_tx: Option<(QueueId, sys::Arc<dyn crate::perim::express_send::ExpressTx>)>,
+    /// A putmsg sent an M_PROTO down in this lock hold: the leave may arm the express send.
+    sent_proto: bool,
+    /// `express_tx` changed in this lock hold: the leave lets go of the perimeter's copy.
+    express_tx_changed: bool,
+    /// The last lock hold that ended sent an M_PROTO down (`Perim::leave` arms the express
+    /// send after a run of putmsgs).
+    proto_streak: bool,
 }
 
 impl Stream<RawHead> {
@@ -316,6 +327,10 @@ impl<H: HeadProcs> Stream<H> {
             me: None,
             direct: direct::Direct::default(),
             wrote_across: false,
+            express_tx: None,
+            sent_proto: false,
+            express_tx_changed: false,
+            proto_streak: false,
         };
         let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
         debug_assert_eq!(h, HEAD);

@@ -2,7 +2,8 @@
 //! 40000, TADDRBUSY, TBADADDR for addresses that are not 0.0.0.0, 127.0.0.1 or 10/8), `send`
 //! delivering synchronously to the bound port's `Rx`, a "send buffer full" switch per source
 //! address (EAGAIN, then `Rx::write_space` when switched off), an ICMP switch per source
-//! address (`Rx::uderror` ECONNREFUSED for a datagram to no port), and a list of deferred jobs.
+//! address (`Rx::uderror` ECONNREFUSED for a datagram to no port), a transmit failure switch per
+//! source address, and a list of deferred jobs.
 //! `FakeQueuedNet` is the same network with queued ports (`Port::QUEUED`, as XTI over
 //! sockets): a datagram waits in its port's receive queue (at most [`QUEUE_CAP`], the rest
 //! dropped and counted), an ICMP error in its error queue, and the port says `Rx::readable`.
@@ -21,7 +22,13 @@ use std::vec::Vec;
 use super::super::net::{BindError, BindReq, Inet4, Job, Net, Port, Received, Rx, RxIp, TxOpts};
 use streams_core::errno::Errno;
 use streams_core::msg::Msg;
+use streams_core::perim::test::TestPerim;
+use streams_core::sth::consts::{MSG_ANY, MSG_BAND, MSG_HIPRI};
+use streams_core::sth::tests::{get, put};
+use streams_core::sth::StrHead;
 use streams_core::sys::Arc;
+
+use super::super::prim::{Ind, Req};
 
 struct Entry {
     id: u64,
@@ -51,6 +58,7 @@ struct World {
     icmp: Vec<[u8; 4]>,
     deferred: Vec<Job>,
     tx: Vec<(Inet4, Inet4, TxOpts)>,
+    fail: Vec<([u8; 4], Errno)>,
 }
 
 static WORLD: Mutex<World> = Mutex::new(World {
@@ -62,6 +70,7 @@ static WORLD: Mutex<World> = Mutex::new(World {
     icmp: Vec::new(),
     deferred: Vec::new(),
     tx: Vec::new(),
+    fail: Vec::new(),
 });
 
 fn world() -> std::sync::MutexGuard<'static, World> {
@@ -221,6 +230,9 @@ impl Port for FakePort {
                 w.waiting.push((self.id, self.local.addr));
                 return Err(Errno::EAGAIN);
             }
+            if let Some((_, e)) = w.fail.iter().find(|(x, _)| *x == self.local.addr) {
+                return Err(*e);
+            }
             w.tx.push((self.local, dst, *opts));
             let to = w
                 .ports
@@ -275,6 +287,11 @@ impl Port for FakePort {
         Ok(())
     }
     fn set_bufs(&self, _sndbuf: usize, _rcvbuf: usize) {}
+    // The world's lock is the only one `send` takes, and it delivers through the `Rx`.
+    const EXPRESS: bool = true;
+    fn send_unlocked(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Option<Result<(), Errno>> {
+        Some(self.send(dst, data, opts))
+    }
 }
 
 impl Drop for FakePort {
@@ -311,6 +328,16 @@ pub fn set_full(a: [u8; 4], full: bool) {
     }
 }
 
+/// Make every send from source address `a` fail with `e` (a transmit error: the driver
+/// answers T_UDERROR_IND), or succeed again with `None`.
+pub fn set_fail(a: [u8; 4], e: Option<Errno>) {
+    let mut w = world();
+    w.fail.retain(|(x, _)| *x != a);
+    if let Some(e) = e {
+        w.fail.push((a, e));
+    }
+}
+
 /// Answer datagrams from `a` to no port with ICMP port unreachable.
 pub fn set_icmp(a: [u8; 4]) {
     world().icmp.push(a);
@@ -339,6 +366,31 @@ pub fn last_tx(a: [u8; 4]) -> Option<TxOpts> {
         .rev()
         .find(|(s, _, _)| s.addr == a)
         .map(|(_, _, o)| *o)
+}
+
+/// Bind the endpoint of `p` (a Stream with the `udp` driver over this network) on `local`:
+/// T_BIND_REQ, the bind run, its T_BIND_ACK taken. Whether it was acknowledged (the cost
+/// harnesses' setup).
+pub fn bind_endpoint(p: &TestPerim<StrHead>, local: Inet4) -> bool {
+    let Some(req) = super::super::prim::encode_req(&Req::Bind {
+        addr: &local.encode(),
+        conind: 0,
+    }) else {
+        return false;
+    };
+    let flags = match req.db_type() == streams_core::msg::M_PCPROTO {
+        true => MSG_HIPRI,
+        false => MSG_BAND,
+    };
+    if p.op(|s| put(s, Some(req.rd()), None, 0, flags)).is_err() {
+        return false;
+    }
+    while p.run_scheduled() || run_deferred() != 0 {}
+    let Ok((_, c, _)) = p.op(|s| get(s, 256, 256, 0, MSG_ANY)) else {
+        return false;
+    };
+    let ack = c.buf.get(..c.n).unwrap_or_default();
+    matches!(Ind::decode(ack), Some(Ind::BindAck(_)))
 }
 
 /// The `Rx` of the port bound on `a` (the receive cost harness, `examples/udprxcost.rs`,

@@ -7,4 +7,6 @@ pub mod codec;
 #[cfg(not(rstreams_kernel))]
 pub mod driver;
 #[cfg(not(rstreams_kernel))]
+pub mod express;
+#[cfg(not(rstreams_kernel))]
 pub mod fake;

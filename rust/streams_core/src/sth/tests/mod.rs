@@ -11,6 +11,7 @@ pub mod fifo;
 pub mod layout;
 pub mod limits;
 pub mod perim;
+mod perimcall;
 pub mod take;
 pub mod transp;
 pub mod waits;
@@ -30,6 +31,7 @@ use crate::stream::testmods::HOLD;
 use crate::stream::{QueueId, Registry, StreamTab};
 use crate::{check, check_eq, check_ok, check_some, ktest_suite};
 use drivers::*;
+pub use perimcall::PerimCall;
 
 pub const BUF: usize = 256;
 
