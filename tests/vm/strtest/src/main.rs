@@ -871,6 +871,10 @@ fn main() {
             xti::t_xti_errors,
         ),
         (
+            "xti: the express send against T_OPTMGMT and t_unbind/t_bind from another thread",
+            xti::t_xti_express_send_races,
+        ),
+        (
             "security: fd-passing cycles refused (nobody, 200 pipes), streams.ko use count back",
             security::t_fdpass_cycles_refused,
         ),

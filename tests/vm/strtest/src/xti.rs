@@ -2,6 +2,8 @@
 //! against the kernel TPI driver. XTI↔XTI and XTI↔Linux UDP sockets over 127.0.0.1 (both
 //! ways, addresses checked), TADDRBUSY, TACCES for a privileged port as an unprivileged user,
 //! ICMP port unreachable as T_UDERR/ECONNREFUSED, TBADDATA, TOUTSTATE and TNOTSUPPORT.
+//! The express send (T_UNITDATA_REQ without the Stream lock) races T_OPTMGMT and t_unbind/t_bind
+//! from another thread.
 //! The exchange, sockets, received options and errors cases run again over XTI over sockets
 //! (`xtiso-udp`). When a driver is absent its cases pass with a "# skip" note.
 
@@ -445,4 +447,148 @@ fn errors(dev: &str) -> R {
         "bind of port 999 as nobody: child status {status:#x} (1: not TACCES, 2: setuid failed)"
     );
     Ok(())
+}
+
+/// The express send (a T_UNITDATA_REQ sent by the driver without the Stream lock,
+/// docs/tpi.md) against T_OPTMGMT on the same endpoint from another thread, then against
+/// t_unbind/t_bind: every datagram that arrives is whole, in the order sent, with one of the
+/// two TTLs negotiated; the sender's errors are only those of its state; the endpoint works
+/// afterwards. Drops are allowed (the receiver's queue may fill); a crash, a lockdep or KASAN
+/// report, or a hang is what the case is for.
+pub(crate) fn t_xti_express_send_races() -> R {
+    if !present() {
+        return Ok(());
+    }
+    const N: u32 = 4000;
+    let (a, _) = bound_on(DEV)?;
+    let (b, pb) = bound_on(DEV)?;
+    let ttl_opt = |ttl: u8| {
+        OptBuilder::new()
+            .push(xti::T_INET_IP, xti::T_IP_TTL, &[ttl])
+            .build()
+    };
+    let datagram = |i: u32| {
+        let mut d = [0xa5u8; 32];
+        d[..4].copy_from_slice(&i.to_be_bytes());
+        d
+    };
+    let (received, changes) = std::thread::scope(|s| -> Result<(u32, u32), String> {
+        let sender = s.spawn(|| -> R {
+            for i in 0..N {
+                x(a.send_unitdata(&sin(pb), &datagram(i)), "t_sndudata")?;
+            }
+            Ok(())
+        });
+        let receiver = s.spawn(|| -> Result<u32, String> {
+            let (mut got, mut next) = (0u32, 0u32);
+            while next < N
+                && crate::udpnet::wait_readable(std::os::fd::AsRawFd::as_raw_fd(&b), 3000)?
+            {
+                let (mut opt, mut data) = ([0u8; 256], [0u8; 64]);
+                let r = x(
+                    b.recv_unitdata_parts(None, Some(&mut opt), &mut data),
+                    "t_rcvudata",
+                )?;
+                ensure!(
+                    r.data_len == 32 && !r.more,
+                    "datagram of {} bytes",
+                    r.data_len
+                );
+                let d = &data[..32];
+                let i = u32::from_be_bytes([d[0], d[1], d[2], d[3]]);
+                ensure!(d[..] == datagram(i)[..], "datagram {i} damaged: {d:?}");
+                ensure!(i >= next, "datagram {i} after {}", next.wrapping_sub(1));
+                let ttl = xti::options(&opt[..r.opt_len])
+                    .find(|o| o.name == xti::T_IP_TTL)
+                    .and_then(|o| o.value.first().copied());
+                ensure!(
+                    matches!(ttl, Some(5) | Some(64)),
+                    "datagram {i} with TTL {ttl:?}"
+                );
+                next = i + 1;
+                got += 1;
+            }
+            Ok(got)
+        });
+        let mut changes = 0u32;
+        while !sender.is_finished() {
+            let ttl = if changes.is_multiple_of(2) { 5 } else { 64 };
+            x(
+                a.optmgmt(&ttl_opt(ttl), xti::T_NEGOTIATE),
+                "t_optmgmt IP_TTL",
+            )?;
+            changes += 1;
+        }
+        sender.join().map_err(|_| "sender panicked".to_string())??;
+        let got = receiver
+            .join()
+            .map_err(|_| "receiver panicked".to_string())??;
+        Ok((got, changes))
+    })?;
+    ensure!(received > 0, "nothing received of {N} datagrams");
+    ensure!(changes > 0, "no T_OPTMGMT ran during the sends");
+    println!("# {received} of {N} datagrams received, {changes} option changes meanwhile");
+    // Against unbind/bind: a send finds the endpoint bound (sent), unbound in the library
+    // (TOUTSTATE), or unbound in the provider after the library let it go: TPI's fatal
+    // M_ERROR EPROTO for a T_UNITDATA_REQ out of state (TSYSERR/EPROTO from then on, for
+    // every call). Either way the same as with the lock: the express path is withdrawn at
+    // T_UNBIND_REQ and the send goes the locked way.
+    let fatal = |e: &XtiError| e.t == xti::TSYSERR && e.errno == libc::EPROTO;
+    let dead = std::thread::scope(|s| -> Result<bool, String> {
+        let sender = s.spawn(|| -> Result<(u32, bool), String> {
+            let mut sent = 0;
+            for i in 0..N {
+                match a.send_unitdata(&sin(pb), &datagram(i)) {
+                    Ok(()) => sent += 1,
+                    Err(e) if e.t == xti::TOUTSTATE => {}
+                    Err(e) if fatal(&e) => return Ok((sent, true)),
+                    Err(e) => return Err(format!("t_sndudata during unbind/bind: {e}")),
+                }
+            }
+            Ok((sent, false))
+        });
+        let mut cycles = 0u32;
+        let mut dead = false;
+        while !sender.is_finished() && !dead {
+            match a.unbind().and_then(|()| a.bind(Some(&sin(0))).map(|_| ())) {
+                Ok(()) => cycles += 1,
+                Err(e) if fatal(&e) => dead = true,
+                Err(e) => return Err(format!("t_unbind/t_bind during sends: {e}")),
+            }
+        }
+        let (sent, sender_dead) = sender.join().map_err(|_| "sender panicked".to_string())??;
+        println!(
+            "# {sent} of {N} sent during {cycles} unbind/bind cycles{}",
+            if dead || sender_dead {
+                ", then M_ERROR EPROTO (a send out of state)"
+            } else {
+                ""
+            }
+        );
+        Ok(dead || sender_dead)
+    })?;
+    // Drain what b holds, so that one more datagram finds room.
+    let mut data = [0u8; 64];
+    while crate::udpnet::wait_readable(std::os::fd::AsRawFd::as_raw_fd(&b), 200)? {
+        x(
+            b.recv_unitdata_parts(None, None, &mut data),
+            "t_rcvudata (drain)",
+        )?;
+    }
+    // Still usable (or, after the fatal error, a new endpoint is): one more datagram arrives.
+    let fresh;
+    let from = if dead {
+        fresh = bound_on(DEV)?.0;
+        &fresh
+    } else {
+        &a
+    };
+    x(from.send_unitdata(&sin(pb), b"after"), "t_sndudata after")?;
+    loop {
+        ready(&b, "t_rcvudata after the races")?;
+        let r = x(b.recv_unitdata_parts(None, None, &mut data), "t_rcvudata")?;
+        if &data[..r.data_len] == b"after" {
+            return Ok(());
+        }
+    }
 }
