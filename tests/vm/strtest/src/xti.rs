@@ -534,38 +534,50 @@ pub(crate) fn t_xti_express_send_races() -> R {
     // every call). Either way the same as with the lock: the express path is withdrawn at
     // T_UNBIND_REQ and the send goes the locked way.
     let fatal = |e: &XtiError| e.t == xti::TSYSERR && e.errno == libc::EPROTO;
+    const CYCLES: u32 = 200;
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let dead = std::thread::scope(|s| -> Result<bool, String> {
-        let sender = s.spawn(|| -> Result<(u32, bool), String> {
-            let mut sent = 0;
-            for i in 0..N {
+        let sender = s.spawn(|| -> Result<(u32, u32, bool), String> {
+            let (mut sent, mut outstate, mut i) = (0u32, 0u32, 0u32);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 match a.send_unitdata(&sin(pb), &datagram(i)) {
                     Ok(()) => sent += 1,
-                    Err(e) if e.t == xti::TOUTSTATE => {}
-                    Err(e) if fatal(&e) => return Ok((sent, true)),
+                    Err(e) if e.t == xti::TOUTSTATE => outstate += 1,
+                    Err(e) if fatal(&e) => return Ok((sent, outstate, true)),
                     Err(e) => return Err(format!("t_sndudata during unbind/bind: {e}")),
                 }
+                i = i.wrapping_add(1);
             }
-            Ok((sent, false))
+            Ok((sent, outstate, false))
         });
-        let mut cycles = 0u32;
-        let mut dead = false;
-        while !sender.is_finished() && !dead {
+        let (mut cycles, mut dead) = (0u32, false);
+        while cycles < CYCLES && !dead && !sender.is_finished() {
             match a.unbind().and_then(|()| a.bind(Some(&sin(0))).map(|_| ())) {
                 Ok(()) => cycles += 1,
                 Err(e) if fatal(&e) => dead = true,
-                Err(e) => return Err(format!("t_unbind/t_bind during sends: {e}")),
+                Err(e) => {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Err(format!("t_unbind/t_bind during sends: {e}"));
+                }
             }
         }
-        let (sent, sender_dead) = sender.join().map_err(|_| "sender panicked".to_string())??;
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (sent, outstate, sender_dead) =
+            sender.join().map_err(|_| "sender panicked".to_string())??;
+        let dead = dead || sender_dead;
         println!(
-            "# {sent} of {N} sent during {cycles} unbind/bind cycles{}",
-            if dead || sender_dead {
+            "# {sent} sent, {outstate} TOUTSTATE during {cycles} unbind/bind cycles{}",
+            if dead {
                 ", then M_ERROR EPROTO (a send out of state)"
             } else {
                 ""
             }
         );
-        Ok(dead || sender_dead)
+        ensure!(
+            dead || (cycles == CYCLES && sent > 0),
+            "the sends and the unbind/bind cycles did not overlap"
+        );
+        Ok(dead)
     })?;
     // Drain what b holds, so that one more datagram finds room.
     let mut data = [0u8; 64];
