@@ -553,6 +553,72 @@ impl Queue {
         (mp, ev)
     }
 
+    /// getq of a run of whole ordinary band-0 messages, up to `bytes` bytes and `msgs`
+    /// messages (the Stream head's read, `sth/read.rs`): while band 0 is the queue's first
+    /// class (nothing of high priority, in a band or on the overflow list), take messages
+    /// from its front, oldest first, as long as each is not empty, fits in what is left of
+    /// `bytes` and `accept` takes it. Returns them linked through `b_next`, oldest first,
+    /// and their bytes. The queue ends as the getq of each in turn leaves it: the counts are
+    /// subtracted once (QFULL follows the counts alone), QWANTR is cleared, and the
+    /// back-enables are reported once, at the end (a writer waiting on a class is
+    /// back-enabled once the class is low, whichever getq got it there; the counts only
+    /// fall). Taking nothing changes nothing.
+    #[inline]
+    pub(crate) fn getq_upto(
+        &mut self,
+        bytes: usize,
+        msgs: usize,
+        accept: impl Fn(&Msg) -> bool,
+    ) -> (Option<Msg>, usize, QEvent) {
+        let band0_first = self.norm.first().is_some()
+            && self.hi.is_empty()
+            && self.over.is_empty()
+            && self.bands.iter().all(|qb| qb.msgs.is_empty());
+        if !band0_first {
+            return (None, 0, QEvent::NONE);
+        }
+        let (mut size, mut blocks, mut n) = (0usize, 0usize, 0usize);
+        let mut run: Option<Msg> = None;
+        let mut tail = &mut run;
+        while size < bytes && n < msgs {
+            let Some(m) = self.norm.first() else {
+                break;
+            };
+            let (s, b) = m.msgsize_blocks();
+            if s == 0 || s > bytes - size || !accept(m) {
+                break;
+            }
+            let Some(m) = self.norm.pop_front() else {
+                break;
+            };
+            size += s;
+            blocks = blocks.saturating_add(b);
+            n += 1;
+            tail = &mut tail.insert(m).0.next;
+        }
+        let mut ev = QEvent::NONE;
+        if n > 0 {
+            self.flags.clear(QFlags::QWANTR);
+            self.account(Class::Norm, (size, blocks), false);
+            self.check_back(&mut ev);
+        }
+        (run, size, ev)
+    }
+
+    /// What the flow control published for this queue is computed from (`perim/flow.rs`),
+    /// as far as a getq can change it: QFULL, the block-full state, whether the blocks are
+    /// low, and whether band 0's count is at or below its low-water mark. A band's full and
+    /// low states change with these alone when only band 0's messages are taken.
+    #[inline]
+    pub(crate) fn flow_state(&self) -> [bool; 4] {
+        [
+            self.flags.contains(QFlags::QFULL),
+            self.blocks_full(),
+            self.blocks_low(),
+            self.count <= self.lowat,
+        ]
+    }
+
     /// A message went by this empty queue where a putq and the getq that takes it again
     /// within one lock hold would have been (the direct take, `stream/direct.rs`): the queue is
     /// left as that getq leaves it, QWANTR cleared. (Its counts come back to where they were,

@@ -127,7 +127,10 @@ impl Stream {
     ) -> Result<usize, Stop> {
         let mode = self.sth.rdopt & RMODEMASK;
         let h = self.head_rq();
-        let mut copied = 0usize;
+        let mut copied = self.sth_read_run(h, len, mode, out);
+        if copied > 0 && (copied >= len || mode != RNORM) {
+            return Ok(copied);
+        }
         loop {
             let Some(first) = self.sth_front(h) else {
                 if copied > 0 || self.sth.hangup {
@@ -209,6 +212,28 @@ impl Stream {
                 }
             };
         }
+    }
+
+    /// The common read, in one queue operation ([`Stream::getq_upto_at`]): the whole
+    /// messages at the front of the head's read queue that the loop of
+    /// [`Stream::sth_read_take`] would take whole and read on after, without its checks one
+    /// message at a time: band-0 M_DATA (its every block delivered, whatever `prot`), not
+    /// empty, neither marked nor a delimiter, that fit in `len`; in the message modes one at
+    /// most. Returns the bytes taken into `out`; the loop goes on from there (a message to
+    /// split, a mark, a protocol message, the direct take behind the queue), as it would
+    /// have after taking them itself.
+    fn sth_read_run(&mut self, h: QueueId, len: usize, mode: u32, out: &mut Taken) -> usize {
+        let msgs = if mode == RNORM { usize::MAX } else { 1 };
+        let (mut run, n) = self.getq_upto_at(h, len, msgs, |m| {
+            m.db_type() == M_DATA
+                && !m.flag().contains(MsgFlags::MSGMARK)
+                && !m.flag().contains(MsgFlags::MSGDELIM)
+        });
+        while let Some(mut m) = run {
+            run = m.0.next.take();
+            out.push(m);
+        }
+        n
     }
 
     /// The message a read or getmsg takes next: the first of the head's read queue, else the
