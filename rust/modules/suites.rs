@@ -34,6 +34,7 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::pipe::tests::pipe::STH_PIPE_SUITE,
     &crate::pipe::tests::twophase::PIPE_TWOPHASE_SUITE,
     &crate::pipe::tests::direct::PIPE_DIRECT_SUITE,
+    &crate::pipe::tests::readrun::PIPE_READRUN_SUITE,
     &crate::pipe::tests::batch::PIPE_BATCH_SUITE,
     &crate::pipe::tests::across::PIPE_ACROSS_SUITE,
     &crate::pipe::tests::ends::PIPE_ENDS_SUITE,

@@ -10,6 +10,7 @@ pub mod direct;
 pub mod ends;
 pub mod limits;
 pub mod pipe;
+pub mod readrun;
 pub mod twophase;
 
 use streams_core::errno::Errno;

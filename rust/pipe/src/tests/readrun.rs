@@ -1,0 +1,223 @@
+//! Shared tests of the read's run on a STREAMS pipe (`Stream::sth_read_run` in the core's
+//! `sth/read.rs`): a read takes the whole band-0 M_DATA messages at the front of its head's
+//! read queue in one queue operation (`Queue::getq_upto`) instead of one getq and its checks
+//! per message. Each case runs the same steps on two pipes whose reading end holds the same
+//! data at its head: on the first as band-0 messages (written with write(2), so the run takes
+//! them), on the second as band-1 messages (putmsg with MSG_BAND), which the run leaves alone
+//! (band 0 is not the first class of that queue) and the read's loop takes one at a time, as
+//! it took every message before the run. Band does not matter to read(2): what is read, and
+//! what stays queued (messages, bytes, blocks), must come out the same. The flow control a
+//! run leaves (it marks the published state stale only when the queue's flow state changed)
+//! is checked against the writer's back-enable, and the back-enable a run reports (QWANTW)
+//! against a module below the head that waits for it.
+
+use super::direct::{read, write, Got, BUF};
+use super::TestPipe;
+use streams_core::errno::Errno;
+use streams_core::ktest::{Failure, TestResult};
+use streams_core::sth::consts::*;
+use streams_core::sth::{call, IocArg, Part, SliceIo, Stream, StrOptions, WAKE_WRITE};
+use streams_core::queue::QFlags;
+use streams_core::stream::testmods::PASS;
+use streams_core::stream::Registry;
+use streams_core::{check, check_eq, check_ok, ktest_suite};
+
+/// putmsg of a data part alone on end 0 of `p` in band 1 (MSG_BAND), non-blocking.
+fn putmsg_band1(p: &TestPipe, data: &[u8]) -> Result<(), Errno> {
+    let mut b = [0u8; BUF];
+    let n = streams_core::sys::copy_bytes(&mut b, data);
+    let d = Part {
+        io: &mut SliceIo(b.get_mut(..n).unwrap_or_default()),
+        len: i32::try_from(n).unwrap_or(0),
+    };
+    call::putmsg(&p.call(0), None, Some(d), 1, MSG_BAND, true)
+}
+
+/// What stays queued at a reading head, whatever the band: messages, bytes, blocks.
+#[derive(PartialEq, Eq, Debug)]
+struct Left {
+    msgs: usize,
+    bytes: usize,
+    blocks: usize,
+}
+
+fn left(s: &mut Stream) -> Left {
+    let q = s.queue(s.head_rq());
+    Left {
+        msgs: q.map_or(0, |q| q.qsize()),
+        bytes: q.map_or(0, |q| q.count() + q.band_count(1)),
+        blocks: q.map_or(0, |q| q.mblkcnt()),
+    }
+}
+
+/// Two pipes whose end 1 reads in mode `rdopt` and whose end 0 sends zero-length writes
+/// (SNDZERO); with `delim`, end 0 marks what it writes
+/// as delimited (M_SETOPTS SO_DELIM from below, as a module would send it).
+fn pair(rdopt: u32, delim: bool) -> Result<[TestPipe; 2], Failure> {
+    let a = check_ok!(TestPipe::new());
+    let b = check_ok!(TestPipe::new());
+    let r = Registry::new();
+    for p in [&a, &b] {
+        let rd = p.end(1, |s| s.strioctl(&r, I_SRDOPT, IocArg::Int(i64::from(rdopt))));
+        check_eq!(rd, Ok(0));
+        // A write of no bytes sends a zero-length message, as a putmsg of an empty part does.
+        let wr = p.end(0, |s| s.strioctl(&r, I_SWROPT, IocArg::Int(i64::from(SNDZERO))));
+        check_eq!(wr, Ok(0));
+        if delim {
+            let o = StrOptions {
+                so_flags: SO_DELIM,
+                ..StrOptions::default()
+            };
+            let m = check_ok!(o.to_msg());
+            let put = p.end(0, |s| s.driver_rq().map(|rq| s.put(rq, m)));
+            check!(put.is_some());
+            let _ = p.end(0, |s| s.sth_take_events());
+        }
+    }
+    Ok([a, b])
+}
+
+/// The bytes of a read, for comparing two reads (the buffer past them is not compared).
+fn bytes(g: &Got) -> Result<&[u8], Errno> {
+    match g {
+        Ok((b, n)) => Ok(b.get(..*n).unwrap_or_default()),
+        Err(e) => Err(*e),
+    }
+}
+
+/// The same data on both pipes of [`pair`] (band 0 on the first, band 1 on the second),
+/// put up to their heads by an ordinary enter, then the same reads: smaller than a message
+/// (the rest stays, in order), covering several whole messages (the run), larger than what
+/// is queued, a zero-length message in the way.
+fn same_as_one_at_a_time(rdopt: u32, delim: bool) -> TestResult {
+    const WRITES: [&[u8]; 7] = [b"ab", b"cdef", b"g", b"", b"hij", b"klmnop", b"q"];
+    const READS: [usize; 9] = [1, 5, 2, 64, 64, 3, 4, 64, 64];
+    let [a, b] = pair(rdopt, delim)?;
+    for _round in 0..2 {
+        for w in WRITES {
+            check_eq!(write(&a, 0, w), Ok(w.len()));
+            check_eq!(putmsg_band1(&b, w), Ok(()));
+        }
+        for p in [&a, &b] {
+            p.end(1, |_| ()); // the data goes up to the head: the reads find it queued
+        }
+        check_eq!(a.end(1, left), b.end(1, left));
+        for len in READS {
+            let (x, y) = (read(&a, 1, len), read(&b, 1, len));
+            check_eq!(bytes(&x), bytes(&y));
+            check_eq!(a.end(1, left), b.end(1, left));
+        }
+    }
+    Ok(())
+}
+
+fn byte_stream_reads_match() -> TestResult {
+    same_as_one_at_a_time(RNORM, false)
+}
+
+fn message_discard_reads_match() -> TestResult {
+    same_as_one_at_a_time(RMSGD, false)
+}
+
+fn message_nondiscard_reads_match() -> TestResult {
+    same_as_one_at_a_time(RMSGN, false)
+}
+
+/// Each write a delimited message (SO_DELIM): a byte-stream read stops after one, which the
+/// run leaves to the loop.
+fn delimited_reads_match() -> TestResult {
+    same_as_one_at_a_time(RNORM, true)
+}
+
+/// A read that takes many small messages in one run and so drains the head's queue from
+/// above its high-water mark to below its low-water mark: the refused writer is
+/// back-enabled (its head hears WAKE_WRITE) by that read, and may write again.
+fn a_run_across_the_marks_back_enables_the_writer() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let chunk = [5u8; 16];
+    let mut refused = false;
+    for _ in 0..4096 {
+        match write(&s, 0, &chunk) {
+            Ok(_) => {}
+            Err(e) => {
+                check_eq!(e, Errno::EAGAIN);
+                refused = true;
+                break;
+            }
+        }
+    }
+    check!(refused);
+    s.end(1, |_| ()); // everything up to the head
+    let _ = s.end(0, |s| s.sth_take_events());
+    let queued = s.end(1, |s| s.queue(s.head_rq()).map_or(0, |q| q.count()));
+    check!(queued > BUF);
+    // Reads of BUF bytes: 32 messages each, one run. No back-enable before the queue is low.
+    for _ in 0..4096 {
+        let r = check_ok!(read(&s, 1, BUF));
+        check_eq!(r.1, BUF.min(r.1));
+        let low = s.end(1, |s| {
+            s.queue(s.head_rq()).is_some_and(|q| q.count() <= q.lowat())
+        });
+        let woken = s.end(0, |s| s.sth_take_events()).wake & WAKE_WRITE != 0;
+        check_eq!(woken, low);
+        if woken {
+            check_eq!(write(&s, 0, &chunk), Ok(chunk.len()));
+            return Ok(());
+        }
+    }
+    check!(false); // never back-enabled
+    Ok(())
+}
+
+/// With `pass` (a module whose read service procedure honours flow control) pushed at the
+/// reading end, the writer fills the head's queue, then `pass`'s, which refuses it. Reads
+/// of runs of messages drain the head's queue, whose back-enable (QWANTW, set by `pass`'s
+/// refused `bcanputnext`) lets `pass` send up the rest: everything written is read.
+fn a_run_back_enables_the_module_below() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let mut r = Registry::new();
+    check_ok!(r.register_module(&PASS));
+    check_eq!(
+        s.end(1, |s| s.strioctl(&r, I_PUSH, IocArg::Name("pass"))),
+        Ok(0)
+    );
+    let chunk = [3u8; 16];
+    let mut written = 0usize;
+    for _ in 0..4096 {
+        match write(&s, 0, &chunk) {
+            Ok(n) => written += n,
+            Err(e) => {
+                check_eq!(e, Errno::EAGAIN);
+                break;
+            }
+        }
+        s.end(1, |_| ()); // each write up through `pass` at once
+    }
+    let waiting = s.end(1, |s| {
+        s.queue(s.head_rq())
+            .is_some_and(|q| q.flags().contains(QFlags::QWANTW))
+    });
+    check!(waiting); // `pass` was refused by the head
+    let mut read_back = 0usize;
+    for _ in 0..4096 {
+        match read(&s, 1, BUF) {
+            Ok((_, n)) => read_back += n,
+            Err(e) => {
+                check_eq!(e, Errno::EAGAIN);
+                break;
+            }
+        }
+    }
+    check_eq!(read_back, written);
+    check_eq!(write(&s, 0, &chunk), Ok(chunk.len()));
+    Ok(())
+}
+
+ktest_suite!(PIPE_READRUN_SUITE, "streams_pipe_readrun":
+    byte_stream_reads_match,
+    message_discard_reads_match,
+    message_nondiscard_reads_match,
+    delimited_reads_match,
+    a_run_across_the_marks_back_enables_the_writer,
+    a_run_back_enables_the_module_below,
+);
