@@ -169,6 +169,44 @@ fn a_run_across_the_marks_back_enables_the_writer() -> TestResult {
     Ok(())
 }
 
+/// The writer fills the head's queue to its high-water mark (each write put up to the head
+/// at once) and is refused. A read of one message takes the queue below the mark, but not
+/// to its low-water mark: QFULL is cleared, so the flow control published at the end of that
+/// read lets a new write in (though the refused writer's back-enable is not due yet).
+fn a_run_below_the_high_water_mark_lets_a_writer_in() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let chunk = [9u8; BUF];
+    let mut refused = false;
+    for _ in 0..4096 {
+        match write(&s, 0, &chunk) {
+            Ok(_) => {}
+            Err(e) => {
+                check_eq!(e, Errno::EAGAIN);
+                refused = true;
+                break;
+            }
+        }
+        s.end(1, |_| ()); // each write up to the head at once: the queue itself fills
+    }
+    check!(refused);
+    let full = s.end(1, |s| {
+        s.queue(s.head_rq())
+            .is_some_and(|q| q.flags().contains(QFlags::QFULL) && !q.blocks_full())
+    });
+    check!(full);
+    let _ = s.end(0, |s| s.sth_take_events());
+    check_eq!(read(&s, 1, BUF).map(|r| r.1), Ok(BUF));
+    let (full, low) = s.end(1, |s| {
+        s.queue(s.head_rq()).map_or((true, true), |q| {
+            (q.flags().contains(QFlags::QFULL), q.count() <= q.lowat())
+        })
+    });
+    check!(!full && !low);
+    check_eq!(s.end(0, |s| s.sth_take_events()).wake & WAKE_WRITE, 0);
+    check_eq!(write(&s, 0, &chunk), Ok(BUF));
+    Ok(())
+}
+
 /// With `pass` (a module whose read service procedure honours flow control) pushed at the
 /// reading end, the writer fills the head's queue, then `pass`'s, which refuses it. Reads
 /// of runs of messages drain the head's queue, whose back-enable (QWANTW, set by `pass`'s
@@ -219,5 +257,6 @@ ktest_suite!(PIPE_READRUN_SUITE, "streams_pipe_readrun":
     message_nondiscard_reads_match,
     delimited_reads_match,
     a_run_across_the_marks_back_enables_the_writer,
+    a_run_below_the_high_water_mark_lets_a_writer_in,
     a_run_back_enables_the_module_below,
 );
