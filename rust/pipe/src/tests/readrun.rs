@@ -207,6 +207,42 @@ fn a_run_below_the_high_water_mark_lets_a_writer_in() -> TestResult {
     Ok(())
 }
 
+/// One-byte writes, each put up to the head at once, until the head's queue holds its block
+/// limit and the writer is refused; then one-byte reads (a run of one message each). The
+/// writer is back-enabled by the read that leaves the queue's blocks low (a quarter of the
+/// limit), not before: the run marks the flow control stale when the blocks become low,
+/// though the queue's bytes were low all along.
+fn a_writer_refused_for_blocks_is_back_enabled() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let mut refused = false;
+    for _ in 0..8192 {
+        match write(&s, 0, b"x") {
+            Ok(_) => {}
+            Err(e) => {
+                check_eq!(e, Errno::EAGAIN);
+                refused = true;
+                break;
+            }
+        }
+        s.end(1, |_| ());
+    }
+    check!(refused);
+    check!(s.end(1, |s| s.queue(s.head_rq()).is_some_and(|q| q.blocks_full())));
+    let _ = s.end(0, |s| s.sth_take_events());
+    for _ in 0..8192 {
+        check_eq!(read(&s, 1, 1).map(|r| r.1), Ok(1));
+        let low = s.end(1, |s| s.queue(s.head_rq()).is_some_and(|q| q.blocks_low()));
+        let woken = s.end(0, |s| s.sth_take_events()).wake & WAKE_WRITE != 0;
+        check_eq!(woken, low);
+        if woken {
+            check_eq!(write(&s, 0, b"y"), Ok(1));
+            return Ok(());
+        }
+    }
+    check!(false); // never back-enabled
+    Ok(())
+}
+
 /// With `pass` (a module whose read service procedure honours flow control) pushed at the
 /// reading end, the writer fills the head's queue, then `pass`'s, which refuses it. Reads
 /// of runs of messages drain the head's queue, whose back-enable (QWANTW, set by `pass`'s
@@ -258,5 +294,6 @@ ktest_suite!(PIPE_READRUN_SUITE, "streams_pipe_readrun":
     delimited_reads_match,
     a_run_across_the_marks_back_enables_the_writer,
     a_run_below_the_high_water_mark_lets_a_writer_in,
+    a_writer_refused_for_blocks_is_back_enabled,
     a_run_back_enables_the_module_below,
 );
