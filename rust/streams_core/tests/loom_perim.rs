@@ -53,6 +53,12 @@
 //!   lost or doubled, and each is counted once on the path. A writer that checks and counts
 //!   the armed word without the target's inbound lock, then puts, is caught (a put lands in
 //!   the hold after its enter).
+//! - (n) the read's run (`Stream::sth_read_run`, `Queue::getq_upto`): the Stream head's
+//!   read takes its messages in one queue operation and marks the flow control stale only
+//!   when the head queue's flow state changes (`Queue::flow_state`). A writer refused while
+//!   the head is full is back-enabled by the read that leaves it low, after a read that only
+//!   cleared QFULL; on the raw words, a rule that publishes on QFULL's change alone (not on
+//!   reaching the low-water mark) is caught.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -1148,4 +1154,130 @@ fn m_express_write_vs_lock_hold() {
 #[should_panic(expected = "express:")]
 fn m_express_write_checked_outside_the_target_lock_is_caught() {
     express_model(Express::Unlocked);
+}
+
+// (n) ------------------------------------------------------------------------------------------
+
+/// A reader Stream with a real Stream head over `nullpass`, whose driver read queue is the
+/// entry of a link from a writer Stream: the head's water marks 2 and 0, two 1-byte
+/// messages queued at the head (full, and published so).
+fn run_full() -> (
+    Arc<TestPerim<streams_core::sth::StrHead>>,
+    Arc<Perim>,
+    QueueId,
+) {
+    let s = streams_core::sth::Stream::sth_new(&NULLPASS).expect("open");
+    let r = TestPerim::new(s).expect("perimeter");
+    let w = stream();
+    let wq = w.op(|s| s.head_wq());
+    let back = w.qref(wq);
+    let entry = r.op(|s| {
+        let h = s.head_rq();
+        let _ = s.qctx(h).strqset(QField::Hiwat, 0, 2);
+        let _ = s.qctx(h).strqset(QField::Lowat, 0, 0);
+        let d = s.driver_rq().expect("driver");
+        s.set_remote(d, Some(back));
+        d
+    });
+    for b in [b"a", b"b"] {
+        let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
+        if r.put_in(entry, m).expect("open") {
+            r.run(0);
+        }
+    }
+    r.op(|_| ()); // up to the head
+    assert!(!r.bcanput_in(entry, 0), "the reader's head must be full");
+    // The refusal above left a mark; the model starts from a clean one.
+    let _ = read_direct(&r, 1);
+    let m = Msg::from_bytes(streams_core::msg::M_DATA, b"c").expect("msg");
+    if r.put_in(entry, m).expect("open") {
+        r.run(0);
+    }
+    r.op(|_| ());
+    w.run_scheduled();
+    (r, w, entry)
+}
+
+/// The read's run (`Stream::sth_read_run`) marks the flow control stale only when the head
+/// queue's flow state changes (`Queue::flow_state`): a writer refused while the head is full
+/// is back-enabled by the read that leaves the queue low, though the read before it, which
+/// only cleared QFULL, found it not low yet and kept its mark.
+#[test]
+fn n_read_run_back_enables_a_writer_refused_at_full() {
+    model(|| {
+        let (r, w, entry) = run_full();
+        let before = w.runs();
+        let refused = LArc::new(AtomicBool::new(false));
+        let writer = {
+            let (r, refused) = (r.clone(), refused.clone());
+            thread::spawn(move || {
+                if !r.bcanput_in(entry, 0) {
+                    refused.store(true, SeqCst);
+                }
+            })
+        };
+        let (first, _) = read_direct(&r, 1);
+        let (second, _) = read_direct(&r, 1);
+        assert_eq!((first, second), (b"b".to_vec(), b"c".to_vec()));
+        writer.join().expect("writer");
+        back_enabled_then_close("", &r, &w, before, refused.load(SeqCst));
+    });
+}
+
+/// The rule of (n) on the words of one slot with loom atomics: a queue of two bytes at its
+/// high-water mark 2 (published full), low-water mark 0, a writer refused meanwhile; the
+/// reader takes one byte per lock hold, each hold publishing only if the flow state it
+/// watches changed. `watch_low`: that state includes "at or below the low-water mark", as
+/// `Queue::flow_state` does; without it only QFULL's change publishes.
+fn run_publish_model(watch_low: bool) {
+    model(move || {
+        let full = LArc::new(AtomicU64::new(1));
+        let want = LArc::new(AtomicU64::new(0));
+        let writer = {
+            let (full, want) = (full.clone(), want.clone());
+            thread::spawn(move || {
+                if full.load(SeqCst) & 1 == 0 {
+                    return true;
+                }
+                want.fetch_or(1, SeqCst);
+                loom::sync::atomic::fence(SeqCst);
+                full.load(SeqCst) & 1 == 0
+            })
+        };
+        let (hiwat, lowat) = (2, 0);
+        let mut count = 2;
+        let mut backenabled = false;
+        for _ in 0..2 {
+            let state = |c: i32| (c >= hiwat, watch_low && c <= lowat);
+            let was = state(count);
+            count -= 1;
+            let (is_full, low) = (count >= hiwat, count <= lowat);
+            if state(count) == was {
+                continue; // nothing the published state is computed from changed: no publish
+            }
+            // `Flow::publish` of band 0.
+            if !is_full && full.load(SeqCst) & 1 != 0 {
+                full.fetch_and(!1, SeqCst);
+                loom::sync::atomic::fence(SeqCst);
+            }
+            if low && want.load(SeqCst) & 1 != 0 && want.fetch_and(!1, SeqCst) & 1 != 0 {
+                backenabled = true;
+            }
+        }
+        let went = writer.join().expect("writer");
+        if !went {
+            assert!(backenabled, "lost back-enable");
+        }
+    });
+}
+
+#[test]
+fn n_run_publishing_on_low_loses_nothing() {
+    run_publish_model(true);
+}
+
+#[test]
+#[should_panic(expected = "lost back-enable")]
+fn n_run_publishing_on_full_alone_is_caught() {
+    run_publish_model(false);
 }

@@ -274,7 +274,12 @@ impl<H: HeadProcs> Perim<H> {
         self.gate.flag.begin_run();
         let mut t = gate::Taken::default();
         self.gate.take_into(&mut t);
-        s.flow_changed(); // the pending counts went back to zero
+        // The pending counts went back to zero (fenced): a writer refused for them is
+        // answered by the publish, so it is due if a refused writer's mark is seen now (one
+        // made too late to be seen sees the clear in its own second test, `flow.rs`).
+        if self.gate.flows().iter().any(flow::Flow::wanted) {
+            s.flow_changed();
+        }
         for (q, band) in t.backs() {
             s.backenable_at(q, band);
         }

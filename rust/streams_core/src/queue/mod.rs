@@ -606,17 +606,16 @@ impl Queue {
     }
 
     /// What the flow control published for this queue is computed from (`perim/flow.rs`),
-    /// as far as a getq can change it: QFULL, the block-full state, whether the blocks are
-    /// low, and whether band 0's count is at or below its low-water mark. A band's full and
-    /// low states change with these alone when only band 0's messages are taken.
+    /// as far as a getq or putq can change it, one bit each: QFULL, the block-full state,
+    /// whether the blocks are low, and whether band 0's count is at or below its low-water
+    /// mark. A band's full and low states change with these alone when only band 0's
+    /// messages come and go.
     #[inline]
-    pub(crate) fn flow_state(&self) -> [bool; 4] {
-        [
-            self.flags.contains(QFlags::QFULL),
-            self.blocks_full(),
-            self.blocks_low(),
-            self.count <= self.lowat,
-        ]
+    pub(crate) fn flow_state(&self) -> u8 {
+        u8::from(self.flags.contains(QFlags::QFULL))
+            | u8::from(self.blocks_full()) << 1
+            | u8::from(self.blocks_low()) << 2
+            | u8::from(self.count <= self.lowat) << 3
     }
 
     /// A message went by this empty queue where a putq and the getq that takes it again

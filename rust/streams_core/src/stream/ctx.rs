@@ -344,6 +344,26 @@ impl<H: HeadProcs> Stream<H> {
         (mp, n)
     }
 
+    /// [`Queue::putq_run`] on `q`, acting on what it reports (the batch put-up of a run of
+    /// ordinary data to the Stream head, `batch.rs`), and whether the queue was empty before.
+    /// Like [`Stream::getq_upto_at`] it marks the published flow control stale only if the
+    /// queue's flow state changed: the refused writer such a put-up could answer waits for
+    /// the take of the inbound list it came from (`Perim::take_inbound`). `None` (the run
+    /// freed) if `q` does not exist.
+    pub(crate) fn putq_run_at(&mut self, q: QueueId, run: Msg) -> Option<bool> {
+        let side = self
+            .pair_mut_quiet(q.pair())
+            .and_then(|p| p.sides.get_mut(q.side()))?;
+        let was_empty = side.q.first().is_none();
+        let before = side.q.flow_state();
+        let ev = side.q.putq_run(Some(run));
+        if side.q.flow_state() != before {
+            self.flow_changed();
+        }
+        self.apply(q, ev);
+        Some(was_empty)
+    }
+
     /// The back-enables of [`Stream::apply`].
     #[cold]
     fn apply_back(&mut self, q: QueueId, ev: QEvent) {
