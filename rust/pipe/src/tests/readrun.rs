@@ -15,9 +15,9 @@ use super::direct::{read, write, Got, BUF};
 use super::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
-use streams_core::sth::consts::*;
-use streams_core::sth::{call, IocArg, Part, SliceIo, Stream, StrOptions, WAKE_WRITE};
 use streams_core::queue::QFlags;
+use streams_core::sth::consts::*;
+use streams_core::sth::{call, IocArg, Part, SliceIo, StrOptions, Stream, WAKE_WRITE};
 use streams_core::stream::testmods::PASS;
 use streams_core::stream::Registry;
 use streams_core::{check, check_eq, check_ok, ktest_suite};
@@ -58,10 +58,14 @@ fn pair(rdopt: u32, delim: bool) -> Result<[TestPipe; 2], Failure> {
     let b = check_ok!(TestPipe::new());
     let r = Registry::new();
     for p in [&a, &b] {
-        let rd = p.end(1, |s| s.strioctl(&r, I_SRDOPT, IocArg::Int(i64::from(rdopt))));
+        let rd = p.end(1, |s| {
+            s.strioctl(&r, I_SRDOPT, IocArg::Int(i64::from(rdopt)))
+        });
         check_eq!(rd, Ok(0));
         // A write of no bytes sends a zero-length message, as a putmsg of an empty part does.
-        let wr = p.end(0, |s| s.strioctl(&r, I_SWROPT, IocArg::Int(i64::from(SNDZERO))));
+        let wr = p.end(0, |s| {
+            s.strioctl(&r, I_SWROPT, IocArg::Int(i64::from(SNDZERO)))
+        });
         check_eq!(wr, Ok(0));
         if delim {
             let o = StrOptions {

@@ -29,8 +29,10 @@
 //!    service procedures, then publish the flow control of the entries (answering refused
 //!    writers with back-enables, which may enable service procedures of this Stream: they run
 //!    too; skipped when no queue or link changed since the last publish, as in a write that
-//!    only joins the held message: a refused writer waits for a queue to drain or for the
-//!    inbound list to be taken, and both are changes; and skipped when what it would publish
+//!    only joins the held message: a refused writer waits for a change of a queue's flow
+//!    state or for the inbound list to be taken, and both mark the flow control stale (the
+//!    take only when a writer's mark is there, the head's read and batch put-up only when
+//!    they change the flow state: `Stream::getq_upto_at`); and skipped when what it would publish
 //!    is what was published and no refused writer waits: `Perim::publish_is_idle`), apply
 //!    what came in meanwhile (a few rounds at most, each published), and take the
 //!    [`Later`] list. After unlocking, the platform acts on what the Stream head
