@@ -252,6 +252,24 @@ fn f_refused_writer_is_back_enabled_after_a_quiet_hold() {
     refused_writer_model(true);
 }
 
+/// A writer thread that asks `bcanput_in` of `entry` of `r` once, and the flag it sets if it
+/// was refused.
+fn ask_once<H: HeadProcs>(
+    r: &Arc<TestPerim<H>>,
+    entry: QueueId,
+) -> (thread::JoinHandle<()>, LArc<AtomicBool>) {
+    let refused = LArc::new(AtomicBool::new(false));
+    let writer = {
+        let (r, refused) = (r.clone(), refused.clone());
+        thread::spawn(move || {
+            if !r.bcanput_in(entry, 0) {
+                refused.store(true, SeqCst);
+            }
+        })
+    };
+    (writer, refused)
+}
+
 /// The end of a model with a writer `w` and a reader `r`: if the writer was `refused`, it
 /// was back-enabled since its run count was `before` (it ran, is scheduled, or has the
 /// back-enable waiting on its gate); then both Streams close. `what` prefixes the failure
@@ -277,15 +295,7 @@ fn refused_writer_model(quiet_first: bool) {
     model(move || {
         let (r, w, entry) = linked_full();
         let before = w.runs();
-        let refused = LArc::new(AtomicBool::new(false));
-        let writer = {
-            let (r, refused) = (r.clone(), refused.clone());
-            thread::spawn(move || {
-                if !r.bcanput_in(entry, 0) {
-                    refused.store(true, SeqCst);
-                }
-            })
-        };
+        let (writer, refused) = ask_once(&r, entry);
         if quiet_first {
             r.op(|s| {
                 let _ = s.head_rq();
@@ -328,17 +338,7 @@ fn f_publish_reading_marks_first_is_caught() {
     model(|| {
         let full = LArc::new(AtomicU64::new(1));
         let want = LArc::new(AtomicU64::new(0));
-        let writer = {
-            let (full, want) = (full.clone(), want.clone());
-            thread::spawn(move || {
-                if full.load(SeqCst) & 1 == 0 {
-                    return true;
-                }
-                want.fetch_or(1, SeqCst);
-                loom::sync::atomic::fence(SeqCst);
-                full.load(SeqCst) & 1 == 0
-            })
-        };
+        let writer = raw_writer(&full, &want, |f| f & 1 == 0);
         // Wrong: the marks are read before "full" is cleared.
         let wanted = want.load(SeqCst) & 1 != 0;
         loom::sync::atomic::fence(SeqCst);
@@ -479,9 +479,12 @@ enum Take {
 
 /// A reader Stream with a real Stream head over `nullpass` (a driver whose put procedures
 /// are stepped over, as a pipe's twist is), whose driver read queue is the entry of a link
-/// from a writer Stream: the head's water marks 3 and 2 are published, and two 1-byte
-/// messages wait on the inbound list, their puts lazy (no claim).
-fn direct_pending() -> (
+/// from a writer Stream, the head's water marks `hiwat` and `lowat`; the writer, and the
+/// entry.
+fn sth_linked(
+    hiwat: usize,
+    lowat: usize,
+) -> (
     Arc<TestPerim<streams_core::sth::StrHead>>,
     Arc<Perim>,
     QueueId,
@@ -493,12 +496,23 @@ fn direct_pending() -> (
     let back = w.qref(wq);
     let entry = r.op(|s| {
         let h = s.head_rq();
-        let _ = s.qctx(h).strqset(QField::Hiwat, 0, 3);
-        let _ = s.qctx(h).strqset(QField::Lowat, 0, 2);
+        let _ = s.qctx(h).strqset(QField::Hiwat, 0, hiwat);
+        let _ = s.qctx(h).strqset(QField::Lowat, 0, lowat);
         let d = s.driver_rq().expect("driver");
         s.set_remote(d, Some(back));
         d
     });
+    (r, w, entry)
+}
+
+/// [`sth_linked`] with the head's water marks 3 and 2 published, and two 1-byte messages
+/// waiting on the inbound list, their puts lazy (no claim).
+fn direct_pending() -> (
+    Arc<TestPerim<streams_core::sth::StrHead>>,
+    Arc<Perim>,
+    QueueId,
+) {
+    let (r, w, entry) = sth_linked(3, 2);
     assert!(r.perim.gate().is_lazy(), "a quiet Stream head is lazy");
     for b in [b"a", b"b"] {
         let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
@@ -985,21 +999,32 @@ fn k_idle_publish_still_back_enables_a_writer_refused_for_pending_bytes() {
     model(|| {
         let (r, w, entry) = linked_pending();
         let before = w.runs();
-        let refused = LArc::new(AtomicBool::new(false));
-        let writer = {
-            let (r, refused) = (r.clone(), refused.clone());
-            thread::spawn(move || {
-                if !r.bcanput_in(entry, 0) {
-                    refused.store(true, SeqCst);
-                }
-            })
-        };
+        let (writer, refused) = ask_once(&r, entry);
         // One lock hold takes the inbound list (the head fills, QFULL) and drains the head
         // (QFULL clear again): what it would publish is what was published, but for the marks.
         r.op(|s| while s.read().is_some() {});
         writer.join().expect("writer");
         back_enabled_then_close("", &r, &w, before, refused.load(SeqCst));
     });
+}
+
+/// A writer on the words of one slot with loom atomics (`Flow::bcanput`'s steps): it goes if
+/// `open` says so of `word`; else it marks `want`, fences, and tests again. Returns whether
+/// it went.
+fn raw_writer(
+    word: &LArc<AtomicU64>,
+    want: &LArc<AtomicU64>,
+    open: fn(u64) -> bool,
+) -> thread::JoinHandle<bool> {
+    let (word, want) = (word.clone(), want.clone());
+    thread::spawn(move || {
+        if open(word.load(SeqCst)) {
+            return true;
+        }
+        want.fetch_or(1, SeqCst);
+        loom::sync::atomic::fence(SeqCst);
+        open(word.load(SeqCst))
+    })
 }
 
 /// The words of one slot with loom atomics: a writer refused for pending bytes, and a reader
@@ -1010,19 +1035,8 @@ fn idle_skip_model(looks_at_marks: bool) {
     model(move || {
         let pending = LArc::new(AtomicU64::new(1));
         let want = LArc::new(AtomicU64::new(0));
-        let hiwat = 1;
-        let writer = {
-            let (pending, want) = (pending.clone(), want.clone());
-            thread::spawn(move || {
-                if pending.load(SeqCst) < hiwat {
-                    return true;
-                }
-                want.fetch_or(1, SeqCst);
-                loom::sync::atomic::fence(SeqCst);
-                pending.load(SeqCst) < hiwat
-            })
-        };
-        // The take: the count goes to zero, then the fence of `Gate::take_into`.
+        let writer = raw_writer(&pending, &want, |p| p < 1); // hiwat 1
+                                                             // The take: the count goes to zero, then the fence of `Gate::take_into`.
         pending.store(0, SeqCst);
         loom::sync::atomic::fence(SeqCst);
         // The published full bit and water marks did not change: skip unless a writer waits.
@@ -1158,27 +1172,14 @@ fn m_express_write_checked_outside_the_target_lock_is_caught() {
 
 // (n) ------------------------------------------------------------------------------------------
 
-/// A reader Stream with a real Stream head over `nullpass`, whose driver read queue is the
-/// entry of a link from a writer Stream: the head's water marks 2 and 0, two 1-byte
-/// messages queued at the head (full, and published so).
+/// [`sth_linked`] with the head's water marks 2 and 0, two 1-byte messages queued at the
+/// head (full, and published so).
 fn run_full() -> (
     Arc<TestPerim<streams_core::sth::StrHead>>,
     Arc<Perim>,
     QueueId,
 ) {
-    let s = streams_core::sth::Stream::sth_new(&NULLPASS).expect("open");
-    let r = TestPerim::new(s).expect("perimeter");
-    let w = stream();
-    let wq = w.op(|s| s.head_wq());
-    let back = w.qref(wq);
-    let entry = r.op(|s| {
-        let h = s.head_rq();
-        let _ = s.qctx(h).strqset(QField::Hiwat, 0, 2);
-        let _ = s.qctx(h).strqset(QField::Lowat, 0, 0);
-        let d = s.driver_rq().expect("driver");
-        s.set_remote(d, Some(back));
-        d
-    });
+    let (r, w, entry) = sth_linked(2, 0);
     for b in [b"a", b"b"] {
         let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
         if r.put_in(entry, m).expect("open") {
@@ -1207,15 +1208,7 @@ fn n_read_run_back_enables_a_writer_refused_at_full() {
     model(|| {
         let (r, w, entry) = run_full();
         let before = w.runs();
-        let refused = LArc::new(AtomicBool::new(false));
-        let writer = {
-            let (r, refused) = (r.clone(), refused.clone());
-            thread::spawn(move || {
-                if !r.bcanput_in(entry, 0) {
-                    refused.store(true, SeqCst);
-                }
-            })
-        };
+        let (writer, refused) = ask_once(&r, entry);
         let (first, _) = read_direct(&r, 1);
         let (second, _) = read_direct(&r, 1);
         assert_eq!((first, second), (b"b".to_vec(), b"c".to_vec()));
