@@ -233,6 +233,33 @@ fn a_writer_refused_for_blocks_is_back_enabled() -> TestResult {
     Ok(())
 }
 
+/// End 1's head gets water marks 64 and 0 (M_SETOPTS from below). End 0 writes 16-byte
+/// chunks until the bytes waiting on end 1's inbound list refuse it; one read at end 1 then
+/// takes them all straight from the inbound list (the direct take): no queue changes, so only
+/// the take of the list, which sees the refused writer's mark, makes the lock hold publish.
+/// The writer is back-enabled by that read.
+fn a_writer_refused_for_pending_bytes_is_back_enabled_by_the_take() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let o = StrOptions {
+        so_flags: SO_HIWAT | SO_LOWAT,
+        so_hiwat: 64,
+        so_lowat: 0,
+        ..StrOptions::default()
+    };
+    let m = check_ok!(o.to_msg());
+    check!(s.end(1, |s| s.driver_rq().map(|rq| s.put(rq, m))).is_some());
+    let _ = s.end(1, |s| s.sth_take_events());
+    let chunk = [4u8; 16];
+    let written = write_until_refused(&s, &chunk, false)?;
+    check!(s.perim(1).perim.gate().has_pending());
+    let _ = s.end(0, |s| s.sth_take_events());
+    let r = check_ok!(read(&s, 1, BUF));
+    check_eq!(r.1, written);
+    check!(s.end(0, |s| s.sth_take_events()).wake & WAKE_WRITE != 0);
+    check_eq!(write(&s, 0, &chunk), Ok(chunk.len()));
+    Ok(())
+}
+
 /// With `pass` (a module whose read service procedure honours flow control) pushed at the
 /// reading end, the writer fills the head's queue, then `pass`'s, which refuses it. Reads
 /// of runs of messages drain the head's queue, whose back-enable (QWANTW, set by `pass`'s
@@ -275,5 +302,6 @@ ktest_suite!(PIPE_READRUN_SUITE, "streams_pipe_readrun":
     a_run_across_the_marks_back_enables_the_writer,
     a_run_below_the_high_water_mark_lets_a_writer_in,
     a_writer_refused_for_blocks_is_back_enabled,
+    a_writer_refused_for_pending_bytes_is_back_enabled_by_the_take,
     a_run_back_enables_the_module_below,
 );
