@@ -249,14 +249,19 @@ impl Stream {
 
     /// Take [`Stream::sth_front`]'s message: `getq`, or the direct take's next one, whose
     /// arrival is noted as `sth_enqueue` notes data arriving on the empty queue the direct
-    /// take requires (the readers' and pollers' wakeup, S_INPUT | S_RDNORM).
+    /// take requires (the readers' and pollers' wakeup, S_INPUT | S_RDNORM). A band-0
+    /// message that is not empty is taken as a run of one ([`Stream::getq_upto_at`]: the
+    /// flow control goes stale only if the queue's flow state changed).
     pub(super) fn sth_take_front(&mut self, h: QueueId) -> Option<Msg> {
         if self.direct_first().is_some() && self.queue(h).is_some_and(|q| q.first().is_none()) {
             let m = self.direct_pop();
             self.sth.note(WAKE_READ | WAKE_POLL, S_INPUT | S_RDNORM);
             return m;
         }
-        self.getq_at(h)
+        match self.getq_upto_at(h, usize::MAX, 1, |_| true) {
+            (Some(m), _) => Some(m),
+            (None, _) => self.getq_at(h),
+        }
     }
 
     /// RFILL: bytes available in the leading M_DATA messages, and whether a read of `len`
