@@ -30,11 +30,11 @@ use crate::iter::IterBuf;
 use crate::msg::Msg;
 use crate::sth::call::{HeadCall, HeadShared};
 use crate::sth::consts::*;
-use crate::sth::{Stop, Stream};
 use crate::sth::layout::Model;
+use crate::sth::{Stop, Stream};
 use crate::strdev::StrDev;
-use crate::strperim::{Caller, StrPerim};
 use crate::stream::Registry;
+use crate::strperim::{Caller, StrPerim};
 use crate::uio::UserBuf;
 
 /// Every poll event the head can report (Linux does not tell `->poll` which were asked).
@@ -222,9 +222,10 @@ impl HeadCall for StrFile {
     fn run_read<R>(
         &self,
         nonblock: bool,
+        ready: impl Fn(&Stream) -> bool,
         op: impl FnMut(&mut Stream) -> Result<R, Stop>,
     ) -> Result<R, Errno> {
-        StrFile::run_read(self, nonblock, op)
+        StrFile::run_read(self, nonblock, ready, op)
     }
 
     fn shared(&self) -> &HeadShared {

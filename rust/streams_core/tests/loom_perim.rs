@@ -533,11 +533,14 @@ fn taken_bytes(t: &streams_core::sth::Taken) -> Vec<u8> {
 fn read_direct(r: &TestPerim<streams_core::sth::StrHead>, len: usize) -> (Vec<u8>, bool) {
     let tok = streams_core::sth::take::ReaderToken::new();
     let mut t = streams_core::sth::Taken::new();
-    let empty = r.op_read(|s| {
-        let empty = s.queue(s.head_rq()).is_some_and(|q| q.is_empty());
-        let _ = s.strread(len, true, &tok, &mut t);
-        empty
-    });
+    let empty = r.op_read(
+        |_| false,
+        |s| {
+            let empty = s.queue(s.head_rq()).is_some_and(|q| q.is_empty());
+            let _ = s.strread(len, true, &tok, &mut t);
+            empty
+        },
+    );
     tok.release();
     (taken_bytes(&t), empty)
 }

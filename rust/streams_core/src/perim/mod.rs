@@ -142,21 +142,18 @@ impl<H: HeadProcs> Perim<H> {
     /// the head take up what other Streams changed ([`HeadProcs::sync`]). The gate is busy
     /// until the guard is dropped (step 4).
     pub fn enter(&self) -> PerimGuard<'_, H> {
-        self.enter_for(false)
+        self.enter_for()
     }
 
     /// [`Perim::enter`] for read(2) and getmsg (step 7 of the module docs): when the gate is
     /// lazy and the head allows it ([`HeadProcs::direct_ok`]), ordinary data on the inbound
     /// list is taken for the read instead of being put up to the head (`stream/direct.rs`).
+    /// When the gate is lazy, no claim stands (so only ordinary data waits there) and
+    /// `ready` says the head's read queue alone satisfies the read, the inbound list is not
+    /// taken at all (the lazy take): everything on it arrived after what the head holds.
     /// Only the Stream head's read or getmsg may follow this enter: the lock hold's other
     /// operations would not see that data.
-    pub fn enter_read(&self) -> PerimGuard<'_, H> {
-        self.enter_for(true)
-    }
-
-    /// [`Perim::enter`], or with `read` [`Perim::enter_read`].
-    #[inline]
-    fn enter_for(&self, read: bool) -> PerimGuard<'_, H> {
+    pub fn enter_read(&self, ready: impl FnOnce(&Stream<H>) -> bool) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
         self.gate.set_busy(true);
         if self.express.armed_locked() {
@@ -164,9 +161,34 @@ impl<H: HeadProcs> Perim<H> {
         }
         if self.gate.has_pending() {
             // Under the lock: `lazy` was set by the last holder's leave, and nothing that
-            // `direct_ok` reads changes without the lock.
-            let direct = read && self.gate.is_lazy() && H::direct_ok(&g);
-            self.take_inbound(&mut g, direct);
+            // `direct_ok` reads changes without the lock. A claim stands for anything but
+            // ordinary data put while the gate was lazy (`Gate::give_back` clears one only
+            // for ordinary data).
+            let lazy = self.gate.is_lazy();
+            if lazy && !self.gate.flag.is_scheduled() && ready(&g) {
+                g.set_left();
+            } else {
+                let direct = lazy && H::direct_ok(&g);
+                self.take_inbound(&mut g, direct);
+            }
+        }
+        H::sync(&mut g);
+        PerimGuard {
+            g,
+            gate: &self.gate,
+        }
+    }
+
+    /// [`Perim::enter`]: take the inbound list.
+    #[inline]
+    fn enter_for(&self) -> PerimGuard<'_, H> {
+        let mut g = self.sd.lock();
+        self.gate.set_busy(true);
+        if self.express.armed_locked() {
+            self.disarm(&mut g);
+        }
+        if self.gate.has_pending() {
+            self.take_inbound(&mut g, false);
         }
         H::sync(&mut g);
         PerimGuard {
@@ -321,6 +343,9 @@ impl<H: HeadProcs> Perim<H> {
         // What a read took directly and did not read goes up first, before anything newer
         // (step 7).
         s.settle_direct();
+        // The read's enter left ordinary data on the inbound list (step 7, the lazy take):
+        // so does the leave, unless something that claims came in meanwhile.
+        let left = s.take_left();
         H::sync(s);
         let mut round = 0;
         loop {
@@ -333,7 +358,10 @@ impl<H: HeadProcs> Perim<H> {
             if s.has_enabled() {
                 continue; // a back-enable in place (`Side::publish`) enabled a queue here
             }
-            if round == LEAVE_ROUNDS || !self.gate.has_pending() {
+            if round == LEAVE_ROUNDS
+                || !self.gate.has_pending()
+                || (left && !self.gate.flag.is_scheduled())
+            {
                 break;
             }
             round += 1;

@@ -237,6 +237,48 @@ impl Stream {
         n
     }
 
+    /// Whether a read of `len` bytes ends within what the head's read queue holds, so its
+    /// enter may leave ordinary data on the inbound list (the lazy take, `perim` step 7;
+    /// everything there arrived after the queue's messages). Asked under the lock by
+    /// `Perim::enter_read` (`call.rs`, with the reader token idle: a read that waits for it
+    /// must not sleep with data left there). True only when sure, walking the band-0
+    /// M_DATA messages at the front: enough bytes, or a message that ends the read (a
+    /// zero-length one, a mark or a delimiter; any one in the message modes). Anything else
+    /// (another type, RFILL, an empty queue) says no, and the enter takes the list as
+    /// before.
+    pub(crate) fn sth_read_ready(&self, len: usize) -> bool {
+        let rdopt = self.sth.rdopt;
+        let Some(q) = self.queue(self.head_rq()) else {
+            return false;
+        };
+        // An empty queue first (the reader that keeps up: the direct take follows).
+        if q.count() == 0 || len == 0 || rdopt & RFILL != 0 {
+            return false;
+        }
+        let mut avail = 0usize;
+        for pos in 0.. {
+            let Some(m) = q.peek(pos) else {
+                return false;
+            };
+            if m.db_type() != M_DATA || m.band() != 0 {
+                return false;
+            }
+            let n = m.msgsize();
+            if n == 0
+                || rdopt & RMODEMASK != RNORM
+                || m.flag().contains(MsgFlags::MSGMARK)
+                || m.flag().contains(MsgFlags::MSGDELIM)
+            {
+                return true;
+            }
+            avail = avail.saturating_add(n);
+            if avail >= len {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The message a read or getmsg takes next: the first of the head's read queue, else the
     /// next one the read took straight from the inbound list (`stream/direct.rs`), which comes after
     /// it.

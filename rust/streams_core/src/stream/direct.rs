@@ -49,6 +49,9 @@ use crate::queue::QFlags;
 pub(crate) struct Direct {
     /// The queue the messages were put into, and the messages, oldest first through `b_next`.
     taken: Option<(QueueId, Msg)>,
+    /// The read's enter left ordinary data on the inbound list, the head's queue being
+    /// enough for the read (the lazy take, `perim` step 7): the leave leaves it too.
+    left: bool,
 }
 
 impl<H: HeadProcs> Stream<H> {
@@ -81,6 +84,20 @@ impl<H: HeadProcs> Stream<H> {
         }
         self.direct.taken = puts.take().map(|list| (q, list));
         true
+    }
+
+    /// The read's enter left what waits on the inbound list there (`perim` step 7, the lazy
+    /// take): [`Stream::take_left`] tells the leave.
+    #[inline]
+    pub(crate) fn set_left(&mut self) {
+        self.direct.left = true;
+    }
+
+    /// Whether this lock hold's enter left the inbound list for a read the head's queue
+    /// satisfies; cleared (`Perim::leave`).
+    #[inline]
+    pub(crate) fn take_left(&mut self) -> bool {
+        core::mem::replace(&mut self.direct.left, false)
     }
 
     /// The next message of the direct take, if any.
