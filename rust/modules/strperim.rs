@@ -40,11 +40,11 @@ use crate::msg::Msg;
 use crate::perim::express::ExpressWord;
 use crate::perim::{Perim, PerimGuard};
 use crate::runq::RunQueue;
-use crate::sth::call::HeadShared;
 use crate::sth::consts::{S_HIPRI, S_INPUT, S_RDBAND, S_RDNORM};
+use crate::sth::call::HeadShared;
 use crate::sth::{HeadEvents, StrHead, Stream};
-use crate::stream::{Later, Perimeter, QueueId};
 use crate::strsig::Signals;
+use crate::stream::{Later, Perimeter, QueueId};
 use crate::waitq::WaitQueue;
 
 /// The `S_*` events of an arrival at the head.
@@ -182,11 +182,7 @@ impl StrPerim {
     /// queued (`WaitQueue::sleep_timeout`), counted as a sleeper that enters the Stream when it
     /// wakes (`perim` step 6): the caller enters again, or asks `needs_run`, before it sleeps
     /// again or returns.
-    pub(crate) fn sleep(
-        &self,
-        g: Held<'_>,
-        timeout: kernel::ffi::c_long,
-    ) -> Result<kernel::ffi::c_long, Errno> {
+    pub(crate) fn sleep(&self, g: Held<'_>, timeout: kernel::ffi::c_long) -> Result<kernel::ffi::c_long, Errno> {
         self.wq.sleep_counted(g, timeout, Some(self.perim.gate()))
     }
 
@@ -364,10 +360,7 @@ impl StrPerim {
         let was = self.opens.fetch_sub(1, Ordering::AcqRel);
         if was == 0 {
             self.opens.fetch_add(1, Ordering::AcqRel);
-            pr_err!(
-                "rstreams: BUG: Stream head released with no hold left ({})\n",
-                who
-            );
+            pr_err!("rstreams: BUG: Stream head released with no hold left ({})\n", who);
             return false;
         }
         was == 1
@@ -387,11 +380,7 @@ impl StrPerim {
         g.sth_close();
         // A Stream linked under a multiplexor closes itself when the link goes (its head only
         // took note here); its gate stays open for the multiplexor meanwhile.
-        let left: Option<Msg> = if g.is_closed() {
-            self.perim.close()
-        } else {
-            None
-        };
+        let left: Option<Msg> = if g.is_closed() { self.perim.close() } else { None };
         let post = self.leave(&mut g);
         drop(g);
         drop(left);
