@@ -35,6 +35,7 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::pipe::tests::twophase::PIPE_TWOPHASE_SUITE,
     &crate::pipe::tests::direct::PIPE_DIRECT_SUITE,
     &crate::pipe::tests::readrun::PIPE_READRUN_SUITE,
+    &crate::pipe::tests::lazytake::PIPE_LAZYTAKE_SUITE,
     &crate::pipe::tests::batch::PIPE_BATCH_SUITE,
     &crate::pipe::tests::across::PIPE_ACROSS_SUITE,
     &crate::pipe::tests::ends::PIPE_ENDS_SUITE,

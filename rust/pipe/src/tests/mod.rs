@@ -8,6 +8,7 @@ pub mod batch;
 pub mod connld;
 pub mod direct;
 pub mod ends;
+pub mod lazytake;
 pub mod limits;
 pub mod pipe;
 pub mod readrun;
