@@ -59,6 +59,12 @@
 //!   the head is full is back-enabled by the read that leaves it low, after a read that only
 //!   cleared QFULL; on the raw words, a rule that publishes on QFULL's change alone (not on
 //!   reaching the low-water mark) is caught.
+//! - (o) the lazy take (`perim` step 7, `Perim::enter_read`'s `ready`): a read whose head's
+//!   queue satisfies it leaves ordinary data on the inbound list, racing with a second reader
+//!   of the head (the reader token) and a hangup from below. A read that must wait never
+//!   leaves data behind (it would sleep on it), the hangup takes the whole list with it
+//!   by the time its put returned, and everything is read once, in order. A `ready` that
+//!   forgets the reader token is caught (a read waiting for the token left data behind).
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -1276,4 +1282,105 @@ fn n_run_publishing_on_low_loses_nothing() {
 #[should_panic(expected = "lost back-enable")]
 fn n_run_publishing_on_full_alone_is_caught() {
     run_publish_model(false);
+}
+
+// (o) ------------------------------------------------------------------------------------------
+
+/// The reader's `ready` of [`lazy_take_model`]: what `sth::call::read` asks (the head's queue
+/// satisfies a read of `len`, the reader token idle), or, wrongly, the head's queue alone.
+#[derive(Clone, Copy, PartialEq)]
+enum Ready {
+    /// `tok.is_idle() && sth_read_ready(len)`.
+    WithToken,
+    /// `sth_read_ready(len)`: a read that waits for the token may leave data behind.
+    HeadOnly,
+}
+
+/// read(2) of one byte (non-blocking) through `Perim::enter_read` with `ready`: the byte, or
+/// none if the read would block; a read that would block must have found nothing left on
+/// the inbound list (the platform would put it to sleep: `perim` step 7's lazy take takes
+/// the list whenever the read cannot complete from the head).
+fn read_lazy(
+    r: &TestPerim<streams_core::sth::StrHead>,
+    tok: &streams_core::sth::take::ReaderToken,
+    ready: Ready,
+) -> Option<u8> {
+    let mut t = streams_core::sth::Taken::new();
+    let blocked = r.op_read(
+        |s| (ready == Ready::HeadOnly || tok.is_idle()) && s.sth_read_ready(1),
+        |s| {
+            let blocked = s.strread(1, true, tok, &mut t).is_err();
+            assert!(
+                !(blocked && s.left_inbound()),
+                "lazy take: a read that blocks left data on the inbound list"
+            );
+            blocked
+        },
+    );
+    if blocked {
+        return None;
+    }
+    tok.release();
+    taken_bytes(&t).first().copied()
+}
+
+/// The lazy take against a second reader of the same head (holding the reader token while it
+/// copies its take out) and against a hangup arriving from below: the head holds "a" and
+/// "b", "c" waits on the inbound list (a lazy put). Each read of one byte either reads from
+/// the head and leaves "c" there, or takes the list; a read that must wait (for the token)
+/// never leaves data behind; the hangup (no ordinary data: it claims) is applied, all of the
+/// list with it, by the time its put returned and the reader let go; all bytes are read once,
+/// in order, then end of file. A `ready` that forgets the token is caught.
+fn lazy_take_model(ready: Ready) {
+    model(move || {
+        let (r, w, entry) = sth_linked(8, 0);
+        for b in [b"a", b"b"] {
+            let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
+            if r.put_in(entry, m).expect("open") {
+                r.run(0);
+            }
+        }
+        r.op(|_| ()); // "a" and "b" up to the head
+        let m = Msg::from_bytes(streams_core::msg::M_DATA, b"c").expect("msg");
+        assert!(!r.put_in(entry, m).expect("open"), "a lazy put claimed");
+        let tok = LArc::new(streams_core::sth::take::ReaderToken::new());
+        let other = {
+            let (r, tok) = (r.clone(), tok.clone());
+            thread::spawn(move || read_lazy(&r, &tok, ready))
+        };
+        let hangup = {
+            let r = r.clone();
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_HANGUP, b"").expect("msg");
+                if r.put_in(entry, m).expect("open") {
+                    r.run(0);
+                }
+            })
+        };
+        let mine = read_lazy(&r, &tok, ready);
+        let theirs = other.join().expect("reader");
+        hangup.join().expect("hangup");
+        assert!(
+            !r.perim.gate().has_pending(),
+            "lazy take: the hangup left on the inbound list"
+        );
+        let mut got: Vec<u8> = mine.into_iter().chain(theirs).collect();
+        got.sort_unstable(); // two readers: either may have read first
+        while let Some(b) = read_lazy(&r, &tok, ready) {
+            got.push(b);
+        }
+        assert_eq!(got, b"abc", "lazy take: lost, doubled or out of order");
+        back_enabled_then_close("lazy take: ", &r, &w, w.runs(), false);
+    });
+}
+
+#[test]
+fn o_lazy_take_vs_reader_and_hangup() {
+    lazy_take_model(Ready::WithToken);
+}
+
+#[test]
+#[should_panic(expected = "lazy take: a read that blocks")]
+fn o_lazy_take_without_the_token_is_caught() {
+    lazy_take_model(Ready::HeadOnly);
 }

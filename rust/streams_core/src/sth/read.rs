@@ -246,7 +246,7 @@ impl Stream {
     /// zero-length one, a mark or a delimiter; any one in the message modes). Anything else
     /// (another type, RFILL, an empty queue) says no, and the enter takes the list as
     /// before.
-    pub(crate) fn sth_read_ready(&self, len: usize) -> bool {
+    pub fn sth_read_ready(&self, len: usize) -> bool {
         let rdopt = self.sth.rdopt;
         let Some(q) = self.queue(self.head_rq()) else {
             return false;

@@ -100,6 +100,12 @@ impl<H: HeadProcs> Stream<H> {
         core::mem::replace(&mut self.direct.left, false)
     }
 
+    /// Whether this lock hold's enter left data on the inbound list (tests and models: a read
+    /// that would block must never have).
+    pub fn left_inbound(&self) -> bool {
+        self.direct.left
+    }
+
     /// The next message of the direct take, if any.
     #[inline]
     pub(crate) fn direct_first(&self) -> Option<&Msg> {
