@@ -323,6 +323,16 @@ impl Queue {
         self.ring_mut(c)?.get_mut(i)
     }
 
+    /// The first band-0 messages in getq order, oldest first, when nothing of another class
+    /// is queued (else `None`): a prefix of the queue, cheap to walk (the Stream head's look
+    /// at what a read would take, `sth_read_ready`).
+    pub(crate) fn band0_front(&self) -> Option<impl Iterator<Item = &Msg>> {
+        let only_band0 = self.hi.is_empty()
+            && self.over.is_empty()
+            && self.bands.as_slice().iter().all(|qb| qb.msgs.is_empty());
+        only_band0.then(|| self.norm.front_iter())
+    }
+
     /// `q_first`: the first message of the first class in getq order that has one.
     pub fn first(&self) -> Option<&Msg> {
         if let Some(m) = self.hi.first() {

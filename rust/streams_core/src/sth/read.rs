@@ -241,26 +241,34 @@ impl Stream {
     /// enter may leave ordinary data on the inbound list (the lazy take, `perim` step 7;
     /// everything there arrived after the queue's messages). Asked under the lock by
     /// `Perim::enter_read` (`call.rs`, with the reader token idle: a read that waits for it
-    /// must not sleep with data left there). True only when sure, walking the band-0
-    /// M_DATA messages at the front: enough bytes, or a message that ends the read (a
-    /// zero-length one, a mark or a delimiter; any one in the message modes). Anything else
-    /// (another type, RFILL, an empty queue) says no, and the enter takes the list as
-    /// before.
+    /// must not sleep with data left there). True only when sure, walking the M_DATA
+    /// messages of a queue that holds band-0 messages alone ([`Queue::band0_front`]):
+    /// enough bytes, or a message that ends the read (a zero-length one, a mark or a
+    /// delimiter; any one in the message modes). Anything else (another type, another class,
+    /// RFILL, a queue of no bytes) says no, and the enter takes the list as before.
+    ///
+    /// [`Queue::band0_front`]: crate::queue::Queue
+    #[inline]
     pub fn sth_read_ready(&self, len: usize) -> bool {
+        // An empty queue first, inline (the reader that keeps up: the direct take follows).
+        match self.queue(self.head_rq()) {
+            Some(q) if q.count() != 0 => self.sth_read_ready_walk(q, len),
+            _ => false,
+        }
+    }
+
+    /// [`Stream::sth_read_ready`] for a head's read queue `q` that holds bytes.
+    fn sth_read_ready_walk(&self, q: &crate::queue::Queue, len: usize) -> bool {
         let rdopt = self.sth.rdopt;
-        let Some(q) = self.queue(self.head_rq()) else {
-            return false;
-        };
-        // An empty queue first (the reader that keeps up: the direct take follows).
-        if q.count() == 0 || len == 0 || rdopt & RFILL != 0 {
+        if len == 0 || rdopt & RFILL != 0 {
             return false;
         }
+        let Some(msgs) = q.band0_front() else {
+            return false;
+        };
         let mut avail = 0usize;
-        for pos in 0.. {
-            let Some(m) = q.peek(pos) else {
-                return false;
-            };
-            if m.db_type() != M_DATA || m.band() != 0 {
+        for m in msgs {
+            if m.db_type() != M_DATA {
                 return false;
             }
             let n = m.msgsize();
