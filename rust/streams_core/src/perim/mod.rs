@@ -75,6 +75,14 @@
 //!    first thing in [`Perim::leave`], before anything newer (`stream/direct.rs`). The take
 //!    itself is step 1's (the claim cleared first, the pending counts zeroed and fenced), so
 //!    the flow control and the refused writers' back-enables are as for any enter.
+//!    The *lazy take*: when the gate is lazy, no claim stands (so only ordinary data waits:
+//!    anything else claims, and only a take or [`Gate::give_back`] of ordinary data clears
+//!    a claim) and the caller's `ready` says the head's read queue alone satisfies the read
+//!    (with the reader token idle: a read that blocks must not leave data behind), the
+//!    enter does not take the list at all, and neither does the leave unless a claim came
+//!    in meanwhile: that data arrived after everything at the head, and goes up with later
+//!    arrivals at the next enter that takes (the reader's, once the head cannot satisfy it,
+//!    or any other). Its bytes still count against the writer until then.
 //! 8. **express write** ([`Perim::write_express`], `express.rs`): a hold whose write went
 //!    across in one step through a one-queue path (`stream/across.rs`) arms the perimeter
 //!    when it leaves, if the head allows it (`HeadProcs::express_ok`); while armed, a write

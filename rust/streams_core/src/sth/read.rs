@@ -242,12 +242,10 @@ impl Stream {
     /// everything there arrived after the queue's messages). Asked under the lock by
     /// `Perim::enter_read` (`call.rs`, with the reader token idle: a read that waits for it
     /// must not sleep with data left there). True only when sure, walking the M_DATA
-    /// messages of a queue that holds band-0 messages alone ([`Queue::band0_front`]):
+    /// messages of a queue that holds band-0 messages alone (`Queue::band0_front`):
     /// enough bytes, or a message that ends the read (a zero-length one, a mark or a
     /// delimiter; any one in the message modes). Anything else (another type, another class,
     /// RFILL, a queue of no bytes) says no, and the enter takes the list as before.
-    ///
-    /// [`Queue::band0_front`]: crate::queue::Queue
     #[inline]
     pub fn sth_read_ready(&self, len: usize) -> bool {
         // An empty queue first, inline (the reader that keeps up: the direct take follows).

@@ -22,10 +22,10 @@
 //! inbound work: it lands behind the rest of a split message in order.
 //!
 //! The take needs the head's read queue empty, so it serves a reader that keeps up with its
-//! writer. A reader that lags (a backlog at the head) reads from the head's queue, and what
-//! its enter finds on the inbound list goes up in runs (`batch.rs`); taking the list for such
-//! a read as well would only move that put-up to the leave (measured: no gain,
-//! `docs/performance.md`, *The batch put-up*). Nothing else runs between the take and the
+//! writer. A reader that lags (a backlog at the head) reads from the head's queue; when that
+//! queue alone satisfies the read, its enter leaves the inbound list where it is (the lazy
+//! take, `perim` step 7, recorded here as `left` for the leave), so the arrivals go up in
+//! large runs (`batch.rs`) once the head runs short, instead of one put-up per read. Nothing else runs between the take and the
 //! read (only read(2) and getmsg enter so; getmsg takes these messages as read does, after
 //! the head's queue: they are band 0, so a getmsg for high-priority or a higher band leaves
 //! them to be put up).
