@@ -7,7 +7,7 @@
 //!
 //! | call | before the lock | under the lock | after the lock |
 //! | --- | --- | --- | --- |
-//! | read | — | [`Stream::strread`] ([`HeadCall::run_read`]: perhaps straight from the inbound list): take what is read, hold the reader token | copy out; on a fault put back from there ([`Stream::sth_untake`]); give the token back |
+//! | read | — | [`Stream::strread`] ([`HeadCall::run_read`]: perhaps straight from the inbound list, or leaving it there when the head's queue satisfies the read): take what is read, hold the reader token | copy out; on a fault put back from there ([`Stream::sth_untake`]); give the token back |
 //! | write | the bytes, at most [`STRMSGSZ`] at a time: into the message itself (fast path), on the stack (up to [`STAGE_STACK`]) or a buffer | [`Stream::strwrite_prebuilt`] / [`Stream::strwrite`]; none for a write that joins the held message ([`HoldCell::join`]) or goes across without the lock ([`HeadCall::write_express`]) | — |
 //! | putmsg | both parts (at most [`STRCTLSZ`] / [`STRMSGSZ`], else ERANGE), as messages | [`Stream::strputpmsg`]: check and send | — |
 //! | I_FDINSERT | check the request; the control part with the token written in, the reference block to `fildes`'s queue, the data part, as messages | `Stream::sth_fdinsert`: check and send, as putmsg | — |

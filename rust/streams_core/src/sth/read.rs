@@ -5,8 +5,10 @@
 //! The read is the first phase of a two-phase read (`take.rs`): under the Stream lock it takes
 //! off the head what the read delivers (getq, so the Stream back-enables; the common read's
 //! whole band-0 M_DATA messages in one queue operation, `Stream::sth_read_run`; then what the
-//! read's enter took straight from the inbound list, `stream/direct.rs`), splitting a message
-//! larger than what is left of the read (its rest stays queued, except under RMSGD where it
+//! read's enter took straight from the inbound list, `stream/direct.rs`; when the head's
+//! queue alone satisfies the read, `Stream::sth_read_ready`, the enter leaves the inbound
+//! list untaken, `perim` step 7's lazy take), splitting a message larger than what is left
+//! of the read (its rest stays queued, except under RMSGD where it
 //! goes with the message). The platform copies the taken bytes to the user after the lock and
 //! puts back what a faulting copy did not deliver. A read that finds nothing returns
 //! [`Block::Readable`] (EAGAIN when non-blocking) without having taken anything; so does a read
