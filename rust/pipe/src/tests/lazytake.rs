@@ -10,25 +10,15 @@
 //! out the same; and the first pipe must have left data on its inbound list (else the case
 //! tested nothing).
 
-use super::direct::{read, write, Got, BUF};
+use super::direct::{read, write};
+use super::readrun::{self, bytes, putmsg_band1};
 use super::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
 use streams_core::sth::consts::*;
-use streams_core::sth::{call, IocArg, Part, SliceIo, StrOptions, Stream, WAKE_WRITE};
+use streams_core::sth::{IocArg, Stream, WAKE_WRITE};
 use streams_core::stream::Registry;
 use streams_core::{check, check_eq, check_ok, ktest_suite};
-
-/// putmsg of a data part alone on end 0 of `p` in band 1 (MSG_BAND), non-blocking.
-fn putmsg_band1(p: &TestPipe, data: &[u8]) -> Result<(), Errno> {
-    let mut b = [0u8; BUF];
-    let n = streams_core::sys::copy_bytes(&mut b, data);
-    let d = Part {
-        io: &mut SliceIo(b.get_mut(..n).unwrap_or_default()),
-        len: i32::try_from(n).unwrap_or(0),
-    };
-    call::putmsg(&p.call(0), None, Some(d), 1, MSG_BAND, true)
-}
 
 /// What end 1 holds after an enter (which takes the inbound list): messages and bytes at its
 /// head, whatever the band.
@@ -47,27 +37,11 @@ fn left_on_inbound(p: &TestPipe) -> bool {
     p.perim(1).perim.gate().has_pending()
 }
 
-/// The bytes of a read, for comparing two reads (the buffer past them is not compared).
-fn bytes(g: &Got) -> Result<&[u8], Errno> {
-    match g {
-        Ok((b, n)) => Ok(b.get(..*n).unwrap_or_default()),
-        Err(e) => Err(*e),
-    }
-}
-
-/// Two pipes whose end 1 reads in mode `rdopt`, with the same backlog of `BACKLOG` at end 1's
+/// Two pipes whose end 1 reads in mode `rdopt` (`readrun::pair`), with the same backlog of `BACKLOG` at end 1's
 /// head (band 0 on the first, band 1 on the second).
 fn pair(rdopt: u32) -> Result<[TestPipe; 2], Failure> {
     const BACKLOG: [&[u8]; 4] = [b"ab", b"cdef", b"g", b"hij"];
-    let a = check_ok!(TestPipe::new());
-    let b = check_ok!(TestPipe::new());
-    let r = Registry::new();
-    for p in [&a, &b] {
-        let rd = p.end(1, |s| {
-            s.strioctl(&r, I_SRDOPT, IocArg::Int(i64::from(rdopt)))
-        });
-        check_eq!(rd, Ok(0));
-    }
+    let [a, b] = readrun::pair(rdopt, false)?;
     for w in BACKLOG {
         check_eq!(write(&a, 0, w), Ok(w.len()));
         check_eq!(putmsg_band1(&b, w), Ok(()));
@@ -240,14 +214,7 @@ fn a_hangup_behind_left_data_ends_the_reads() -> TestResult {
 /// back-enabled: everything written is read, and the writer may write again.
 fn a_writer_refused_for_left_bytes_is_back_enabled() -> TestResult {
     let [a, _] = pair(RNORM)?;
-    let o = StrOptions {
-        so_flags: SO_HIWAT | SO_LOWAT,
-        so_hiwat: 64,
-        so_lowat: 0,
-        ..StrOptions::default()
-    };
-    let m = check_ok!(o.to_msg());
-    check!(a.end(1, |s| s.driver_rq().map(|rq| s.put(rq, m))).is_some());
+    readrun::marks_64_0(&a)?;
     let mut written = 10usize; // the backlog
     let chunk = [7u8; 8];
     let mut refused = false;

@@ -23,7 +23,7 @@ use streams_core::stream::Registry;
 use streams_core::{check, check_eq, check_ok, ktest_suite};
 
 /// putmsg of a data part alone on end 0 of `p` in band 1 (MSG_BAND), non-blocking.
-fn putmsg_band1(p: &TestPipe, data: &[u8]) -> Result<(), Errno> {
+pub(super) fn putmsg_band1(p: &TestPipe, data: &[u8]) -> Result<(), Errno> {
     let mut b = [0u8; BUF];
     let n = streams_core::sys::copy_bytes(&mut b, data);
     let d = Part {
@@ -53,7 +53,7 @@ fn left(s: &mut Stream) -> Left {
 /// Two pipes whose end 1 reads in mode `rdopt` and whose end 0 sends zero-length writes
 /// (SNDZERO); with `delim`, end 0 marks what it writes
 /// as delimited (M_SETOPTS SO_DELIM from below, as a module would send it).
-fn pair(rdopt: u32, delim: bool) -> Result<[TestPipe; 2], Failure> {
+pub(super) fn pair(rdopt: u32, delim: bool) -> Result<[TestPipe; 2], Failure> {
     let a = check_ok!(TestPipe::new());
     let b = check_ok!(TestPipe::new());
     let r = Registry::new();
@@ -82,7 +82,7 @@ fn pair(rdopt: u32, delim: bool) -> Result<[TestPipe; 2], Failure> {
 }
 
 /// The bytes of a read, for comparing two reads (the buffer past them is not compared).
-fn bytes(g: &Got) -> Result<&[u8], Errno> {
+pub(super) fn bytes(g: &Got) -> Result<&[u8], Errno> {
     match g {
         Ok((b, n)) => Ok(b.get(..*n).unwrap_or_default()),
         Err(e) => Err(*e),
@@ -233,13 +233,9 @@ fn a_writer_refused_for_blocks_is_back_enabled() -> TestResult {
     Ok(())
 }
 
-/// End 1's head gets water marks 64 and 0 (M_SETOPTS from below). End 0 writes 16-byte
-/// chunks until the bytes waiting on end 1's inbound list refuse it; one read at end 1 then
-/// takes them all straight from the inbound list (the direct take): no queue changes, so only
-/// the take of the list, which sees the refused writer's mark, makes the lock hold publish.
-/// The writer is back-enabled by that read.
-fn a_writer_refused_for_pending_bytes_is_back_enabled_by_the_take() -> TestResult {
-    let s = check_ok!(TestPipe::new());
+/// End 1's head of `s` gets water marks 64 and 0 (M_SETOPTS from below, as a module would
+/// send it).
+pub(super) fn marks_64_0(s: &TestPipe) -> TestResult {
     let o = StrOptions {
         so_flags: SO_HIWAT | SO_LOWAT,
         so_hiwat: 64,
@@ -248,6 +244,17 @@ fn a_writer_refused_for_pending_bytes_is_back_enabled_by_the_take() -> TestResul
     };
     let m = check_ok!(o.to_msg());
     check!(s.end(1, |s| s.driver_rq().map(|rq| s.put(rq, m))).is_some());
+    Ok(())
+}
+
+/// End 1's head gets water marks 64 and 0 (M_SETOPTS from below). End 0 writes 16-byte
+/// chunks until the bytes waiting on end 1's inbound list refuse it; one read at end 1 then
+/// takes them all straight from the inbound list (the direct take): no queue changes, so only
+/// the take of the list, which sees the refused writer's mark, makes the lock hold publish.
+/// The writer is back-enabled by that read.
+fn a_writer_refused_for_pending_bytes_is_back_enabled_by_the_take() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    marks_64_0(&s)?;
     let _ = s.end(1, |s| s.sth_take_events());
     let chunk = [4u8; 16];
     let written = write_until_refused(&s, &chunk, false)?;
