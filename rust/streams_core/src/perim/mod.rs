@@ -161,6 +161,7 @@ impl<H: HeadProcs> Perim<H> {
     /// taken at all (the lazy take): everything on it arrived after what the head holds.
     /// Only the Stream head's read or getmsg may follow this enter: the lock hold's other
     /// operations would not see that data.
+    #[inline]
     pub fn enter_read(&self, ready: impl FnOnce(&Stream<H>) -> bool) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
         self.gate.set_busy(true);
