@@ -15,8 +15,9 @@ use super::readrun::{self, bytes, putmsg_band1};
 use super::TestPipe;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
+use streams_core::sth::call::{self, HeadCall};
 use streams_core::sth::consts::*;
-use streams_core::sth::{IocArg, Stream, WAKE_WRITE};
+use streams_core::sth::{IocArg, Part, SliceIo, Stream, WAKE_WRITE};
 use streams_core::stream::Registry;
 use streams_core::{check, check_eq, check_ok, ktest_suite};
 
@@ -174,6 +175,34 @@ fn poll_and_nread_see_what_a_read_left() -> TestResult {
     Ok(())
 }
 
+/// Reads that must wait never leave data on the inbound list (the platform would put them
+/// to sleep on it): a read while another reader of the head copies its take out (the reader
+/// token held), and a getmsg for high-priority data behind a band-0 backlog. Each enter takes
+/// the list, though the head's queue would have satisfied an ordinary read.
+fn a_read_or_getmsg_that_must_wait_takes_the_list() -> TestResult {
+    let [a, _] = pair(RNORM)?;
+    check_eq!(write(&a, 0, b"kl"), Ok(2));
+    let call = a.call(1);
+    let tok = &call.shared().reader;
+    check!(tok.free());
+    tok.hold(); // another reader's take is being copied out
+    check_eq!(read(&a, 1, 1).map(|r| r.1), Err(Errno::EAGAIN));
+    check!(!left_on_inbound(&a));
+    tok.release();
+    check_eq!(write(&a, 0, b"m"), Ok(1));
+    let mut b = [0u8; 8];
+    let data = Part {
+        io: &mut SliceIo(&mut b),
+        len: 8,
+    };
+    let hipri = call::getmsg(&call, None, Some(data), 0, MSG_HIPRI, true, |_| Ok(()));
+    check_eq!(hipri.map(|g| g.data_len), Err(Errno::EAGAIN));
+    check!(!left_on_inbound(&a));
+    // Everything is still read, in order.
+    check_eq!(bytes(&read(&a, 1, 64)), Ok(&b"abcdefghijklm"[..]));
+    Ok(())
+}
+
 /// The writer closes while the reader's reads leave its last writes on the inbound list: the
 /// hangup that follows them is no ordinary data, so the next enter takes it all; the reader
 /// reads everything in order, then end of file.
@@ -255,6 +284,7 @@ ktest_suite!(PIPE_LAZYTAKE_SUITE, "streams_pipe_lazytake":
     message_nondiscard_backlog_reads_match,
     getmsg_behind_a_backlog_keeps_the_order,
     poll_and_nread_see_what_a_read_left,
+    a_read_or_getmsg_that_must_wait_takes_the_list,
     a_hangup_behind_left_data_ends_the_reads,
     a_writer_refused_for_left_bytes_is_back_enabled,
 );
