@@ -222,9 +222,10 @@ impl HeadCall for StrFile {
     fn run_read<R>(
         &self,
         nonblock: bool,
+        ready: impl Fn(&Stream) -> bool,
         op: impl FnMut(&mut Stream) -> Result<R, Stop>,
     ) -> Result<R, Errno> {
-        StrFile::run_read(self, nonblock, op)
+        StrFile::run_read(self, nonblock, ready, op)
     }
 
     fn shared(&self) -> &HeadShared {

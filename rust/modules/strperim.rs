@@ -243,9 +243,11 @@ impl StrPerim {
     }
 
     /// [`StrPerim::enter`] for the Stream head's read (`Perim::enter_read`): data waiting on
-    /// the inbound list may be read straight from there (`stream/direct.rs` in the core).
-    pub(crate) fn enter_read(&self) -> Held<'_> {
-        self.perim.enter_read()
+    /// the inbound list may be read straight from there (`stream/direct.rs` in the core), or
+    /// left there when `ready` says the head's read queue alone satisfies the read (the lazy
+    /// take, `perim` step 7).
+    pub(crate) fn enter_read(&self, ready: &dyn Fn(&Stream) -> bool) -> Held<'_> {
+        self.perim.enter_read(ready)
     }
 
     /// Run `f` on the Stream as a system call of `caller` does: enter, `f`, unlock.

@@ -47,28 +47,50 @@ impl StrFile {
         op: impl FnMut(&mut Stream) -> Result<R, Stop>,
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno> {
-        wait_on(self.perim(), Caller::Me, Enter::Op, nonblock, limit_ms, op, cancel)
+        wait_on(
+            self.perim(),
+            Caller::Me,
+            Enter::Op,
+            nonblock,
+            limit_ms,
+            op,
+            cancel,
+        )
     }
 
     /// [`StrFile::run`] for read(2) (`HeadCall::run_read`): each try enters the Stream with
     /// `StrPerim::enter_read`, so `op`, the head's read, may take data straight from the
     /// inbound list.
+    ///
+    /// `ready` (asked under the lock, each try): the head's read queue alone satisfies `op`,
+    /// so the enter may leave ordinary data on the inbound list (the lazy take, `perim`
+    /// step 7 in the core).
     pub(crate) fn run_read<R>(
         &self,
         nonblock: bool,
+        ready: impl Fn(&Stream) -> bool,
         op: impl FnMut(&mut Stream) -> Result<R, Stop>,
     ) -> Result<R, Errno> {
-        wait_on(self.perim(), Caller::Me, Enter::Read, nonblock, None, op, |_| {})
+        wait_on(
+            self.perim(),
+            Caller::Me,
+            Enter::Read(&ready),
+            nonblock,
+            None,
+            op,
+            |_| {},
+        )
     }
 }
 
 /// How [`wait_on`] enters the Stream for each try of its operation.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Enter {
+#[derive(Clone, Copy)]
+enum Enter<'a> {
     /// `StrPerim::enter`: any operation.
     Op,
-    /// `StrPerim::enter_read`: the operation is the Stream head's read.
-    Read,
+    /// `StrPerim::enter_read`: the operation is the Stream head's read, the head's queue
+    /// alone satisfies it when this says so.
+    Read(&'a dyn Fn(&Stream) -> bool),
 }
 
 /// [`StrFile::run`] for a caller that is not one of the head's processes (an open of an
@@ -86,7 +108,7 @@ pub(crate) fn run_quiet<R>(
 fn wait_on<R>(
     p: &StrPerim,
     caller: Caller,
-    enter: Enter,
+    enter: Enter<'_>,
     nonblock: bool,
     limit_ms: Option<u32>,
     mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
@@ -97,7 +119,7 @@ fn wait_on<R>(
     let err = loop {
         let mut g = match enter {
             Enter::Op => p.enter(),
-            Enter::Read => p.enter_read(),
+            Enter::Read(ready) => p.enter_read(ready),
         };
         let r = op(&mut g);
         let post = p.leave(&mut g);

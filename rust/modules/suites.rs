@@ -34,6 +34,8 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::pipe::tests::pipe::STH_PIPE_SUITE,
     &crate::pipe::tests::twophase::PIPE_TWOPHASE_SUITE,
     &crate::pipe::tests::direct::PIPE_DIRECT_SUITE,
+    &crate::pipe::tests::readrun::PIPE_READRUN_SUITE,
+    &crate::pipe::tests::lazytake::PIPE_LAZYTAKE_SUITE,
     &crate::pipe::tests::batch::PIPE_BATCH_SUITE,
     &crate::pipe::tests::hold::PIPE_HOLD_SUITE,
     &crate::pipe::tests::across::PIPE_ACROSS_SUITE,

@@ -8,7 +8,9 @@
 //! 40-byte control part, a T_UNITDATA_REQ's size, sent and retrieved), `burst` (write BURST messages,
 //! then read them back one read(2) per message: the steady state of a writer that runs ahead
 //! of its reader, whose Stream head queue holds a backlog) or `burstmsg` (the same with
-//! putmsg and getmsg). For the burst modes N counts messages and BURST is the fourth argument
+//! putmsg and getmsg), or `backlog` (BURST messages wait at the reading head first; then
+//! each iteration writes one and reads SIZE bytes, one message: the reader's enter puts the
+//! new write up behind the backlog, as in the guest's pipe benchmark). For the burst modes N counts messages and BURST is the fourth argument
 //! (default 16), so the instructions per message compare with `plain`; a burst ends early
 //! where flow control refuses the writer (4096-byte messages: after 2). With `NODIRECT=1` in
 //! the environment the reading end gets write hold (SNDHOLD), which only keeps its reads from
@@ -112,11 +114,22 @@ fn main() {
         println!("{mode}: {n} x {size} bytes in bursts of {burst}, {got} read");
         return;
     }
+    if mode == "backlog" {
+        // The steady state of a writer that runs ahead: BURST messages wait at the reading
+        // head before the loop starts, so each read's enter finds the new write on the
+        // inbound list behind a backlog (no direct take: it puts the write up) and the read
+        // takes the oldest message from the head's queue.
+        for _ in 0..burst {
+            call::write(&p.call(0), &mut SliceIo(&mut data), size, true).expect("write");
+            p.end(1, |_| ());
+        }
+    }
     for _ in 0..n {
         match mode {
-            "plain" => {
+            "plain" | "backlog" => {
                 call::write(&p.call(0), &mut SliceIo(&mut data), size, true).expect("write");
-                got += call::read(&p.call(1), &mut SliceIo(&mut buf), rlen, true).expect("read");
+                let len = if mode == "plain" { rlen } else { size };
+                got += call::read(&p.call(1), &mut SliceIo(&mut buf), len, true).expect("read");
             }
             "hold" => {
                 call::write(&p.call(0), &mut SliceIo(&mut data), size, true).expect("write");

@@ -53,7 +53,19 @@
 //!   lost or doubled, and each is counted once on the path. A writer that checks and counts
 //!   the armed word without the target's inbound lock, then puts, is caught (a put lands in
 //!   the hold after its enter).
-//! - (n) the express send (`perim/express_send.rs`): a putmsg sent by the driver's published
+//! - (n) the read's run (`Stream::sth_read_run`, `Queue::getq_upto`): the Stream head's
+//!   read takes its messages in one queue operation and marks the flow control stale only
+//!   when the head queue's flow state changes (`Queue::flow_state`). A writer refused while
+//!   the head is full is back-enabled by the read that leaves it low, after a read that only
+//!   cleared QFULL; on the raw words, a rule that publishes on QFULL's change alone (not on
+//!   reaching the low-water mark) is caught.
+//! - (o) the lazy take (`perim` step 7, `Perim::enter_read`'s `ready`): a read whose head's
+//!   queue satisfies it leaves ordinary data on the inbound list, racing with a second reader
+//!   of the head (the reader token) and a hangup from below. A read that must wait never
+//!   leaves data behind (it would sleep on it), the hangup takes the whole list with it
+//!   by the time its put returned, and everything is read once, in order. A `ready` that
+//!   forgets the reader token is caught (a read waiting for the token left data behind).
+//! - (p) the express send (`perim/express_send.rs`): a putmsg sent by the driver's published
 //!   transmit path without the Stream lock races with a hold that withdraws the path (as an
 //!   unbind does); the hold's enter waits for the send in flight, so no hold overlaps one,
 //!   the send's answer (put into the sender's own gate) is at the head when the hold's
@@ -254,6 +266,24 @@ fn f_refused_writer_is_back_enabled_after_a_quiet_hold() {
     refused_writer_model(true);
 }
 
+/// A writer thread that asks `bcanput_in` of `entry` of `r` once, and the flag it sets if it
+/// was refused.
+fn ask_once<H: HeadProcs>(
+    r: &Arc<TestPerim<H>>,
+    entry: QueueId,
+) -> (thread::JoinHandle<()>, LArc<AtomicBool>) {
+    let refused = LArc::new(AtomicBool::new(false));
+    let writer = {
+        let (r, refused) = (r.clone(), refused.clone());
+        thread::spawn(move || {
+            if !r.bcanput_in(entry, 0) {
+                refused.store(true, SeqCst);
+            }
+        })
+    };
+    (writer, refused)
+}
+
 /// The end of a model with a writer `w` and a reader `r`: if the writer was `refused`, it
 /// was back-enabled since its run count was `before` (it ran, is scheduled, or has the
 /// back-enable waiting on its gate); then both Streams close. `what` prefixes the failure
@@ -279,15 +309,7 @@ fn refused_writer_model(quiet_first: bool) {
     model(move || {
         let (r, w, entry) = linked_full();
         let before = w.runs();
-        let refused = LArc::new(AtomicBool::new(false));
-        let writer = {
-            let (r, refused) = (r.clone(), refused.clone());
-            thread::spawn(move || {
-                if !r.bcanput_in(entry, 0) {
-                    refused.store(true, SeqCst);
-                }
-            })
-        };
+        let (writer, refused) = ask_once(&r, entry);
         if quiet_first {
             r.op(|s| {
                 let _ = s.head_rq();
@@ -330,17 +352,7 @@ fn f_publish_reading_marks_first_is_caught() {
     model(|| {
         let full = LArc::new(AtomicU64::new(1));
         let want = LArc::new(AtomicU64::new(0));
-        let writer = {
-            let (full, want) = (full.clone(), want.clone());
-            thread::spawn(move || {
-                if full.load(SeqCst) & 1 == 0 {
-                    return true;
-                }
-                want.fetch_or(1, SeqCst);
-                loom::sync::atomic::fence(SeqCst);
-                full.load(SeqCst) & 1 == 0
-            })
-        };
+        let writer = raw_writer(&full, &want, |f| f & 1 == 0);
         // Wrong: the marks are read before "full" is cleared.
         let wanted = want.load(SeqCst) & 1 != 0;
         loom::sync::atomic::fence(SeqCst);
@@ -481,9 +493,12 @@ enum Take {
 
 /// A reader Stream with a real Stream head over `nullpass` (a driver whose put procedures
 /// are stepped over, as a pipe's twist is), whose driver read queue is the entry of a link
-/// from a writer Stream: the head's water marks 3 and 2 are published, and two 1-byte
-/// messages wait on the inbound list, their puts lazy (no claim).
-fn direct_pending() -> (
+/// from a writer Stream, the head's water marks `hiwat` and `lowat`; the writer, and the
+/// entry.
+fn sth_linked(
+    hiwat: usize,
+    lowat: usize,
+) -> (
     Arc<TestPerim<streams_core::sth::StrHead>>,
     Arc<Perim>,
     QueueId,
@@ -495,12 +510,23 @@ fn direct_pending() -> (
     let back = w.qref(wq);
     let entry = r.op(|s| {
         let h = s.head_rq();
-        let _ = s.qctx(h).strqset(QField::Hiwat, 0, 3);
-        let _ = s.qctx(h).strqset(QField::Lowat, 0, 2);
+        let _ = s.qctx(h).strqset(QField::Hiwat, 0, hiwat);
+        let _ = s.qctx(h).strqset(QField::Lowat, 0, lowat);
         let d = s.driver_rq().expect("driver");
         s.set_remote(d, Some(back));
         d
     });
+    (r, w, entry)
+}
+
+/// [`sth_linked`] with the head's water marks 3 and 2 published, and two 1-byte messages
+/// waiting on the inbound list, their puts lazy (no claim).
+fn direct_pending() -> (
+    Arc<TestPerim<streams_core::sth::StrHead>>,
+    Arc<Perim>,
+    QueueId,
+) {
+    let (r, w, entry) = sth_linked(3, 2);
     assert!(r.perim.gate().is_lazy(), "a quiet Stream head is lazy");
     for b in [b"a", b"b"] {
         let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
@@ -521,11 +547,14 @@ fn taken_bytes(t: &streams_core::sth::Taken) -> Vec<u8> {
 fn read_direct(r: &TestPerim<streams_core::sth::StrHead>, len: usize) -> (Vec<u8>, bool) {
     let tok = streams_core::sth::take::ReaderToken::new();
     let mut t = streams_core::sth::Taken::new();
-    let empty = r.op_read(|s| {
-        let empty = s.queue(s.head_rq()).is_some_and(|q| q.is_empty());
-        let _ = s.strread(len, true, &tok, &mut t);
-        empty
-    });
+    let empty = r.op_read(
+        |_| false,
+        |s| {
+            let empty = s.queue(s.head_rq()).is_some_and(|q| q.is_empty());
+            let _ = s.strread(len, true, &tok, &mut t);
+            empty
+        },
+    );
     tok.release();
     (taken_bytes(&t), empty)
 }
@@ -987,21 +1016,32 @@ fn k_idle_publish_still_back_enables_a_writer_refused_for_pending_bytes() {
     model(|| {
         let (r, w, entry) = linked_pending();
         let before = w.runs();
-        let refused = LArc::new(AtomicBool::new(false));
-        let writer = {
-            let (r, refused) = (r.clone(), refused.clone());
-            thread::spawn(move || {
-                if !r.bcanput_in(entry, 0) {
-                    refused.store(true, SeqCst);
-                }
-            })
-        };
+        let (writer, refused) = ask_once(&r, entry);
         // One lock hold takes the inbound list (the head fills, QFULL) and drains the head
         // (QFULL clear again): what it would publish is what was published, but for the marks.
         r.op(|s| while s.read().is_some() {});
         writer.join().expect("writer");
         back_enabled_then_close("", &r, &w, before, refused.load(SeqCst));
     });
+}
+
+/// A writer on the words of one slot with loom atomics (`Flow::bcanput`'s steps): it goes if
+/// `open` says so of `word`; else it marks `want`, fences, and tests again. Returns whether
+/// it went.
+fn raw_writer(
+    word: &LArc<AtomicU64>,
+    want: &LArc<AtomicU64>,
+    open: fn(u64) -> bool,
+) -> thread::JoinHandle<bool> {
+    let (word, want) = (word.clone(), want.clone());
+    thread::spawn(move || {
+        if open(word.load(SeqCst)) {
+            return true;
+        }
+        want.fetch_or(1, SeqCst);
+        loom::sync::atomic::fence(SeqCst);
+        open(word.load(SeqCst))
+    })
 }
 
 /// The words of one slot with loom atomics: a writer refused for pending bytes, and a reader
@@ -1012,19 +1052,8 @@ fn idle_skip_model(looks_at_marks: bool) {
     model(move || {
         let pending = LArc::new(AtomicU64::new(1));
         let want = LArc::new(AtomicU64::new(0));
-        let hiwat = 1;
-        let writer = {
-            let (pending, want) = (pending.clone(), want.clone());
-            thread::spawn(move || {
-                if pending.load(SeqCst) < hiwat {
-                    return true;
-                }
-                want.fetch_or(1, SeqCst);
-                loom::sync::atomic::fence(SeqCst);
-                pending.load(SeqCst) < hiwat
-            })
-        };
-        // The take: the count goes to zero, then the fence of `Gate::take_into`.
+        let writer = raw_writer(&pending, &want, |p| p < 1); // hiwat 1
+                                                             // The take: the count goes to zero, then the fence of `Gate::take_into`.
         pending.store(0, SeqCst);
         loom::sync::atomic::fence(SeqCst);
         // The published full bit and water marks did not change: skip unless a writer waits.
@@ -1160,7 +1189,213 @@ fn m_express_write_checked_outside_the_target_lock_is_caught() {
 
 // (n) ------------------------------------------------------------------------------------------
 
-/// The transmit path of model (n): a send is marked in flight while it transmits, then
+/// [`sth_linked`] with the head's water marks 2 and 0, two 1-byte messages queued at the
+/// head (full, and published so).
+fn run_full() -> (
+    Arc<TestPerim<streams_core::sth::StrHead>>,
+    Arc<Perim>,
+    QueueId,
+) {
+    let (r, w, entry) = sth_linked(2, 0);
+    for b in [b"a", b"b"] {
+        let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
+        if r.put_in(entry, m).expect("open") {
+            r.run(0);
+        }
+    }
+    r.op(|_| ()); // up to the head
+    assert!(!r.bcanput_in(entry, 0), "the reader's head must be full");
+    // The refusal above left a mark; the model starts from a clean one.
+    let _ = read_direct(&r, 1);
+    let m = Msg::from_bytes(streams_core::msg::M_DATA, b"c").expect("msg");
+    if r.put_in(entry, m).expect("open") {
+        r.run(0);
+    }
+    r.op(|_| ());
+    w.run_scheduled();
+    (r, w, entry)
+}
+
+/// The read's run (`Stream::sth_read_run`) marks the flow control stale only when the head
+/// queue's flow state changes (`Queue::flow_state`): a writer refused while the head is full
+/// is back-enabled by the read that leaves the queue low, though the read before it, which
+/// only cleared QFULL, found it not low yet and kept its mark.
+#[test]
+fn n_read_run_back_enables_a_writer_refused_at_full() {
+    model(|| {
+        let (r, w, entry) = run_full();
+        let before = w.runs();
+        let (writer, refused) = ask_once(&r, entry);
+        let (first, _) = read_direct(&r, 1);
+        let (second, _) = read_direct(&r, 1);
+        assert_eq!((first, second), (b"b".to_vec(), b"c".to_vec()));
+        writer.join().expect("writer");
+        back_enabled_then_close("", &r, &w, before, refused.load(SeqCst));
+    });
+}
+
+/// The rule of (n) on the words of one slot with loom atomics: a queue of two bytes at its
+/// high-water mark 2 (published full), low-water mark 0, a writer refused meanwhile; the
+/// reader takes one byte per lock hold, each hold publishing only if the flow state it
+/// watches changed. `watch_low`: that state includes "at or below the low-water mark", as
+/// `Queue::flow_state` does; without it only QFULL's change publishes.
+fn run_publish_model(watch_low: bool) {
+    model(move || {
+        let full = LArc::new(AtomicU64::new(1));
+        let want = LArc::new(AtomicU64::new(0));
+        let writer = {
+            let (full, want) = (full.clone(), want.clone());
+            thread::spawn(move || {
+                if full.load(SeqCst) & 1 == 0 {
+                    return true;
+                }
+                want.fetch_or(1, SeqCst);
+                loom::sync::atomic::fence(SeqCst);
+                full.load(SeqCst) & 1 == 0
+            })
+        };
+        let (hiwat, lowat) = (2, 0);
+        let mut count = 2;
+        let mut backenabled = false;
+        for _ in 0..2 {
+            let state = |c: i32| (c >= hiwat, watch_low && c <= lowat);
+            let was = state(count);
+            count -= 1;
+            let (is_full, low) = (count >= hiwat, count <= lowat);
+            if state(count) == was {
+                continue; // nothing the published state is computed from changed: no publish
+            }
+            // `Flow::publish` of band 0.
+            if !is_full && full.load(SeqCst) & 1 != 0 {
+                full.fetch_and(!1, SeqCst);
+                loom::sync::atomic::fence(SeqCst);
+            }
+            if low && want.load(SeqCst) & 1 != 0 && want.fetch_and(!1, SeqCst) & 1 != 0 {
+                backenabled = true;
+            }
+        }
+        let went = writer.join().expect("writer");
+        if !went {
+            assert!(backenabled, "lost back-enable");
+        }
+    });
+}
+
+#[test]
+fn n_run_publishing_on_low_loses_nothing() {
+    run_publish_model(true);
+}
+
+#[test]
+#[should_panic(expected = "lost back-enable")]
+fn n_run_publishing_on_full_alone_is_caught() {
+    run_publish_model(false);
+}
+
+// (o) ------------------------------------------------------------------------------------------
+
+/// The reader's `ready` of [`lazy_take_model`]: what `sth::call::read` asks (the head's queue
+/// satisfies a read of `len`, the reader token idle), or, wrongly, the head's queue alone.
+#[derive(Clone, Copy, PartialEq)]
+enum Ready {
+    /// `tok.is_idle() && sth_read_ready(len)`.
+    WithToken,
+    /// `sth_read_ready(len)`: a read that waits for the token may leave data behind.
+    HeadOnly,
+}
+
+/// read(2) of one byte (non-blocking) through `Perim::enter_read` with `ready`: the byte, or
+/// none if the read would block; a read that would block must have found nothing left on
+/// the inbound list (the platform would put it to sleep: `perim` step 7's lazy take takes
+/// the list whenever the read cannot complete from the head).
+fn read_lazy(
+    r: &TestPerim<streams_core::sth::StrHead>,
+    tok: &streams_core::sth::take::ReaderToken,
+    ready: Ready,
+) -> Option<u8> {
+    let mut t = streams_core::sth::Taken::new();
+    let blocked = r.op_read(
+        |s| (ready == Ready::HeadOnly || tok.is_idle()) && s.sth_read_ready(1),
+        |s| {
+            let blocked = s.strread(1, true, tok, &mut t).is_err();
+            assert!(
+                !(blocked && s.left_inbound()),
+                "lazy take: a read that blocks left data on the inbound list"
+            );
+            blocked
+        },
+    );
+    if blocked {
+        return None;
+    }
+    tok.release();
+    taken_bytes(&t).first().copied()
+}
+
+/// The lazy take against a second reader of the same head (holding the reader token while it
+/// copies its take out) and against a hangup arriving from below: the head holds "a" and
+/// "b", "c" waits on the inbound list (a lazy put). Each read of one byte either reads from
+/// the head and leaves "c" there, or takes the list; a read that must wait (for the token)
+/// never leaves data behind; the hangup (no ordinary data: it claims) is applied, all of the
+/// list with it, by the time its put returned and the reader let go; all bytes are read once,
+/// in order, then end of file. A `ready` that forgets the token is caught.
+fn lazy_take_model(ready: Ready) {
+    model(move || {
+        let (r, w, entry) = sth_linked(8, 0);
+        for b in [b"a", b"b"] {
+            let m = Msg::from_bytes(streams_core::msg::M_DATA, b).expect("msg");
+            if r.put_in(entry, m).expect("open") {
+                r.run(0);
+            }
+        }
+        r.op(|_| ()); // "a" and "b" up to the head
+        let m = Msg::from_bytes(streams_core::msg::M_DATA, b"c").expect("msg");
+        assert!(!r.put_in(entry, m).expect("open"), "a lazy put claimed");
+        let tok = LArc::new(streams_core::sth::take::ReaderToken::new());
+        let other = {
+            let (r, tok) = (r.clone(), tok.clone());
+            thread::spawn(move || read_lazy(&r, &tok, ready))
+        };
+        let hangup = {
+            let r = r.clone();
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_HANGUP, b"").expect("msg");
+                if r.put_in(entry, m).expect("open") {
+                    r.run(0);
+                }
+            })
+        };
+        let mine = read_lazy(&r, &tok, ready);
+        let theirs = other.join().expect("reader");
+        hangup.join().expect("hangup");
+        assert!(
+            !r.perim.gate().has_pending(),
+            "lazy take: the hangup left on the inbound list"
+        );
+        let mut got: Vec<u8> = mine.into_iter().chain(theirs).collect();
+        got.sort_unstable(); // two readers: either may have read first
+        while let Some(b) = read_lazy(&r, &tok, ready) {
+            got.push(b);
+        }
+        assert_eq!(got, b"abc", "lazy take: lost, doubled or out of order");
+        back_enabled_then_close("lazy take: ", &r, &w, w.runs(), false);
+    });
+}
+
+#[test]
+fn o_lazy_take_vs_reader_and_hangup() {
+    lazy_take_model(Ready::WithToken);
+}
+
+#[test]
+#[should_panic(expected = "lazy take: a read that blocks")]
+fn o_lazy_take_without_the_token_is_caught() {
+    lazy_take_model(Ready::HeadOnly);
+}
+
+// (p) ------------------------------------------------------------------------------------------
+
+/// The transmit path of model (p): a send is marked in flight while it transmits, then
 /// answers (as a transmit error's T_UDERROR_IND).
 struct ModelTx {
     in_send: AtomicBool,
@@ -1271,12 +1506,12 @@ fn express_send_model(how: Sender) {
 }
 
 #[test]
-fn n_express_send_vs_lock_hold() {
+fn p_express_send_vs_lock_hold() {
     express_send_model(Sender::Claimed);
 }
 
 #[test]
 #[should_panic(expected = "express send: a hold overlapped")]
-fn n_express_send_without_a_claim_is_caught() {
+fn p_express_send_without_a_claim_is_caught() {
     express_send_model(Sender::Unclaimed);
 }

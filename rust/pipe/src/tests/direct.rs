@@ -82,10 +82,14 @@ fn a_read_takes_straight_from_the_inbound_list() -> TestResult {
     check_eq!(write(&s, 0, b"abc"), Ok(3));
     check!(s.perim(1).perim.gate().has_pending());
     let gate = s.perim(1).perim.gate();
-    let taken = s.end_read(1, |s| {
-        let h = s.head_rq();
-        s.queue(h).is_some_and(|q| q.is_empty()) && !gate.has_pending()
-    });
+    let taken = s.end_read(
+        1,
+        |_| false,
+        |s| {
+            let h = s.head_rq();
+            s.queue(h).is_some_and(|q| q.is_empty()) && !gate.has_pending()
+        },
+    );
     check!(taken);
     // Nothing was read: the lock hold put the message up as it ended.
     let at_head = s.end(1, |s| s.queue(s.head_rq()).map_or(0, |q| q.count()));

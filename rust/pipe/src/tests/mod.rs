@@ -9,8 +9,10 @@ pub mod connld;
 pub mod direct;
 pub mod ends;
 pub mod hold;
+pub mod lazytake;
 pub mod limits;
 pub mod pipe;
+pub mod readrun;
 pub mod twophase;
 
 use streams_core::errno::Errno;
@@ -70,8 +72,13 @@ impl TestPipe {
 
     /// [`TestPipe::end`] for the Stream head's read (`TestPerim::op_read`): data waiting on
     /// the end's inbound list may be read straight from there.
-    pub fn end_read<R>(&self, end: usize, f: impl FnOnce(&mut Stream) -> R) -> R {
-        self.perim(end).op_read(f)
+    pub fn end_read<R>(
+        &self,
+        end: usize,
+        ready: impl FnOnce(&Stream) -> bool,
+        f: impl FnOnce(&mut Stream) -> R,
+    ) -> R {
+        self.perim(end).op_read(ready, f)
     }
 
     /// End `end` as the platform of a system call (`sth::call`): each step a lock hold of
@@ -144,9 +151,10 @@ impl HeadCall for EndCall<'_> {
     fn run_read<R>(
         &self,
         nonblock: bool,
+        ready: impl Fn(&Stream) -> bool,
         mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
     ) -> Result<R, Errno> {
-        self.pipe.end_read(self.end, |s| match op(s) {
+        self.pipe.end_read(self.end, ready, |s| match op(s) {
             Ok(v) => Ok(v),
             Err(Stop::Err(e)) => Err(e),
             Err(Stop::Block(_)) if nonblock => Err(Errno::EAGAIN),

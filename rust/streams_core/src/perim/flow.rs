@@ -22,8 +22,10 @@
 //! writer's second test still saw the queue full, the Stream's store that clears it comes
 //! later in the single order, so its load of `want` after that store sees the writer's mark,
 //! and the back-enable is sent as soon as the queue is at its low-water mark (every lock hold
-//! that changed a queue or took the inbound list ends with a publish, and the queue reaches
-//! its low-water mark only by such a change). The loom model (f) in `tests/loom_perim.rs` checks this with the clear-then-test
+//! that changed the queue's flow state, `Queue::flow_state`, ends with a publish, and the
+//! queue reaches its low-water mark only by such a change; so does every hold that took the
+//! inbound list while a writer's mark was there, which `Perim::take_inbound` reads after the
+//! fence that follows the clear of the pending counts). The loom model (f) in `tests/loom_perim.rs` checks this with the clear-then-test
 //! order reversed as the negative case.
 //!
 //! `pending` counts the bytes handed to the inbound list for this entry and not yet taken

@@ -29,8 +29,10 @@
 //!    service procedures, then publish the flow control of the entries (answering refused
 //!    writers with back-enables, which may enable service procedures of this Stream: they run
 //!    too; skipped when no queue or link changed since the last publish, as in a write that
-//!    only joins the held message: a refused writer waits for a queue to drain or for the
-//!    inbound list to be taken, and both are changes; and skipped when what it would publish
+//!    only joins the held message: a refused writer waits for a change of a queue's flow
+//!    state or for the inbound list to be taken, and both mark the flow control stale (the
+//!    take only when a writer's mark is there, the head's read and batch put-up only when
+//!    they change the flow state: `Stream::getq_upto_at`); and skipped when what it would publish
 //!    is what was published and no refused writer waits: `Perim::publish_is_idle`), apply
 //!    what came in meanwhile (a few rounds at most, each published), and take the
 //!    [`Later`] list. After unlocking, the platform acts on what the Stream head
@@ -73,6 +75,14 @@
 //!    first thing in [`Perim::leave`], before anything newer (`stream/direct.rs`). The take
 //!    itself is step 1's (the claim cleared first, the pending counts zeroed and fenced), so
 //!    the flow control and the refused writers' back-enables are as for any enter.
+//!    The *lazy take*: when the gate is lazy, no claim stands (so only ordinary data waits:
+//!    anything else claims, and only a take or [`Gate::give_back`] of ordinary data clears
+//!    a claim) and the caller's `ready` says the head's read queue alone satisfies the read
+//!    (with the reader token idle: a read that blocks must not leave data behind), the
+//!    enter does not take the list at all, and neither does the leave unless a claim came
+//!    in meanwhile: that data arrived after everything at the head, and goes up with later
+//!    arrivals at the next enter that takes (the reader's, once the head cannot satisfy it,
+//!    or any other). Its bytes still count against the writer until then.
 //! 8. **express write** ([`Perim::write_express`], `express.rs`): a hold whose write went
 //!    across in one step through a one-queue path (`stream/across.rs`) arms the perimeter
 //!    when it leaves, if the head allows it (`HeadProcs::express_ok`); while armed, a write
@@ -157,21 +167,19 @@ impl<H: HeadProcs> Perim<H> {
     /// the head take up what other Streams changed ([`HeadProcs::sync`]). The gate is busy
     /// until the guard is dropped (step 4).
     pub fn enter(&self) -> PerimGuard<'_, H> {
-        self.enter_for(false)
+        self.enter_for()
     }
 
     /// [`Perim::enter`] for read(2) and getmsg (step 7 of the module docs): when the gate is
     /// lazy and the head allows it ([`HeadProcs::direct_ok`]), ordinary data on the inbound
     /// list is taken for the read instead of being put up to the head (`stream/direct.rs`).
+    /// When the gate is lazy, no claim stands (so only ordinary data waits there) and
+    /// `ready` says the head's read queue alone satisfies the read, the inbound list is not
+    /// taken at all (the lazy take): everything on it arrived after what the head holds.
     /// Only the Stream head's read or getmsg may follow this enter: the lock hold's other
     /// operations would not see that data.
-    pub fn enter_read(&self) -> PerimGuard<'_, H> {
-        self.enter_for(true)
-    }
-
-    /// [`Perim::enter`], or with `read` [`Perim::enter_read`].
     #[inline]
-    fn enter_for(&self, read: bool) -> PerimGuard<'_, H> {
+    pub fn enter_read(&self, ready: impl FnOnce(&Stream<H>) -> bool) -> PerimGuard<'_, H> {
         let mut g = self.sd.lock();
         self.gate.set_busy(true);
         if self.express.armed_locked() | self.send.is_armed() {
@@ -180,9 +188,35 @@ impl<H: HeadProcs> Perim<H> {
         }
         if self.gate.has_pending() {
             // Under the lock: `lazy` was set by the last holder's leave, and nothing that
-            // `direct_ok` reads changes without the lock.
-            let direct = read && self.gate.is_lazy() && H::direct_ok(&g);
-            self.take_inbound(&mut g, direct);
+            // `direct_ok` reads changes without the lock. A claim stands for anything but
+            // ordinary data put while the gate was lazy (`Gate::give_back` clears one only
+            // for ordinary data).
+            let lazy = self.gate.is_lazy();
+            if lazy && !self.gate.flag.is_scheduled() && ready(&g) {
+                g.set_left();
+            } else {
+                let direct = lazy && H::direct_ok(&g);
+                self.take_inbound(&mut g, direct);
+            }
+        }
+        H::sync(&mut g);
+        PerimGuard {
+            g,
+            gate: &self.gate,
+        }
+    }
+
+    /// [`Perim::enter`]: take the inbound list.
+    #[inline]
+    fn enter_for(&self) -> PerimGuard<'_, H> {
+        let mut g = self.sd.lock();
+        self.gate.set_busy(true);
+        if self.express.armed_locked() | self.send.is_armed() {
+            // Before the inbound list is taken: the answers of express sends are on it.
+            self.disarm(&mut g);
+        }
+        if self.gate.has_pending() {
+            self.take_inbound(&mut g, false);
         }
         H::sync(&mut g);
         PerimGuard {
@@ -389,7 +423,12 @@ impl<H: HeadProcs> Perim<H> {
         self.gate.flag.begin_run();
         let mut t = gate::Taken::default();
         self.gate.take_into(&mut t);
-        s.flow_changed(); // the pending counts went back to zero
+        // The pending counts went back to zero (fenced): a writer refused for them is
+        // answered by the publish, so it is due if a refused writer's mark is seen now (one
+        // made too late to be seen sees the clear in its own second test, `flow.rs`).
+        if self.gate.flows().iter().any(flow::Flow::wanted) {
+            s.flow_changed();
+        }
         for (q, band) in t.backs() {
             s.backenable_at(q, band);
         }
@@ -429,6 +468,9 @@ impl<H: HeadProcs> Perim<H> {
         // What a read took directly and did not read goes up first, before anything newer
         // (step 7).
         s.settle_direct();
+        // The read's enter left ordinary data on the inbound list (step 7, the lazy take):
+        // so does the leave, unless something that claims came in meanwhile.
+        let left = s.take_left();
         H::sync(s);
         let mut round = 0;
         loop {
@@ -441,7 +483,10 @@ impl<H: HeadProcs> Perim<H> {
             if s.has_enabled() {
                 continue; // a back-enable in place (`Side::publish`) enabled a queue here
             }
-            if round == LEAVE_ROUNDS || !self.gate.has_pending() {
+            if round == LEAVE_ROUNDS
+                || !self.gate.has_pending()
+                || (left && !self.gate.flag.is_scheduled())
+            {
                 break;
             }
             round += 1;

@@ -59,10 +59,15 @@ impl<H: HeadProcs> TestPerim<H> {
         self.op_entered(self.perim.enter(), f)
     }
 
-    /// [`TestPerim::op`] for the Stream head's read: entered with `Perim::enter_read`
-    /// (`perim` step 7), so `f` may read data straight from the inbound list.
-    pub fn op_read<R>(&self, f: impl FnOnce(&mut Stream<H>) -> R) -> R {
-        self.op_entered(self.perim.enter_read(), f)
+    /// [`TestPerim::op`] for the Stream head's read: entered with `Perim::enter_read(ready)`
+    /// (`perim` step 7), so `f` may read data straight from the inbound list, or leave it
+    /// there when `ready` says the head's queue satisfies `f`.
+    pub fn op_read<R>(
+        &self,
+        ready: impl FnOnce(&Stream<H>) -> bool,
+        f: impl FnOnce(&mut Stream<H>) -> R,
+    ) -> R {
+        self.op_entered(self.perim.enter_read(ready), f)
     }
 
     /// The rest of [`TestPerim::op`] once entered by `g`.

@@ -83,6 +83,12 @@ impl MsgList {
         self.front.as_ref()
     }
 
+    /// The messages of the front part, in order (the whole list when nothing was appended
+    /// since it was last joined; a prefix of it otherwise).
+    pub(crate) fn front_iter(&self) -> impl Iterator<Item = &Msg> {
+        core::iter::successors(self.front.as_ref(), |m| m.0.next.as_ref())
+    }
+
     /// Whether the list holds nothing.
     pub(crate) fn is_empty(&self) -> bool {
         self.nfront == 0

@@ -323,6 +323,16 @@ impl Queue {
         self.ring_mut(c)?.get_mut(i)
     }
 
+    /// The first band-0 messages in getq order, oldest first, when nothing of another class
+    /// is queued (else `None`): a prefix of the queue, cheap to walk (the Stream head's look
+    /// at what a read would take, `sth_read_ready`).
+    pub(crate) fn band0_front(&self) -> Option<impl Iterator<Item = &Msg>> {
+        let only_band0 = self.hi.is_empty()
+            && self.over.is_empty()
+            && self.bands.as_slice().iter().all(|qb| qb.msgs.is_empty());
+        only_band0.then(|| self.norm.front_iter())
+    }
+
     /// `q_first`: the first message of the first class in getq order that has one.
     pub fn first(&self) -> Option<&Msg> {
         if let Some(m) = self.hi.first() {
@@ -551,6 +561,71 @@ impl Queue {
         }
         self.check_back(&mut ev);
         (mp, ev)
+    }
+
+    /// getq of a run of whole ordinary band-0 messages, up to `bytes` bytes and `msgs`
+    /// messages (the Stream head's read, `sth/read.rs`): while band 0 is the queue's first
+    /// class (nothing of high priority, in a band or on the overflow list), take messages
+    /// from its front, oldest first, as long as each is not empty, fits in what is left of
+    /// `bytes` and `accept` takes it. Returns them linked through `b_next`, oldest first,
+    /// and their bytes. The queue ends as the getq of each in turn leaves it: the counts are
+    /// subtracted once (QFULL follows the counts alone), QWANTR is cleared, and the
+    /// back-enables are reported once, at the end (a writer waiting on a class is
+    /// back-enabled once the class is low, whichever getq got it there; the counts only
+    /// fall). Taking nothing changes nothing.
+    #[inline]
+    pub(crate) fn getq_upto(
+        &mut self,
+        bytes: usize,
+        msgs: usize,
+        accept: impl Fn(&Msg) -> bool,
+    ) -> (Option<Msg>, usize, QEvent) {
+        let band0_first = self.norm.first().is_some()
+            && self.hi.is_empty()
+            && self.over.is_empty()
+            && self.bands.iter().all(|qb| qb.msgs.is_empty());
+        if !band0_first {
+            return (None, 0, QEvent::NONE);
+        }
+        let (mut size, mut blocks, mut n) = (0usize, 0usize, 0usize);
+        let mut run: Option<Msg> = None;
+        let mut tail = &mut run;
+        while size < bytes && n < msgs {
+            let Some(m) = self.norm.first() else {
+                break;
+            };
+            let (s, b) = m.msgsize_blocks();
+            if s == 0 || s > bytes - size || !accept(m) {
+                break;
+            }
+            let Some(m) = self.norm.pop_front() else {
+                break;
+            };
+            size += s;
+            blocks = blocks.saturating_add(b);
+            n += 1;
+            tail = &mut tail.insert(m).0.next;
+        }
+        let mut ev = QEvent::NONE;
+        if n > 0 {
+            self.flags.clear(QFlags::QWANTR);
+            self.account(Class::Norm, (size, blocks), false);
+            self.check_back(&mut ev);
+        }
+        (run, size, ev)
+    }
+
+    /// What the flow control published for this queue is computed from (`perim/flow.rs`),
+    /// as far as a getq or putq can change it, one bit each: QFULL, the block-full state,
+    /// whether the blocks are low, and whether band 0's count is at or below its low-water
+    /// mark. A band's full and low states change with these alone when only band 0's
+    /// messages come and go.
+    #[inline]
+    pub(crate) fn flow_state(&self) -> u8 {
+        u8::from(self.flags.contains(QFlags::QFULL))
+            | u8::from(self.blocks_full()) << 1
+            | u8::from(self.blocks_low()) << 2
+            | u8::from(self.count <= self.lowat) << 3
     }
 
     /// A message went by this empty queue where a putq and the getq that takes it again

@@ -85,6 +85,7 @@ impl SchedFlag {
     }
 
     /// Whether the Stream is on a run list now (a snapshot, for statistics and assertions).
+    #[inline]
     pub fn is_scheduled(&self) -> bool {
         self.scheduled.load(Ordering::Acquire)
     }

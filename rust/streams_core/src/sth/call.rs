@@ -7,7 +7,7 @@
 //!
 //! | call | before the lock | under the lock | after the lock |
 //! | --- | --- | --- | --- |
-//! | read | — | [`Stream::strread`] ([`HeadCall::run_read`]: perhaps straight from the inbound list): take what is read, hold the reader token | copy out; on a fault put back from there ([`Stream::sth_untake`]); give the token back |
+//! | read | — | [`Stream::strread`] ([`HeadCall::run_read`]: perhaps straight from the inbound list, or leaving it there when the head's queue satisfies the read): take what is read, hold the reader token | copy out; on a fault put back from there ([`Stream::sth_untake`]); give the token back |
 //! | write | the bytes, at most [`STRMSGSZ`] at a time: into the message itself (fast path), on the stack (up to [`STAGE_STACK`]) or a buffer | [`Stream::strwrite_prebuilt`] / [`Stream::strwrite`]; none for a write that joins the held message ([`HoldCell::join`]) or goes across without the lock ([`HeadCall::write_express`]) | — |
 //! | putmsg | both parts (at most [`STRCTLSZ`] / [`STRMSGSZ`], else ERANGE), as messages | [`Stream::strputpmsg`]: check and send | — |
 //! | I_FDINSERT | check the request; the control part with the token written in, the reference block to `fildes`'s queue, the data part, as messages | `Stream::sth_fdinsert`: check and send, as putmsg | — |
@@ -60,14 +60,18 @@ pub trait HeadCall {
     ) -> Result<R, Errno>;
 
     /// [`HeadCall::run`] for read(2) and getmsg: the platform enters the Stream for each try
-    /// with `Perim::enter_read` instead of `Perim::enter`, so that ordinary data waiting on
-    /// the inbound list may be read straight from there (`stream/direct.rs`). `op` must be
-    /// the head's read or getmsg. Default: [`HeadCall::run`].
+    /// with `Perim::enter_read(ready)` instead of `Perim::enter`, so that ordinary data
+    /// waiting on the inbound list may be read straight from there (`stream/direct.rs`), or
+    /// left there when `ready` says the head's read queue alone satisfies `op` (the lazy
+    /// take, `perim` step 7). `op` must be the head's read or getmsg. Default:
+    /// [`HeadCall::run`].
     fn run_read<R>(
         &self,
         nonblock: bool,
+        ready: impl Fn(&Stream) -> bool,
         op: impl FnMut(&mut Stream) -> Result<R, Stop>,
     ) -> Result<R, Errno> {
+        let _ = ready;
         self.run(nonblock, None, op, |_| {})
     }
 
@@ -204,7 +208,11 @@ pub fn read<H: HeadCall>(
 ) -> Result<usize, Errno> {
     let tok = &h.shared().reader;
     let mut t = Taken::new();
-    let n = h.run_read(nonblock, |s| s.strread(len, nonblock, tok, &mut t))?;
+    let n = h.run_read(
+        nonblock,
+        |s| tok.is_idle() && s.sth_read_ready(len),
+        |s| s.strread(len, nonblock, tok, &mut t),
+    )?;
     if t.is_empty() {
         return Ok(n);
     }
@@ -497,9 +505,11 @@ pub fn getmsg<H: HeadCall>(
     let tok = &h.shared().reader;
     let (cmax, dmax) = (Part::size(&ctl), Part::size(&data));
     let mut t = Taken::new();
-    let g = h.run_read(nonblock, |s| {
-        s.strgetpmsg(cmax, dmax, band, flags, nonblock, tok, &mut t)
-    })?;
+    let g = h.run_read(
+        nonblock,
+        |s| tok.is_idle() && s.sth_getmsg_ready(band, flags),
+        |s| s.strgetpmsg(cmax, dmax, band, flags, nonblock, tok, &mut t),
+    )?;
     let copied = match t.is_empty() {
         true => Ok(()),
         false => t.copy_parts(part_io(&mut ctl), part_io(&mut data)),

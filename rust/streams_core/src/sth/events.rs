@@ -196,12 +196,9 @@ impl Stream {
     /// head's read queue to keep.)
     pub(crate) fn sth_enqueue_run(&mut self, run: Msg) {
         let h = self.head_rq();
-        let Some(s) = self.side_mut(h) else {
+        let Some(was_empty) = self.putq_run_at(h, run) else {
             return;
         };
-        let was_empty = s.q.first().is_none();
-        let ev = s.q.putq_run(Some(run));
-        self.apply(h, ev);
         self.sth_note_arrival(was_empty, false, 0);
     }
 

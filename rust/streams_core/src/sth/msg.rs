@@ -237,6 +237,32 @@ impl Stream {
         Ok(())
     }
 
+    /// Whether getmsg with `band` and `flags` takes the first message of the head's read
+    /// queue (as `strgetpmsg` chooses it), so its enter may leave ordinary data on the
+    /// inbound list (the lazy take, `perim` step 7; that data arrived after the message).
+    #[inline]
+    pub(crate) fn sth_getmsg_ready(&self, band: i32, flags: i32) -> bool {
+        // A queue of no band-0 bytes first, inline (the reader that keeps up: the direct take
+        // follows); such a queue says no even when it holds a message that would do.
+        match self.queue(self.head_rq()) {
+            Some(q) if q.count() != 0 => self.sth_getmsg_ready_first(band, flags),
+            _ => false,
+        }
+    }
+
+    /// [`Stream::sth_getmsg_ready`] for a head's read queue that holds bytes.
+    fn sth_getmsg_ready_first(&self, band: i32, flags: i32) -> bool {
+        let minband = match flags {
+            MSG_HIPRI if band == 0 => None,
+            0 | MSG_ANY => Some(0u8),
+            MSG_BAND => u8::try_from(band).ok(),
+            _ => return false,
+        };
+        self.queue(self.head_rq())
+            .and_then(|q| q.first())
+            .is_some_and(|m| m.is_hipri() || minband.is_some_and(|b| m.band() >= b))
+    }
+
     /// getmsg/getpmsg, first phase: take the first message (subject to `flags`: MSG_ANY or 0,
     /// MSG_HIPRI, MSG_BAND with `band` = lowest band wanted) into `out` as far as the part
     /// `maxlen`s `ctl`/`data` retrieve it (`None`: part not processed); what is left of it

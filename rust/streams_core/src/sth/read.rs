@@ -3,9 +3,12 @@
 //! messages, marks and delimiters, M_READ, LfS read-fill (RFILL), hangup and read errors.
 //!
 //! The read is the first phase of a two-phase read (`take.rs`): under the Stream lock it takes
-//! off the head what the read delivers (getq, so the Stream back-enables; then what the read's
-//! enter took straight from the inbound list, `stream/direct.rs`), splitting a message
-//! larger than what is left of the read (its rest stays queued, except under RMSGD where it
+//! off the head what the read delivers (getq, so the Stream back-enables; the common read's
+//! whole band-0 M_DATA messages in one queue operation, `Stream::sth_read_run`; then what the
+//! read's enter took straight from the inbound list, `stream/direct.rs`; when the head's
+//! queue alone satisfies the read, `Stream::sth_read_ready`, the enter leaves the inbound
+//! list untaken, `perim` step 7's lazy take), splitting a message larger than what is left
+//! of the read (its rest stays queued, except under RMSGD where it
 //! goes with the message). The platform copies the taken bytes to the user after the lock and
 //! puts back what a faulting copy did not deliver. A read that finds nothing returns
 //! [`Block::Readable`] (EAGAIN when non-blocking) without having taken anything; so does a read
@@ -127,7 +130,10 @@ impl Stream {
     ) -> Result<usize, Stop> {
         let mode = self.sth.rdopt & RMODEMASK;
         let h = self.head_rq();
-        let mut copied = 0usize;
+        let mut copied = self.sth_read_run(h, len, mode, out);
+        if copied > 0 && (copied >= len || mode != RNORM) {
+            return Ok(copied);
+        }
         loop {
             let Some(first) = self.sth_front(h) else {
                 if copied > 0 || self.sth.hangup {
@@ -211,6 +217,76 @@ impl Stream {
         }
     }
 
+    /// The common read, in one queue operation ([`Stream::getq_upto_at`]): the whole
+    /// messages at the front of the head's read queue that the loop of
+    /// [`Stream::sth_read_take`] would take whole and read on after, without its checks one
+    /// message at a time: band-0 M_DATA (its every block delivered, whatever `prot`), not
+    /// empty, neither marked nor a delimiter, that fit in `len`; in the message modes one at
+    /// most. Returns the bytes taken into `out`; the loop goes on from there (a message to
+    /// split, a mark, a protocol message, the direct take behind the queue), as it would
+    /// have after taking them itself.
+    fn sth_read_run(&mut self, h: QueueId, len: usize, mode: u32, out: &mut Taken) -> usize {
+        let msgs = if mode == RNORM { usize::MAX } else { 1 };
+        let (mut run, n) = self.getq_upto_at(h, len, msgs, |m| {
+            m.db_type() == M_DATA
+                && !m.flag().contains(MsgFlags::MSGMARK)
+                && !m.flag().contains(MsgFlags::MSGDELIM)
+        });
+        while let Some(mut m) = run {
+            run = m.0.next.take();
+            out.push(m);
+        }
+        n
+    }
+
+    /// Whether a read of `len` bytes ends within what the head's read queue holds, so its
+    /// enter may leave ordinary data on the inbound list (the lazy take, `perim` step 7;
+    /// everything there arrived after the queue's messages). Asked under the lock by
+    /// `Perim::enter_read` (`call.rs`, with the reader token idle: a read that waits for it
+    /// must not sleep with data left there). True only when sure, walking the M_DATA
+    /// messages of a queue that holds band-0 messages alone (`Queue::band0_front`):
+    /// enough bytes, or a message that ends the read (a zero-length one, a mark or a
+    /// delimiter; any one in the message modes). Anything else (another type, another class,
+    /// RFILL, a queue of no bytes) says no, and the enter takes the list as before.
+    #[inline]
+    pub fn sth_read_ready(&self, len: usize) -> bool {
+        // An empty queue first, inline (the reader that keeps up: the direct take follows).
+        match self.queue(self.head_rq()) {
+            Some(q) if q.count() != 0 => self.sth_read_ready_walk(q, len),
+            _ => false,
+        }
+    }
+
+    /// [`Stream::sth_read_ready`] for a head's read queue `q` that holds bytes.
+    fn sth_read_ready_walk(&self, q: &crate::queue::Queue, len: usize) -> bool {
+        let rdopt = self.sth.rdopt;
+        if len == 0 || rdopt & RFILL != 0 {
+            return false;
+        }
+        let Some(msgs) = q.band0_front() else {
+            return false;
+        };
+        let mut avail = 0usize;
+        for m in msgs {
+            if m.db_type() != M_DATA {
+                return false;
+            }
+            let n = m.msgsize();
+            if n == 0
+                || rdopt & RMODEMASK != RNORM
+                || m.flag().contains(MsgFlags::MSGMARK)
+                || m.flag().contains(MsgFlags::MSGDELIM)
+            {
+                return true;
+            }
+            avail = avail.saturating_add(n);
+            if avail >= len {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The message a read or getmsg takes next: the first of the head's read queue, else the
     /// next one the read took straight from the inbound list (`stream/direct.rs`), which comes after
     /// it.
@@ -224,14 +300,19 @@ impl Stream {
 
     /// Take [`Stream::sth_front`]'s message: `getq`, or the direct take's next one, whose
     /// arrival is noted as `sth_enqueue` notes data arriving on the empty queue the direct
-    /// take requires (the readers' and pollers' wakeup, S_INPUT | S_RDNORM).
+    /// take requires (the readers' and pollers' wakeup, S_INPUT | S_RDNORM). A band-0
+    /// message that is not empty is taken as a run of one ([`Stream::getq_upto_at`]: the
+    /// flow control goes stale only if the queue's flow state changed).
     pub(super) fn sth_take_front(&mut self, h: QueueId) -> Option<Msg> {
         if self.direct_first().is_some() && self.queue(h).is_some_and(|q| q.first().is_none()) {
             let m = self.direct_pop();
             self.sth.note(WAKE_READ | WAKE_POLL, S_INPUT | S_RDNORM);
             return m;
         }
-        self.getq_at(h)
+        match self.getq_upto_at(h, usize::MAX, 1, |_| true) {
+            (Some(m), _) => Some(m),
+            (None, _) => self.getq_at(h),
+        }
     }
 
     /// RFILL: bytes available in the leading M_DATA messages, and whether a read of `len`

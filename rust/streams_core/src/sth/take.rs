@@ -86,6 +86,13 @@ impl ReaderToken {
         }
     }
 
+    /// Whether no take of this head is being copied out (a look that records no wait: the
+    /// read's enter asks it before deciding to leave the inbound list, `Perim::enter_read`).
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        !self.held.load(SeqCst)
+    }
+
     /// Under the Stream lock: whether a reader may take from the head now. If a take is being
     /// copied out, the reader's wait is recorded (the holder wakes the head's readers when it
     /// gives the token back) and the answer is no.

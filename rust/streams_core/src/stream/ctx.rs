@@ -333,6 +333,59 @@ impl<H: HeadProcs> Stream<H> {
         mp
     }
 
+    /// [`Queue::getq_upto`] on `q`, acting on what it reports (the Stream head's read of a
+    /// run of ordinary messages, `sth/read.rs`). Unlike every other change of a queue it
+    /// marks the published flow control stale only if the queue's flow state changed
+    /// ([`Queue::flow_state`]): a publish after it would store what was published and
+    /// back-enable nobody, since a refused writer waits for a change of that state or for
+    /// the inbound list to be taken, which marks it stale itself (`perim/flow.rs`). A
+    /// reader that keeps taking from a queue that stays below its marks then ends its lock
+    /// hold without a publish.
+    pub(crate) fn getq_upto_at(
+        &mut self,
+        q: QueueId,
+        bytes: usize,
+        msgs: usize,
+        accept: impl Fn(&Msg) -> bool,
+    ) -> (Option<Msg>, usize) {
+        let Some(side) = self
+            .pair_mut_quiet(q.pair())
+            .and_then(|p| p.sides.get_mut(q.side()))
+        else {
+            return (None, 0);
+        };
+        if side.q.band_len(0) == 0 {
+            return (None, 0); // the common case of a reader that keeps up
+        }
+        let before = side.q.flow_state();
+        let (mp, n, ev) = side.q.getq_upto(bytes, msgs, accept);
+        if side.q.flow_state() != before {
+            self.flow_changed();
+        }
+        self.apply(q, ev);
+        (mp, n)
+    }
+
+    /// [`Queue::putq_run`] on `q`, acting on what it reports (the batch put-up of a run of
+    /// ordinary data to the Stream head, `batch.rs`), and whether the queue was empty before.
+    /// Like [`Stream::getq_upto_at`] it marks the published flow control stale only if the
+    /// queue's flow state changed: the refused writer such a put-up could answer waits for
+    /// the take of the inbound list it came from (`Perim::take_inbound`). `None` (the run
+    /// freed) if `q` does not exist.
+    pub(crate) fn putq_run_at(&mut self, q: QueueId, run: Msg) -> Option<bool> {
+        let side = self
+            .pair_mut_quiet(q.pair())
+            .and_then(|p| p.sides.get_mut(q.side()))?;
+        let was_empty = side.q.first().is_none();
+        let before = side.q.flow_state();
+        let ev = side.q.putq_run(Some(run));
+        if side.q.flow_state() != before {
+            self.flow_changed();
+        }
+        self.apply(q, ev);
+        Some(was_empty)
+    }
+
     /// The back-enables of [`Stream::apply`].
     #[cold]
     fn apply_back(&mut self, q: QueueId, ev: QEvent) {

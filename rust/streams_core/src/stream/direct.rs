@@ -22,10 +22,10 @@
 //! inbound work: it lands behind the rest of a split message in order.
 //!
 //! The take needs the head's read queue empty, so it serves a reader that keeps up with its
-//! writer. A reader that lags (a backlog at the head) reads from the head's queue, and what
-//! its enter finds on the inbound list goes up in runs (`batch.rs`); taking the list for such
-//! a read as well would only move that put-up to the leave (measured: no gain,
-//! `docs/performance.md`, *The batch put-up*). Nothing else runs between the take and the
+//! writer. A reader that lags (a backlog at the head) reads from the head's queue; when that
+//! queue alone satisfies the read, its enter leaves the inbound list where it is (the lazy
+//! take, `perim` step 7, recorded here as `left` for the leave), so the arrivals go up in
+//! large runs (`batch.rs`) once the head runs short, instead of one put-up per read. Nothing else runs between the take and the
 //! read (only read(2) and getmsg enter so; getmsg takes these messages as read does, after
 //! the head's queue: they are band 0, so a getmsg for high-priority or a higher band leaves
 //! them to be put up).
@@ -49,6 +49,9 @@ use crate::queue::QFlags;
 pub(crate) struct Direct {
     /// The queue the messages were put into, and the messages, oldest first through `b_next`.
     taken: Option<(QueueId, Msg)>,
+    /// The read's enter left ordinary data on the inbound list, the head's queue being
+    /// enough for the read (the lazy take, `perim` step 7): the leave leaves it too.
+    left: bool,
 }
 
 impl<H: HeadProcs> Stream<H> {
@@ -81,6 +84,26 @@ impl<H: HeadProcs> Stream<H> {
         }
         self.direct.taken = puts.take().map(|list| (q, list));
         true
+    }
+
+    /// The read's enter left what waits on the inbound list there (`perim` step 7, the lazy
+    /// take): [`Stream::take_left`] tells the leave.
+    #[inline]
+    pub(crate) fn set_left(&mut self) {
+        self.direct.left = true;
+    }
+
+    /// Whether this lock hold's enter left the inbound list for a read the head's queue
+    /// satisfies; cleared (`Perim::leave`).
+    #[inline]
+    pub(crate) fn take_left(&mut self) -> bool {
+        core::mem::replace(&mut self.direct.left, false)
+    }
+
+    /// Whether this lock hold's enter left data on the inbound list (tests and models: a read
+    /// that would block must never have).
+    pub fn left_inbound(&self) -> bool {
+        self.direct.left
     }
 
     /// The next message of the direct take, if any.

@@ -419,7 +419,9 @@ impl<H: HeadProcs> Stream<H> {
         self.pairs.as_slice().get(p)?.as_ref()
     }
     /// Pair `p`, to change it: every change of a queue (counts, flags, water marks, links)
-    /// comes through here, so this is where the flow control goes stale.
+    /// comes through here, so this is where the flow control goes stale (but for the two
+    /// queue operations that mark it stale only when they change the queue's flow state,
+    /// `Stream::getq_upto_at` and `Stream::putq_run_at`).
     pub(crate) fn pair_mut(&mut self, p: usize) -> Option<&mut Pair> {
         self.flow_changed = true;
         self.pairs.as_mut_slice().get_mut(p)?.as_mut()
@@ -436,12 +438,14 @@ impl<H: HeadProcs> Stream<H> {
     /// Whether the flow control published at the end of the last lock hold may be out of
     /// date, and start counting again: nothing in the Stream's queues or links changed since
     /// then otherwise (`Perim::leave` skips the publish; what a refused writer waits for is
-    /// always such a change: a queue draining, or the inbound list taken).
+    /// always such a change: a change of a queue's flow state, or the inbound list taken
+    /// while its mark is there).
     pub fn take_flow_changed(&mut self) -> bool {
         core::mem::replace(&mut self.flow_changed, false)
     }
 
-    /// Say that the published flow control may be out of date (the inbound list was taken).
+    /// Say that the published flow control may be out of date (the inbound list was taken
+    /// while a refused writer's mark was there, a queue's flow state changed).
     pub fn flow_changed(&mut self) {
         self.flow_changed = true;
     }

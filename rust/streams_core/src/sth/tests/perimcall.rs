@@ -54,9 +54,11 @@ impl HeadCall for PerimCall {
     fn run_read<R>(
         &self,
         nonblock: bool,
+        ready: impl Fn(&Stream) -> bool,
         op: impl FnMut(&mut Stream) -> Result<R, Stop>,
     ) -> Result<R, Errno> {
-        self.p.op_read(|s| never_sleeps(s, nonblock, op, |_| ()))
+        self.p
+            .op_read(ready, |s| never_sleeps(s, nonblock, op, |_| ()))
     }
 
     fn shared(&self) -> &HeadShared {
