@@ -11,7 +11,9 @@ use streams_core::ktest::{Failure, TestResult};
 use streams_core::queue::QFlags;
 use streams_core::sth::call;
 use streams_core::sth::consts::*;
-use streams_core::sth::{IocArg, Part, SliceIo, Stream, WAKE_WRITE};
+use streams_core::sth::{
+    HeadEvents, IocArg, Part, SigOwner, SliceIo, Stream, WAKE_POLL, WAKE_READ, WAKE_WRITE,
+};
 use streams_core::stream::{ModuleStat, Registry};
 use streams_core::{check, check_eq, check_ok, ktest_suite};
 
@@ -279,6 +281,83 @@ fn hangup_after_data_is_read_in_order() -> TestResult {
     Ok(())
 }
 
+/// The events of end 1 since they were last taken (an ordinary enter: data on its inbound
+/// list goes up first).
+fn events(s: &TestPipe) -> HeadEvents {
+    s.end(1, |s| s.sth_take_events())
+}
+
+/// What an arrival at end 1's empty head notes (`sth_enqueue`): the readers' and pollers'
+/// wakeup, S_INPUT | S_RDNORM.
+fn arrival_noted(ev: &HeadEvents) -> bool {
+    ev.wake & (WAKE_READ | WAKE_POLL) == WAKE_READ | WAKE_POLL
+        && ev.sigpoll & (S_INPUT | S_RDNORM) as u32 == (S_INPUT | S_RDNORM) as u32
+}
+
+/// A read that takes a message straight from the inbound list and reads all of it notes no
+/// arrival: nothing else can see the data (`direct_ok`: no I_SETSIG registration, no read
+/// fill; a poller that comes later polls the empty queue the read leaves). One that leaves
+/// the rest of it at the head notes the arrival there, for the pollers and readers that may
+/// see it, and a poll then finds it.
+fn a_direct_read_notes_only_what_it_leaves() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let _ = events(&s);
+    check_eq!(write(&s, 0, b"abc"), Ok(3));
+    check!(s.perim(1).perim.gate().has_pending());
+    check_eq!(read(&s, 1, 64).map(|r| r.1), Ok(3));
+    let ev = events(&s);
+    check_eq!(ev.wake & (WAKE_READ | WAKE_POLL), 0);
+    check_eq!(ev.sigpoll, 0);
+    check_eq!(s.end(1, |s| s.strpoll(POLLIN)), 0);
+    check_eq!(write(&s, 0, b"abc"), Ok(3));
+    check!(s.perim(1).perim.gate().has_pending());
+    check_eq!(read(&s, 1, 1).map(|r| r.1), Ok(1));
+    check!(arrival_noted(&events(&s)));
+    check_eq!(s.end(1, |s| s.strpoll(POLLIN)), POLLIN);
+    let r = check_ok!(read(&s, 1, 64));
+    check_eq!(r.0.get(..r.1), Some(&b"bc"[..]));
+    Ok(())
+}
+
+/// A process registered with I_SETSIG in the tests.
+struct Proc(usize);
+
+impl SigOwner for Proc {
+    fn key(&self) -> usize {
+        self.0
+    }
+    fn signal(&self, _sig: i32) {}
+}
+
+/// With an I_SETSIG registration for S_INPUT on end 1, each message that arrives is told
+/// (SIGPOLL is per message) and a poller of the empty head is woken, on both pipes of
+/// [`pair`] alike, even for data that the next read takes whole.
+fn i_setsig_input_hears_of_every_message() -> TestResult {
+    let [a, b] = pair(RNORM)?;
+    for p in [&a, &b] {
+        let owner: streams_core::sys::Arc<dyn SigOwner> =
+            check_ok!(streams_core::sys::new_arc(Proc(1)));
+        let events = S_INPUT as i32;
+        let r = p.end(1, |s| {
+            s.strioctl(&Registry::new(), I_SETSIG, IocArg::Sig { owner, events })
+        });
+        check_eq!(r, Ok(0));
+        let _ = p.end(1, |s| s.sth_take_events());
+    }
+    for w in [&b"ab"[..], b"c", b"def"] {
+        for p in [&a, &b] {
+            check_eq!(p.end(1, |s| s.strpoll(POLLIN)), 0); // the poller waits
+            check_eq!(write(p, 0, w), Ok(w.len()));
+        }
+        b.end(1, |_| ()); // an ordinary enter puts b's data up to its head
+        check_eq!(read(&a, 1, 64), read(&b, 1, 64));
+        let ev = events(&a);
+        check!(arrival_noted(&ev));
+        check_eq!(ev, events(&b));
+    }
+    Ok(())
+}
+
 ktest_suite!(PIPE_DIRECT_SUITE, "streams_pipe_direct":
     a_read_takes_straight_from_the_inbound_list,
     byte_stream_reads_match,
@@ -287,4 +366,6 @@ ktest_suite!(PIPE_DIRECT_SUITE, "streams_pipe_direct":
     getmsg_matches,
     writer_refused_for_pending_bytes_is_back_enabled,
     hangup_after_data_is_read_in_order,
+    a_direct_read_notes_only_what_it_leaves,
+    i_setsig_input_hears_of_every_message,
 );

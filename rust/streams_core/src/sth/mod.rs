@@ -215,6 +215,11 @@ pub struct StrHead {
     /// Read-side flush generation: counts flushes of the head's read queue, so that a take
     /// being copied out knows whether what it would put back was flushed meanwhile.
     pub(crate) rgen: u32,
+    /// The last take of a read or getmsg came from the direct take (`sth_take_front`), whose
+    /// arrival is noted only if the rest of the message is put back at the head
+    /// (`Stream::sth_putbq_taken`): data that arrives and is read in the same lock hold needs
+    /// no wakeup or S_INPUT (`direct_ok` excludes I_SETSIG registrations and read fill).
+    pub(crate) taken_direct: bool,
     pub(crate) ev: HeadEvents,
     /// This Stream is an upper Stream of a multiplexing driver: its place in the driver's
     /// link table (`mux.rs`).
@@ -247,6 +252,7 @@ impl StrHead {
             ioc: IocSlot::Free,
             ioc_seq: 0,
             rgen: 0,
+            taken_direct: false,
             ev: HeadEvents {
                 wake: 0,
                 sigpoll: 0,

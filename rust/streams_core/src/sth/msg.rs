@@ -15,7 +15,7 @@
 use super::consts::*;
 use super::take::{is_ctl, split, Cut, ReaderToken, Taken};
 use super::write::wait;
-use super::{Block, Stop, UserIo};
+use super::{Block, Stop, UserIo, WAKE_POLL, WAKE_READ};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA, M_PASSFP, M_PCPROTO, M_PROTO};
 use crate::queue::INFPSZ;
@@ -343,7 +343,7 @@ impl Stream {
             match split(mp, [p.ctl.unwrap_or(0), p.data.unwrap_or(0)], cut) {
                 Ok(parts) => parts,
                 Err(mp) => {
-                    self.sth_putbq_head(mp);
+                    self.sth_putbq_taken(mp);
                     return Err(Errno::ENOSR.into());
                 }
             }
@@ -358,9 +358,20 @@ impl Stream {
             tok.hold();
         }
         if let Some(r) = rest {
-            self.sth_putbq_head(r);
+            self.sth_putbq_taken(r);
         }
         Ok(p.got)
+    }
+
+    /// [`Stream::sth_putbq_head`] of (the rest of) the message a read or getmsg just took
+    /// with `sth_take_front`. If that came from the direct take, its arrival is noted now, as
+    /// `sth_enqueue` notes data arriving on the empty queue the direct take requires (the
+    /// readers' and pollers' wakeup, S_INPUT | S_RDNORM): the data stays for others to see.
+    pub(crate) fn sth_putbq_taken(&mut self, mp: Msg) {
+        if core::mem::take(&mut self.sth.taken_direct) {
+            self.sth.note(WAKE_READ | WAKE_POLL, S_INPUT | S_RDNORM);
+        }
+        self.sth_putbq_head(mp);
     }
 
     /// putbq on the head's read queue (a message that cannot be put back is counted as

@@ -17,7 +17,7 @@
 use super::consts::*;
 use super::take::{split, Cut, ReaderToken, Taken};
 use super::write::wait;
-use super::{Block, Stop, WAKE_POLL, WAKE_READ};
+use super::{Block, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA, M_PASSFP, M_READ};
 use crate::sth::Stream;
@@ -198,14 +198,14 @@ impl Stream {
                 Ok((front, rest, retyped)) => {
                     if let Some(rest) = rest {
                         out.set_rest(&rest, retyped, ty, band);
-                        self.sth_putbq_head(rest);
+                        self.sth_putbq_taken(rest);
                     }
                     out.push(front);
                     Ok(copied + want)
                 }
                 Err(mp) => {
                     if let Some(mp) = mp {
-                        self.sth_putbq_head(mp);
+                        self.sth_putbq_taken(mp);
                     }
                     if copied > 0 {
                         Ok(copied)
@@ -298,16 +298,20 @@ impl Stream {
         }
     }
 
-    /// Take [`Stream::sth_front`]'s message: `getq`, or the direct take's next one, whose
-    /// arrival is noted as `sth_enqueue` notes data arriving on the empty queue the direct
-    /// take requires (the readers' and pollers' wakeup, S_INPUT | S_RDNORM). A band-0
-    /// message that is not empty is taken as a run of one ([`Stream::getq_upto_at`]: the
-    /// flow control goes stale only if the queue's flow state changed).
+    /// Take [`Stream::sth_front`]'s message: `getq`, or the direct take's next one. The
+    /// direct one's arrival is not noted here: its reader is the only one to see it, unless
+    /// the rest of it is put back ([`Stream::sth_putbq_taken`]). A band-0 message that is
+    /// not empty is taken as a run of one ([`Stream::getq_upto_at`]: the flow control goes
+    /// stale only if the queue's flow state changed).
     pub(super) fn sth_take_front(&mut self, h: QueueId) -> Option<Msg> {
-        if self.direct_first().is_some() && self.queue(h).is_some_and(|q| q.first().is_none()) {
-            let m = self.direct_pop();
-            self.sth.note(WAKE_READ | WAKE_POLL, S_INPUT | S_RDNORM);
-            return m;
+        let direct =
+            self.direct_first().is_some() && self.queue(h).is_some_and(|q| q.first().is_none());
+        self.sth.taken_direct = direct;
+        if direct {
+            // The direct take's conditions (`direct_ok`) that make this reader the only one
+            // to see the message.
+            debug_assert!(!self.sth.sig_any && self.sth.rdopt & RFILL == 0 && !self.sth.mread);
+            return self.direct_pop();
         }
         match self.getq_upto_at(h, usize::MAX, 1, |_| true) {
             (Some(m), _) => Some(m),
