@@ -217,6 +217,31 @@ fn joins_without_the_lock(n: usize) -> TestResult {
     Ok(())
 }
 
+/// A read at the holding end sends what it holds (SVR4), writes joined without the lock
+/// included, once the cell is shared with the write fast path; a read with nothing held sends
+/// nothing, and the next write holds its bytes under the lock again.
+fn a_read_sends_the_shared_cells_message() -> TestResult {
+    let s = held_pipe()?;
+    let c = Counted {
+        end: s.call(0),
+        holds: Cell::new(0),
+    };
+    check_eq!(counted_write(&c, 0, 10)?, 1); // held under the lock: the cell is shared
+    check_eq!(counted_write(&c, 10, 10)?, 0); // joined without it
+    check_eq!(queued(&s), 0);
+    let mut b = [0u8; 8];
+    for _ in 0..2 {
+        let r = call::read(&s.call(0), &mut SliceIo(&mut b), 8, true);
+        check_eq!(r, Err(Errno::EAGAIN));
+        check_eq!(queued(&s), 20);
+        check_eq!(s.end(0, |s| s.sth().held()), 0);
+    }
+    check_eq!(counted_write(&c, 20, 10)?, 1);
+    check_eq!(s.end(0, |s| s.sth().held()), 10);
+    check_eq!(read_all(&s, 0)?, 20);
+    Ok(())
+}
+
 /// The first write of a held message arms the hold timer; writes joining it do not.
 fn each_held_message_arms_the_timer_once() -> TestResult {
     let s = held_pipe()?;
@@ -376,4 +401,5 @@ ktest_suite!(PIPE_HOLD_SUITE, "streams_pipe_hold":
     flow_control_refuses_the_write_that_would_send,
     hangup_keeps_the_held_data_and_fails_writes,
     writes_too_large_to_hold_go_express,
+    a_read_sends_the_shared_cells_message,
 );

@@ -108,6 +108,11 @@ pub(crate) struct HeadHold {
     /// INVARIANT: `None` while `cell` is set.
     own: Option<Msg>,
     cell: Option<sys::Arc<HoldCell>>,
+    /// A message is held, in `own` or in the cell. INVARIANT: kept by [`HeadHold::put`] and
+    /// [`HeadHold::take`] only: a message enters the cell and leaves it only through them,
+    /// under the Stream lock (a join appends to the held message, never makes one). So a
+    /// read, putmsg or write with nothing held does not take the cell's lock to learn it.
+    held: bool,
 }
 
 impl HeadHold {
@@ -116,6 +121,7 @@ impl HeadHold {
         HeadHold {
             own: None,
             cell: None,
+            held: false,
         }
     }
 
@@ -130,8 +136,12 @@ impl HeadHold {
         self.cell = Some(cell.clone());
     }
 
-    /// Take the held message; a shared cell closes.
+    /// Take the held message; a shared cell closes (it is closed already when nothing is
+    /// held: it opens only with a message, `put`).
     pub(crate) fn take(&mut self) -> Option<Msg> {
+        if !core::mem::take(&mut self.held) {
+            return None;
+        }
         match &self.cell {
             Some(c) => c.take(),
             None => self.own.take(),
@@ -140,6 +150,7 @@ impl HeadHold {
 
     /// Hold `m`; a shared cell opens if `open`.
     pub(crate) fn put(&mut self, m: Msg, open: bool) {
+        self.held = true;
         match &self.cell {
             Some(c) => c.put(m, open),
             None => self.own = Some(m),
@@ -155,6 +166,9 @@ impl HeadHold {
 
     /// Bytes held, and the room left (`None` without a held message).
     pub(crate) fn state(&self) -> Option<(usize, usize)> {
+        if !self.held {
+            return None;
+        }
         match &self.cell {
             Some(c) => c.state(),
             None => self.own.as_ref().map(|m| (m.msgsize(), m.wr_room())),
