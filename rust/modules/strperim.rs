@@ -293,18 +293,25 @@ impl StrPerim {
 
     /// Wake, signal and arm the timers for `post` (none of which sleeps: also for a holder
     /// about to sleep with the lock), handing back its `Later` list.
+    #[inline]
     pub(crate) fn act_effects(&self, post: Post, caller: Caller) -> Later {
+        // The common hold: no event (so no registration copied), no timeout. Each step of
+        // `act_events` would find nothing to do: no wakeup, SIGIO, SIGPIPE, SIGPOLL or timer.
+        if post.ev == HeadEvents::default() && post.sigs.is_none() && post.next_timeout.is_none() {
+            return post.later;
+        }
+        self.act_events(post, caller)
+    }
+
+    /// [`StrPerim::act_effects`] of a hold that is not quiet.
+    #[inline(never)]
+    fn act_events(&self, post: Post, caller: Caller) -> Later {
         let Post {
             ev,
             sigs,
             next_timeout,
             later,
         } = post;
-        // The common hold: no event (so no registration copied), no timeout. Each step below
-        // would find nothing to do: no wakeup, SIGIO, SIGPIPE, SIGPOLL or timer.
-        if ev == HeadEvents::default() && sigs.is_none() && next_timeout.is_none() {
-            return later;
-        }
         self.wake(&ev, caller);
         if let Some(sigs) = &sigs {
             sigs.send(&ev);

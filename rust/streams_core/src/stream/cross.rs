@@ -241,10 +241,16 @@ impl Later {
     /// Do it all, with no Stream lock held, in process context: run the claimed perimeters
     /// (nested `depth`; deeper than [`MAX_INLINE`] they are scheduled instead) and release
     /// the references.
-    pub fn finish(mut self, depth: u32) {
-        if self.len == 0 {
-            return;
+    #[inline]
+    pub fn finish(self, depth: u32) {
+        if self.len != 0 {
+            self.finish_claimed(depth);
         }
+    }
+
+    /// [`Later::finish`] of a list that is not empty.
+    #[inline(never)]
+    fn finish_claimed(mut self, depth: u32) {
         for (p, run) in self.drain() {
             match run {
                 true if depth < MAX_INLINE => p.run(depth + 1),
@@ -264,10 +270,18 @@ impl Later {
 impl Drop for Later {
     /// A list nobody finished: its claimed perimeters must still run (a claim that is dropped
     /// would strand their inbound work), so they go to the platform's runner.
+    #[inline]
     fn drop(&mut self) {
-        if self.len == 0 {
-            return;
+        if self.len != 0 {
+            self.schedule_claimed();
         }
+    }
+}
+
+impl Later {
+    /// [`Later`]'s drop of a list that is not empty.
+    #[inline(never)]
+    fn schedule_claimed(&mut self) {
         for (p, run) in self.drain() {
             if run {
                 p.schedule();
