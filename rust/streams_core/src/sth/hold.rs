@@ -136,6 +136,12 @@ impl HeadHold {
         self.cell = Some(cell.clone());
     }
 
+    /// A message is held (with no lock but the Stream's).
+    #[inline]
+    pub(crate) fn is_held(&self) -> bool {
+        self.held
+    }
+
     /// Take the held message; a shared cell closes (it is closed already when nothing is
     /// held: it opens only with a message, `put`).
     pub(crate) fn take(&mut self) -> Option<Msg> {

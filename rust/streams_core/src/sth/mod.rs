@@ -454,7 +454,17 @@ impl Stream {
 
     /// Send what write hold (SNDHOLD) has coalesced (the platform's hold timer calls this;
     /// reads, putmsg and ioctls do too). Returns the bytes sent.
+    #[inline]
     pub fn sth_flush_hold(&mut self) -> usize {
+        if !self.sth.hold.is_held() {
+            return 0;
+        }
+        self.sth_send_hold()
+    }
+
+    /// [`Stream::sth_flush_hold`] with a message held.
+    #[inline(never)]
+    fn sth_send_hold(&mut self) -> usize {
         match self.sth.hold.take() {
             Some(m) => {
                 let n = m.msgsize();
