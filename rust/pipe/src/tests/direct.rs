@@ -291,7 +291,7 @@ fn events(s: &TestPipe) -> HeadEvents {
 /// wakeup, S_INPUT | S_RDNORM.
 fn arrival_noted(ev: &HeadEvents) -> bool {
     ev.wake & (WAKE_READ | WAKE_POLL) == WAKE_READ | WAKE_POLL
-        && ev.sigpoll & (S_INPUT | S_RDNORM) as u32 == (S_INPUT | S_RDNORM) as u32
+        && ev.sigpoll & (S_INPUT | S_RDNORM) == S_INPUT | S_RDNORM
 }
 
 /// A read that takes a message straight from the inbound list and reads all of it notes no
