@@ -384,7 +384,8 @@ impl HeadProcs for StrHead {
     /// The lazy conditions, and no M_READ to send, no write hold: the read that follows is
     /// then the only one to act on what it takes straight from the inbound list (read fill,
     /// signals, hangup and errors are already out by `lazy_ok`; the arrival's wakeups are
-    /// noted by the read: `read.rs`).
+    /// noted by the read only for the rest of a message it puts back: `msg.rs`
+    /// `sth_putbq_taken`).
     fn direct_ok(s: &Stream) -> bool {
         Self::lazy_ok(s) && !s.sth.mread && s.sth.wropt & SNDHOLD == 0
     }

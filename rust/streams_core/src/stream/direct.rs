@@ -16,9 +16,9 @@
 //! The head reads these messages as if they were queued behind its read queue
 //! ([`Stream::direct_first`], [`Stream::direct_pop`]). Each one taken is counted as put on
 //! every queue of its path and on the head (module statistics), and clears QWANTR as its
-//! `getq` would; the head notes its arrival events itself. What the read does not take is
-//! put up as an enter puts up the inbound list (in one run, `batch.rs`) when the lock hold
-//! ends, first thing ([`Stream::settle_direct`], from `Perim::leave`), before any later
+//! `getq` would; the head notes its arrival events itself (for the rest it puts back). What
+//! the read does not take is put up as an enter puts up the inbound list (in one run,
+//! `batch.rs`) when the lock hold ends, first thing ([`Stream::settle_direct`], from `Perim::leave`), before any later
 //! inbound work: it lands behind the rest of a split message in order.
 //!
 //! The take needs the head's read queue empty, so it serves a reader that keeps up with its
