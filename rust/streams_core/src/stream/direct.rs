@@ -18,8 +18,9 @@
 //! every queue of its path and on the head (module statistics), and clears QWANTR as its
 //! `getq` would; the head notes its arrival events itself (for the rest it puts back). What
 //! the read does not take is put up as an enter puts up the inbound list (in one run,
-//! `batch.rs`) when the lock hold ends, first thing ([`Stream::settle_direct`], from `Perim::leave`), before any later
-//! inbound work: it lands behind the rest of a split message in order.
+//! `batch.rs`) when the lock hold ends, first thing ([`Stream::settle_direct`], from
+//! `Perim::leave`), before any later inbound work: it lands behind the rest of a split
+//! message in order.
 //!
 //! The take needs the head's read queue empty, so it serves a reader that keeps up with its
 //! writer. A reader that lags (a backlog at the head) reads from the head's queue; when that
