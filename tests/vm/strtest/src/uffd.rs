@@ -190,6 +190,18 @@ impl Uffd {
     }
 }
 
+/// Serves the page when dropped: a case that fails (`?`) while a thread of its
+/// `thread::scope` is stuck in the fault must free that thread, or the scope would wait for it
+/// for ever (under fault injection a `quick` step may fail with ENOSR at any point). After a
+/// `serve` the page is there and this second copy fails with EEXIST, which is ignored.
+struct Unstick<'a>(&'a Uffd);
+
+impl Drop for Unstick<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.serve(0);
+    }
+}
+
 impl Drop for Uffd {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, not used any more.
@@ -314,6 +326,7 @@ pub(crate) fn t_read_into_stalled_page() -> R {
     e(b.write(b"hello, stalled reader"), "write B")?;
     let done = AtomicBool::new(false);
     thread::scope(|sc| {
+        let _unstick = Unstick(&u);
         let reader = sc.spawn(|| {
             let r = raw_read(a.raw(), u.page(), 64);
             done.store(true, Ordering::SeqCst);
@@ -351,6 +364,7 @@ pub(crate) fn t_write_from_stalled_page() -> R {
     let u = Uffd::new()?;
     let done = AtomicBool::new(false);
     thread::scope(|sc| {
+        let _unstick = Unstick(&u);
         let writer = sc.spawn(|| {
             let r = raw_write(a.raw(), u.page(), PAGE);
             done.store(true, Ordering::SeqCst);
@@ -399,6 +413,7 @@ pub(crate) fn t_token_waiter_interrupted() -> R {
     e(b.write(b"second"), "write B")?;
     let waiting_tid = AtomicUsize::new(0);
     thread::scope(|sc| {
+        let _unstick = Unstick(&u);
         let stuck = sc.spawn(|| raw_read(a.raw(), u.page(), 5));
         u.wait_fault()?;
         let waiting = sc.spawn(|| {
@@ -521,6 +536,7 @@ pub(crate) fn t_mux_reader_stalled() -> R {
     e(u1.write(b"through the complex"), "write u1")?;
     let done = AtomicBool::new(false);
     thread::scope(|sc| {
+        let _unstick = Unstick(&u);
         let reader = sc.spawn(|| {
             let r = raw_read(u1.raw(), u.page(), 64);
             done.store(true, Ordering::SeqCst);
