@@ -577,13 +577,20 @@ slow:
  * Send vec[0..nvec] (len bytes in all) as one datagram to daddr:dport; tos and ttl >= 0 set
  * those for this datagram (as the IP_TOS, IP_TTL control messages would), nocheck sends it
  * without a UDP checksum. Directly (rstreams_udp_xmit) when it can, else through the socket.
- * Never sleeps. Returns the bytes sent or -errno (EAGAIN: the send buffer is full, and the
- * write-space callback follows when it is not).
+ * Never sleeps. Returns 0 or -errno (EAGAIN: the send buffer is full, and the write-space
+ * callback follows when it is not).
+ *
+ * direct_only: the express send (perim/express_send.rs), called without the owner's Stream
+ * lock, possibly by several tasks at once, with bottom halves off. rstreams_udp_xmit is safe
+ * for that (the route cache has its lock, the rest reads the socket with READ_ONCE and sets
+ * its flags atomically); the socket's path (kernel_sendmsg, and the sk_no_check_tx it writes)
+ * is not: returns RSTREAMS_UDP_SLOW instead, nothing sent, and the owner sends the datagram
+ * under its lock.
  */
 int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct kvec *vec,
-		      size_t nvec, size_t len, int tos, int ttl, bool nocheck);
+		      size_t nvec, size_t len, int tos, int ttl, bool nocheck, bool direct_only);
 int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct kvec *vec,
-		      size_t nvec, size_t len, int tos, int ttl, bool nocheck)
+		      size_t nvec, size_t len, int tos, int ttl, bool nocheck, bool direct_only)
 {
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
@@ -605,8 +612,8 @@ int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct
 	int r;
 
 	r = rstreams_udp_xmit(u, daddr, dport, vec, nvec, len, tos, ttl, nocheck);
-	if (r != RSTREAMS_UDP_SLOW)
-		return r ? r : (int)len;
+	if (r != RSTREAMS_UDP_SLOW || direct_only)
+		return r;
 	if (!u->queued)
 		this_cpu_inc(rstreams_udp_nsock);
 	if (sk->sk_no_check_tx != nocheck)
@@ -633,30 +640,10 @@ int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct
 		msg.msg_controllen = clen;
 		msg.msg_control_is_user = false;
 	}
-	return kernel_sendmsg(u->sock, &msg, vec, nvec, len);
+	r = kernel_sendmsg(u->sock, &msg, vec, nvec, len);
+	return r < 0 ? r : 0;
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_send);
-
-/*
- * rstreams_udp_send without the socket: the express send (perim/express_send.rs), called
- * without the owner's Stream lock, possibly by several tasks at once, with bottom halves off.
- * rstreams_udp_xmit is safe for that (the route cache has its lock, the rest reads the socket
- * with READ_ONCE and sets its flags atomically); the socket's path (kernel_sendmsg, and the
- * sk_no_check_tx it writes) is not used: returns RSTREAMS_UDP_SLOW instead, nothing sent, and
- * the owner sends the datagram under its lock. Else 0 or -errno as rstreams_udp_send.
- */
-int rstreams_udp_send_express(struct rstreams_udp *u, __be32 daddr, __be16 dport,
-			      struct kvec *vec, size_t nvec, size_t len, int tos, int ttl,
-			      bool nocheck);
-int rstreams_udp_send_express(struct rstreams_udp *u, __be32 daddr, __be16 dport,
-			      struct kvec *vec, size_t nvec, size_t len, int tos, int ttl,
-			      bool nocheck)
-{
-	int r = rstreams_udp_xmit(u, daddr, dport, vec, nvec, len, tos, ttl, nocheck);
-
-	return r == RSTREAMS_UDP_SLOW ? RSTREAMS_UDP_SLOW : (r < 0 ? r : 0);
-}
-EXPORT_SYMBOL_GPL(rstreams_udp_send_express);
 
 /* XTI_SNDBUF on a bound socket (as SO_SNDBUF: doubled, at least SOCK_MIN_SNDBUF). */
 void rstreams_udp_set_sndbuf(struct rstreams_udp *u, int sndbuf);

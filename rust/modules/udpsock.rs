@@ -89,17 +89,7 @@ extern "C" {
         tos: c_int,
         ttl: c_int,
         nocheck: bool,
-    ) -> c_int;
-    fn rstreams_udp_send_express(
-        u: *mut c_void,
-        daddr: u32,
-        dport: u16,
-        vec: *const Kvec,
-        nvec: usize,
-        len: usize,
-        tos: c_int,
-        ttl: c_int,
-        nocheck: bool,
+        direct_only: bool,
     ) -> c_int;
     fn rstreams_udp_set_sndbuf(u: *mut c_void, sndbuf: c_int);
     fn rstreams_udp_set_rcvbuf(u: *mut c_void, rcvbuf: c_int);
@@ -121,20 +111,8 @@ extern "C" {
     fn rstreams_net_may_bind_privileged(net: *mut c_void) -> bool;
 }
 
-/// `rstreams_udp_send` and `rstreams_udp_send_express` (same arguments).
-type SendFn = unsafe extern "C" fn(
-    *mut c_void,
-    u32,
-    u16,
-    *const Kvec,
-    usize,
-    usize,
-    c_int,
-    c_int,
-    bool,
-) -> c_int;
-
-/// What `rstreams_udp_send_express` returns for a datagram it leaves to the socket's path
+/// What `rstreams_udp_send` returns, with `direct_only`, for a datagram it leaves to the
+/// socket's path
 /// (`RSTREAMS_UDP_SLOW` in `strudp.c`).
 const UDP_SLOW: c_int = 1;
 
@@ -308,7 +286,7 @@ impl<E: UdpEvents> UdpSocket<E> {
         ttl: Option<u8>,
         nocheck: bool,
     ) -> Result<(), Errno> {
-        self.send_by(rstreams_udp_send, dst, data, tos, ttl, nocheck)
+        self.send_by(false, dst, data, tos, ttl, nocheck)
             .map(|_| ())
     }
 
@@ -324,18 +302,19 @@ impl<E: UdpEvents> UdpSocket<E> {
         ttl: Option<u8>,
         nocheck: bool,
     ) -> Option<Result<(), Errno>> {
-        match self.send_by(rstreams_udp_send_express, dst, data, tos, ttl, nocheck) {
+        match self.send_by(true, dst, data, tos, ttl, nocheck) {
             Ok(UDP_SLOW) => None,
             Ok(_) => Some(Ok(())),
             Err(e) => Some(Err(e)),
         }
     }
 
-    /// Send as [`UdpSocket::send`] with `send` (`rstreams_udp_send` or
-    /// `rstreams_udp_send_express`): its non-negative result, or its error.
+    /// Send as [`UdpSocket::send`], directly to IP only if `direct_only`
+    /// (`rstreams_udp_send`): `Ok(0)` sent, `Ok(UDP_SLOW)` left to the socket's path (only
+    /// with `direct_only`), or the error.
     fn send_by(
         &self,
-        send: SendFn,
+        direct_only: bool,
         dst: SockAddr,
         data: &Msg,
         tos: Option<u8>,
@@ -378,10 +357,10 @@ impl<E: UdpEvents> UdpSocket<E> {
             None
         };
         // SAFETY: `sock` is live (type invariant); `vec[..n]` points into `data` or
-        // `gathered`, both alive across the call, which never sleeps. `send` is one of the
-        // two functions of `strudp.c` with this contract (`SendFn`).
+        // `gathered`, both alive across the call, which never sleeps (with `direct_only` not
+        // even the socket's path: safe without the owner's Stream lock).
         let r = unsafe {
-            send(
+            rstreams_udp_send(
                 self.sock,
                 u32::from_ne_bytes(dst.0),
                 dst.1.to_be(),
@@ -391,6 +370,7 @@ impl<E: UdpEvents> UdpSocket<E> {
                 tos.map_or(-1, c_int::from),
                 ttl.map_or(-1, c_int::from),
                 nocheck,
+                direct_only,
             )
         };
         drop(gathered);
