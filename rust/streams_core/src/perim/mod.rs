@@ -180,12 +180,7 @@ impl<H: HeadProcs> Perim<H> {
     /// operations would not see that data.
     #[inline]
     pub fn enter_read(&self, ready: impl FnOnce(&Stream<H>) -> bool) -> PerimGuard<'_, H> {
-        let mut g = self.sd.lock();
-        self.gate.set_busy(true);
-        if self.express.armed_locked() | self.send.is_armed() {
-            // Before the inbound list is taken: the answers of express sends are on it.
-            self.disarm(&mut g);
-        }
+        let mut g = self.lock_disarmed();
         if self.gate.has_pending() {
             // Under the lock: `lazy` was set by the last holder's leave, and nothing that
             // `direct_ok` reads changes without the lock. A claim stands for anything but
@@ -199,25 +194,36 @@ impl<H: HeadProcs> Perim<H> {
                 self.take_inbound(&mut g, direct);
             }
         }
-        H::sync(&mut g);
-        PerimGuard {
-            g,
-            gate: &self.gate,
-        }
+        self.entered(g)
     }
 
     /// [`Perim::enter`]: take the inbound list.
     #[inline]
     fn enter_for(&self) -> PerimGuard<'_, H> {
-        let mut g = self.sd.lock();
-        self.gate.set_busy(true);
-        if self.express.armed_locked() | self.send.is_armed() {
-            // Before the inbound list is taken: the answers of express sends are on it.
-            self.disarm(&mut g);
-        }
+        let mut g = self.lock_disarmed();
         if self.gate.has_pending() {
             self.take_inbound(&mut g, false);
         }
+        self.entered(g)
+    }
+
+    /// The start of every enter: the Stream lock, the gate busy (step 4), and the express
+    /// write and send disarmed (steps 8, 9) before the inbound list is taken: the answers of
+    /// express sends are on it.
+    #[inline]
+    fn lock_disarmed(&self) -> sys::MutexGuard<'_, Stream<H>> {
+        let mut g = self.sd.lock();
+        self.gate.set_busy(true);
+        if self.express.armed_locked() | self.send.is_armed() {
+            self.disarm(&mut g);
+        }
+        g
+    }
+
+    /// The end of every enter, once the inbound list is dealt with: the head takes up what
+    /// other Streams changed ([`HeadProcs::sync`]).
+    #[inline]
+    fn entered<'a>(&'a self, mut g: sys::MutexGuard<'a, Stream<H>>) -> PerimGuard<'a, H> {
         H::sync(&mut g);
         PerimGuard {
             g,
