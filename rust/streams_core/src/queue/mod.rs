@@ -327,10 +327,14 @@ impl Queue {
     /// is queued (else `None`): a prefix of the queue, cheap to walk (the Stream head's look
     /// at what a read would take, `sth_read_ready`).
     pub(crate) fn band0_front(&self) -> Option<impl Iterator<Item = &Msg>> {
-        let only_band0 = self.hi.is_empty()
-            && self.over.is_empty()
-            && self.bands.as_slice().iter().all(|qb| qb.msgs.is_empty());
-        only_band0.then(|| self.norm.front_iter())
+        self.only_band0().then(|| self.norm.front_iter())
+    }
+
+    /// Whether nothing of another class than band 0 is queued: no high-priority message,
+    /// nothing in a band or on the overflow list.
+    #[inline]
+    fn only_band0(&self) -> bool {
+        self.hi.is_empty() && self.over.is_empty() && self.bands.iter().all(|qb| qb.msgs.is_empty())
     }
 
     /// `q_first`: the first message of the first class in getq order that has one.
@@ -580,11 +584,7 @@ impl Queue {
         msgs: usize,
         accept: impl Fn(&Msg) -> bool,
     ) -> (Option<Msg>, usize, QEvent) {
-        let band0_first = self.norm.first().is_some()
-            && self.hi.is_empty()
-            && self.over.is_empty()
-            && self.bands.iter().all(|qb| qb.msgs.is_empty());
-        if !band0_first {
+        if self.norm.first().is_none() || !self.only_band0() {
             return (None, 0, QEvent::NONE);
         }
         let (mut size, mut blocks, mut n) = (0usize, 0usize, 0usize);
