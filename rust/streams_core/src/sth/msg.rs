@@ -244,23 +244,8 @@ impl Stream {
     pub(crate) fn sth_getmsg_ready(&self, band: i32, flags: i32) -> bool {
         // A queue of no band-0 bytes first, inline (the reader that keeps up: the direct take
         // follows); such a queue says no even when it holds a message that would do.
-        match self.queue(self.head_rq()) {
-            Some(q) if q.count() != 0 => self.sth_getmsg_ready_first(band, flags),
-            _ => false,
-        }
-    }
-
-    /// [`Stream::sth_getmsg_ready`] for a head's read queue that holds bytes.
-    fn sth_getmsg_ready_first(&self, band: i32, flags: i32) -> bool {
-        let minband = match flags {
-            MSG_HIPRI if band == 0 => None,
-            0 | MSG_ANY => Some(0u8),
-            MSG_BAND => u8::try_from(band).ok(),
-            _ => return false,
-        };
-        self.queue(self.head_rq())
-            .and_then(|q| q.first())
-            .is_some_and(|m| m.is_hipri() || minband.is_some_and(|b| m.band() >= b))
+        self.sth_rq_holding()
+            .is_some_and(|q| sth_getmsg_ready_first(q, band, flags))
     }
 
     /// getmsg/getpmsg, first phase: take the first message (subject to `flags`: MSG_ANY or 0,
@@ -424,4 +409,17 @@ pub fn peek_copy_out(
         copy_blocks(m, |b| !is_ctl(b), n, io, 0)?;
     }
     Ok(())
+}
+
+/// [`Stream::sth_getmsg_ready`] for the head's read queue `q`, which holds bytes: whether
+/// `strgetpmsg` would take its first message.
+fn sth_getmsg_ready_first(q: &crate::queue::Queue, band: i32, flags: i32) -> bool {
+    let minband = match flags {
+        MSG_HIPRI if band == 0 => None,
+        0 | MSG_ANY => Some(0u8),
+        MSG_BAND => u8::try_from(band).ok(),
+        _ => return false,
+    };
+    q.first()
+        .is_some_and(|m| m.is_hipri() || minband.is_some_and(|b| m.band() >= b))
 }

@@ -251,10 +251,15 @@ impl Stream {
     #[inline]
     pub fn sth_read_ready(&self, len: usize) -> bool {
         // An empty queue first, inline (the reader that keeps up: the direct take follows).
-        match self.queue(self.head_rq()) {
-            Some(q) if q.count() != 0 => self.sth_read_ready_walk(q, len),
-            _ => false,
-        }
+        self.sth_rq_holding()
+            .is_some_and(|q| self.sth_read_ready_walk(q, len))
+    }
+
+    /// The head's read queue if it holds bytes: the first, inline look of the lazy take's
+    /// `ready`s ([`Stream::sth_read_ready`], `sth_getmsg_ready`), which say no otherwise.
+    #[inline]
+    pub(super) fn sth_rq_holding(&self) -> Option<&crate::queue::Queue> {
+        self.queue(self.head_rq()).filter(|q| q.count() != 0)
     }
 
     /// [`Stream::sth_read_ready`] for a head's read queue `q` that holds bytes.
