@@ -20,15 +20,15 @@
 
 use core::sync::atomic::Ordering::Relaxed;
 
-use streams_core::msg::{Msg, M_DATA};
+use streams_core::msg::Msg;
 use streams_core::perim::express_send::{ExpressTx, Sent};
 use streams_core::sys::Arc;
 
 use super::jobs::Held;
 use super::net::{Inet4, Net, Port, Stats, TxOpts};
-use super::opt::{self, Opts};
-use super::prim::{self, Req};
-use super::udp::TSDU_SIZE;
+use super::opt::Opts;
+use super::prim;
+use super::udp::check_unitdata;
 
 /// What the express send of one endpoint sends with (see the module docs).
 pub(crate) struct UdpTx<N: Net> {
@@ -37,32 +37,18 @@ pub(crate) struct UdpTx<N: Net> {
     pub(crate) stats: Arc<Stats>,
 }
 
-/// The part of `Udp::unitdata` that only reads: the destination and transmit options of a
-/// T_UNITDATA_REQ `mp` over the endpoint's options `opts`, when the locked path would send
-/// it: a well-formed request to a valid address with valid options, and a data part of
-/// M_DATA blocks no larger than a TSDU. `None` when that path would answer otherwise.
-pub(crate) fn prepare(opts: &Opts, mp: &Msg) -> Option<(Inet4, TxOpts)> {
-    if prim::prim_type(mp.rd()) != Some(prim::T_UNITDATA_REQ) {
-        return None;
-    }
-    let Ok(Some(Req::Unitdata { dest, opt })) = Req::decode(mp.rd()) else {
-        return None;
-    };
-    let dest = Inet4::decode(dest).filter(|d| d.port != 0 && !d.is_any())?;
-    let tx = opt::unitdata(opts, opt).ok()?;
-    let data = mp.cont()?;
-    if data.msgdsize() > TSDU_SIZE as usize || data.blocks().any(|b| b.db_type() != M_DATA) {
-        return None;
-    }
-    Some((dest, tx))
+/// The part of `Udp::unitdata` that only reads (`udp::check_unitdata`): the destination,
+/// transmit options and data part of a T_UNITDATA_REQ `mp` over the endpoint's options
+/// `opts`, when the locked path would send it and it has data. `None` when that path would
+/// answer otherwise (or send an empty datagram).
+pub(crate) fn prepare<'a>(opts: &Opts, mp: &'a Msg) -> Option<(Inet4, TxOpts, &'a Msg)> {
+    let (dest, tx) = check_unitdata(opts, mp).ok()?;
+    Some((dest, tx, mp.cont()?))
 }
 
 impl<N: Net> ExpressTx for UdpTx<N> {
     fn send(&self, mp: Msg) -> Sent {
-        let Some((dest, tx)) = prepare(&self.opts, &mp) else {
-            return Sent::Declined(mp);
-        };
-        let Some(data) = mp.cont() else {
+        let Some((dest, tx, data)) = prepare(&self.opts, &mp) else {
             return Sent::Declined(mp);
         };
         match self.held.port.send_unlocked(dest, data, &tx) {

@@ -475,43 +475,31 @@ impl<N: Net> Udp<N> {
     /// T_UNITDATA_REQ (TS_IDLE): send it, or answer T_UDERROR_IND. `Some(mp)`: the port has no
     /// send buffer now (EAGAIN); the caller queues it.
     fn unitdata(&mut self, cx: &mut QCtx<'_>, mut mp: Msg) -> Option<Msg> {
-        let (dest, tx) = match Req::decode(mp.rd()) {
-            Ok(Some(Req::Unitdata { dest, opt })) => {
-                let Some(d) = Inet4::decode(dest).filter(|d| d.port != 0 && !d.is_any()) else {
-                    let dest = copy16(dest);
-                    self.uderror(cx, dest.bytes(), prim::TBADADDR);
-                    return None;
-                };
-                match opt::unitdata(&self.opts, opt) {
-                    Ok(tx) => (d, tx),
-                    Err(tli) => {
-                        let dest = copy16(dest);
-                        self.uderror(cx, dest.bytes(), tli);
-                        return None;
-                    }
-                }
+        let (dest, tx) = match check_unitdata(&self.opts, &mp) {
+            Ok(checked) => checked,
+            Err(Refused::Addr(dest)) => {
+                let dest = copy16(dest);
+                self.uderror(cx, dest.bytes(), prim::TBADADDR);
+                return None;
             }
-            Err((_, Bad::Range)) => {
+            Err(Refused::Opt(dest, tli)) => {
+                let dest = copy16(dest);
+                self.uderror(cx, dest.bytes(), tli);
+                return None;
+            }
+            Err(Refused::Range) => {
                 self.uderror(cx, &[], prim::TBADADDR);
                 return None;
             }
-            _ => {
+            Err(Refused::Data(dest)) => {
+                self.uderror(cx, &dest.encode(), prim::TBADDATA);
+                return None;
+            }
+            Err(Refused::Fatal) => {
                 self.fatal(cx, Errno::EPROTO);
                 return None;
             }
         };
-        let size = mp.cont().map_or(0, |d| d.msgdsize());
-        if size > TSDU_SIZE as usize {
-            self.uderror(cx, &dest.encode(), prim::TBADDATA);
-            return None;
-        }
-        if mp
-            .cont()
-            .is_some_and(|d| d.blocks().any(|b| b.db_type() != M_DATA))
-        {
-            self.uderror(cx, &dest.encode(), prim::TBADDATA);
-            return None;
-        }
         let Some(h) = &self.port else {
             self.fatal(cx, Errno::EPROTO);
             return None;
@@ -659,6 +647,47 @@ impl Copy16 {
     fn bytes(&self) -> &[u8] {
         self.b.get(..self.n).unwrap_or_default()
     }
+}
+
+/// Why the locked path does not send a T_UNITDATA_REQ ([`check_unitdata`]), so what it
+/// answers: T_UDERROR_IND TBADADDR for the destination as given, its option's TLI error,
+/// TBADADDR with no address for a length out of range, TBADDATA to the destination, or the
+/// fatal M_ERROR EPROTO for anything else malformed.
+pub(crate) enum Refused<'a> {
+    Addr(&'a [u8]),
+    Opt(&'a [u8], i32),
+    Range,
+    Data(Inet4),
+    Fatal,
+}
+
+/// The checks of a T_UNITDATA_REQ `mp` over the endpoint's options `opts` that the locked
+/// path (`Udp::unitdata`) and the express send (`express::prepare`) share: its destination
+/// and transmit options, when the request is well formed, to a valid address, with valid
+/// options and a data part (if any) of M_DATA blocks no larger than a TSDU.
+pub(crate) fn check_unitdata<'a>(
+    opts: &Opts,
+    mp: &'a Msg,
+) -> Result<(Inet4, net::TxOpts), Refused<'a>> {
+    let (dest, tx) = match Req::decode(mp.rd()) {
+        Ok(Some(Req::Unitdata { dest, opt })) => {
+            let Some(d) = Inet4::decode(dest).filter(|d| d.port != 0 && !d.is_any()) else {
+                return Err(Refused::Addr(dest));
+            };
+            match opt::unitdata(opts, opt) {
+                Ok(tx) => (d, tx),
+                Err(tli) => return Err(Refused::Opt(dest, tli)),
+            }
+        }
+        Err((_, Bad::Range)) => return Err(Refused::Range),
+        _ => return Err(Refused::Fatal),
+    };
+    if mp.cont().is_some_and(|d| {
+        d.msgdsize() > TSDU_SIZE as usize || d.blocks().any(|b| b.db_type() != M_DATA)
+    }) {
+        return Err(Refused::Data(dest));
+    }
+    Ok((dest, tx))
 }
 
 fn copy16(src: &[u8]) -> Copy16 {
