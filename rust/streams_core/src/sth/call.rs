@@ -264,6 +264,15 @@ pub fn write<H: HeadCall>(
     Ok(done)
 }
 
+/// Copy the `n` bytes at `off` from `io` into the front of the staging buffer `buf`: what
+/// was copied (less on a fault).
+#[inline]
+fn stage<'b>(buf: &'b mut [u8], io: &mut dyn UserIo, off: usize, n: usize) -> &'b [u8] {
+    let buf = buf.get_mut(..n).unwrap_or_default();
+    let got = io.copy_from_user_partial(buf, off).min(n);
+    buf.get(..got).unwrap_or_default()
+}
+
 /// Stage and send bytes `off..off + n` of a write of `total`: the bytes sent, and whether the
 /// write may go on (false after a fault).
 fn write_chunk<H: HeadCall>(
@@ -321,18 +330,15 @@ fn write_chunk<H: HeadCall>(
         return Ok((sent, whole));
     }
     // Stage the bytes: on the stack for a small (write-hold) write, else in a buffer.
-    let mut small = [0u8; FASTBUF];
+    let mut small;
     let mut mid;
     let heap;
     let bytes: &[u8] = if n <= FASTBUF {
-        let buf = small.get_mut(..n).unwrap_or_default();
-        let got = io.copy_from_user_partial(buf, off).min(n);
-        buf.get(..got).unwrap_or_default()
+        small = [0u8; FASTBUF];
+        stage(&mut small, io, off, n)
     } else if n <= STAGE_STACK {
         mid = [0u8; STAGE_STACK];
-        let buf = mid.get_mut(..n).unwrap_or_default();
-        let got = io.copy_from_user_partial(buf, off).min(n);
-        buf.get(..got).unwrap_or_default()
+        stage(&mut mid, io, off, n)
     } else {
         // Not zeroed first: the buffer is as long as what the copy wrote.
         heap = sys::vec_filled_wait(n, |dst| io.copy_from_user_uninit(dst, off))
