@@ -31,20 +31,30 @@
 //!
 //! # The reader token
 //! The token is taken under the Stream lock and given back *without* it on the fast path (one
-//! lock hold per read(2)): `held` is set under the lock; a reader that finds it set records
-//! `wanted` and sleeps on the head's wait queue, queueing itself before it drops the lock
-//! (`strwait.rs`). The holder clears `held`, then tests `wanted`; the waiter sets `wanted`,
-//! then tests `held` again, all four accesses sequentially consistent, so either the waiter's
-//! second test sees the token free, or the holder sees the mark and wakes the head's readers
-//! under the lock ([`Stream::sth_wake_readers`]; the waiter queued itself before it dropped
-//! that lock, so the wakeup finds it). This is the store-buffering argument of
-//! `perim/flow.rs`; the loom model `tests/loom_token.rs` checks it. Readers of other Streams,
-//! and the other end of a pipe, never look at it.
+//! lock hold per read(2)). It is one atomic word with two bits, `HELD` and `WANTED`:
+//! - *hold* (under the lock, once *free* said the token is free): a plain store of `HELD`.
+//!   The head's other readers look only under the lock, so the lock orders it for them; the
+//!   holder's own give-back is a read-modify-write of the same word, after it. It may
+//!   overwrite a stale `WANTED` (left by a reader that found the token free in its second
+//!   look, so waits for nothing: only a give-back clears `HELD`, and it clears the word).
+//! - *free* (under the lock): free if `HELD` is clear; else `fetch_or(WANTED)`, and free if
+//!   *that* found `HELD` clear (the token was given back meanwhile). If not, the reader sleeps
+//!   on the head's wait queue, queued before it drops the lock (`strwait.rs`).
+//! - *give back* (with or without the lock): `swap(0)`; if the old word had `WANTED`, the
+//!   holder wakes the head's readers under the lock ([`Stream::sth_wake_readers`]).
+//!
+//! The waiter's `fetch_or` and the holder's `swap` are read-modify-writes of one word, so one
+//! comes first: either the `fetch_or` (then the swap returns `WANTED` and the holder wakes the
+//! readers; the waiter queued itself before it dropped the lock, so the wakeup finds it) or
+//! the swap (then the `fetch_or` finds `HELD` clear and the reader takes the token instead of
+//! sleeping). One locked instruction per read, the give-back's swap; no fence. The loom model
+//! `tests/loom_token.rs` checks it. Readers of other Streams, and the other end of a pipe,
+//! never look at it.
 
 #[cfg(not(loom))]
-use core::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use core::sync::atomic::{AtomicU8, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
 #[cfg(loom)]
-use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use loom::sync::atomic::{AtomicU8, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
 
 use super::read::delivered;
 use super::{UserIo, WAKE_POLL, WAKE_READ};
@@ -52,13 +62,20 @@ use crate::errno::Errno;
 use crate::msg::{Msg, MsgType, M_DATA};
 use crate::sth::Stream;
 
+/// A take of this head is being copied out ([`ReaderToken`]).
+const HELD: u8 = 1;
+/// A reader found the token held and waits for a wakeup ([`ReaderToken`]).
+const WANTED: u8 = 2;
+
 /// The reader token of one Stream head (see the module docs). The platform keeps it outside
 /// the Stream lock, next to the lock, and passes it to every reading operation of that head.
+///
+/// # Locking
+/// Taken ([`ReaderToken::free`], [`ReaderToken::hold`]) and looked at
+/// ([`ReaderToken::is_idle`]) under the Stream lock; given back ([`ReaderToken::release`])
+/// with or without it. One word, `HELD | WANTED`: the protocol is in the module docs.
 pub struct ReaderToken {
-    /// A take of this head is being copied out.
-    held: AtomicBool,
-    /// A reader found `held` and waits for a wakeup.
-    wanted: AtomicBool,
+    state: AtomicU8,
 }
 
 impl Default for ReaderToken {
@@ -72,8 +89,7 @@ impl ReaderToken {
     #[cfg(not(loom))]
     pub const fn new() -> ReaderToken {
         ReaderToken {
-            held: AtomicBool::new(false),
-            wanted: AtomicBool::new(false),
+            state: AtomicU8::new(0),
         }
     }
 
@@ -81,46 +97,51 @@ impl ReaderToken {
     #[cfg(loom)]
     pub fn new() -> ReaderToken {
         ReaderToken {
-            held: AtomicBool::new(false),
-            wanted: AtomicBool::new(false),
+            state: AtomicU8::new(0),
         }
     }
 
     /// Whether no take of this head is being copied out (a look that records no wait: the
     /// read's enter asks it before deciding to leave the inbound list, `Perim::enter_read`).
+    /// Under the lock a hold is always seen; a give-back may be seen late (the enter then
+    /// takes the list, as for a held token).
     #[inline]
     pub fn is_idle(&self) -> bool {
-        !self.held.load(SeqCst)
+        self.state.load(Acquire) & HELD == 0
     }
 
     /// Under the Stream lock: whether a reader may take from the head now. If a take is being
     /// copied out, the reader's wait is recorded (the holder wakes the head's readers when it
     /// gives the token back) and the answer is no.
+    #[inline]
     pub fn free(&self) -> bool {
-        if !self.held.load(SeqCst) {
+        if self.state.load(Acquire) & HELD == 0 {
             return true;
         }
-        self.wanted.store(true, SeqCst);
-        !self.held.load(SeqCst)
+        // The second look is the mark itself: the give-back's swap comes before it (the
+        // token is free now) or after it (and sees the mark).
+        self.state.fetch_or(WANTED, AcqRel) & HELD == 0
     }
 
     /// Under the Stream lock, after [`ReaderToken::free`]: what was just taken is to be copied
-    /// out; other readers wait until [`ReaderToken::release`].
+    /// out; other readers wait until [`ReaderToken::release`]. A plain store: the lock orders
+    /// it for the other readers (see the module docs).
+    #[inline]
     pub fn hold(&self) {
-        self.held.store(true, SeqCst);
+        self.state.store(HELD, Relaxed);
     }
 
     /// Whether a take is being copied out.
     pub fn is_held(&self) -> bool {
-        self.held.load(SeqCst)
+        self.state.load(Acquire) & HELD != 0
     }
 
     /// The holder gives the token back, with or without the Stream lock. Returns whether a
     /// reader waits for it: the caller then wakes the head's readers under the lock
     /// ([`Stream::sth_wake_readers`]).
+    #[inline]
     pub fn release(&self) -> bool {
-        self.held.store(false, SeqCst);
-        self.wanted.swap(false, SeqCst)
+        self.state.swap(0, AcqRel) & WANTED != 0
     }
 }
 
