@@ -11,7 +11,8 @@
 //!   claim). The runner that clears the claim after taking the list is caught.
 //! - (g) the hand-off of a busy perimeter: a claimer that finds the Stream lock held leaves
 //!   the run to the holder, who looks at the inbound list once more after letting go. A put
-//!   is never left behind; a holder that does not look again is caught.
+//!   is never left behind; a holder that does not look again is caught, and so is one that
+//!   looks again without the fence (*busy* is relaxed: the two fences carry the argument).
 //! - (h) the lazy reader (one wake-up per batch): ordinary data put into a Stream whose
 //!   reader is not asleep only joins the inbound list, also once the reader has drained the
 //!   head; the reader's next enter finds all of it, in order.
@@ -76,7 +77,10 @@
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
 //!   marks before clearing "full" is caught. A lock hold that changed nothing, and so did
-//!   not publish, between the refusal and the drain loses nothing either.
+//!   not publish, between the refusal and the drain loses nothing either. On the real `Flow`
+//!   words, a take of the inbound list that clears the pending counts (relaxed stores) and
+//!   fences before it reads the marks answers a writer refused for those bytes; one without
+//!   the fence is caught.
 #![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize as StdUsize, Ordering::SeqCst as StdSeqCst};
@@ -88,7 +92,7 @@ use loom::thread;
 use streams_core::msg::{esballoc, Bpri, ExtBuf, Msg};
 use streams_core::perim::express::key_of;
 use streams_core::perim::express_send::{ExpressTx, Sent};
-use streams_core::perim::flow::Flow;
+use streams_core::perim::flow::{BandState, BlockState, Flow};
 use streams_core::perim::test::TestPerim;
 use streams_core::queue::QField;
 use streams_core::stream::testmods::{NULL, NULLPASS};
@@ -366,9 +370,66 @@ fn f_publish_reading_marks_first_is_caught() {
     });
 }
 
+/// The take of the inbound list against a writer refused for the bytes on it, on the real
+/// `Flow` of one entry: the take clears the pending counts (`Flow::clear_pending`: relaxed
+/// stores), then fences (`Gate::take_into`'s fence, here by hand when `fenced`), then reads the
+/// writers' marks (`Perim::take_inbound`); the writer marks, fences and tests again
+/// (`Flow::bcanput`). Either the writer's second test sees the counts cleared, or the take
+/// sees its mark.
+fn pending_clear_model(fenced: bool) {
+    model(move || {
+        let f = LArc::new(Flow::new());
+        let blocks = BlockState {
+            mblkmax: 8,
+            full: false,
+        };
+        let band0 = BandState {
+            band: 0,
+            full: false,
+            low: true,
+        };
+        f.publish(1, blocks, core::iter::once(band0), |_| {});
+        f.add_pending(1, 1); // one byte on the inbound list: at the high-water mark
+        let writer = {
+            let f = f.clone();
+            thread::spawn(move || f.bcanput(0))
+        };
+        assert!(f.clear_pending(), "the take found nothing pending");
+        if fenced {
+            loom::sync::atomic::fence(SeqCst);
+        }
+        let seen = f.wanted();
+        let went = writer.join().expect("writer");
+        assert!(went || seen, "lost back-enable: refused for pending bytes, mark unseen");
+    });
+}
+
+#[test]
+fn f_take_clearing_the_pending_counts_sees_the_refused_writer() {
+    pending_clear_model(true);
+}
+
+#[test]
+#[should_panic(expected = "lost back-enable")]
+fn f_take_without_the_fence_after_the_clear_is_caught() {
+    pending_clear_model(false);
+}
+
 // (g) ------------------------------------------------------------------------------------------
 
-fn handoff_model(holder_checks: bool) {
+/// How the holder of the busy hand-off looks again once it let go (model (g)).
+#[derive(Clone, Copy, PartialEq)]
+enum Holder {
+    /// `Perim::needs_run`: fenced, then the claim and the inbound list.
+    Looks,
+    /// The same loads without the fence (*busy* is a relaxed word: only the two fences order
+    /// the holder's clear against the claimer's claim).
+    LooksUnfenced,
+    /// Not at all.
+    NoLook,
+}
+
+fn handoff_model(holder: Holder) {
     model(move || {
         let t = stream();
         let rq = t.op(|s| s.head_rq());
@@ -391,7 +452,15 @@ fn handoff_model(holder_checks: bool) {
             let later = t.perim.leave(&mut g);
             drop(g);
             later.finish(0);
-            if holder_checks && t.perim.needs_run() {
+            let gate = t.perim.gate();
+            let look = match holder {
+                Holder::Looks => t.perim.needs_run(),
+                Holder::LooksUnfenced => {
+                    gate.sched_flag().is_scheduled() || (gate.has_pending() && !gate.is_lazy())
+                }
+                Holder::NoLook => false,
+            };
+            if look {
                 t.run(0);
             }
         }
@@ -410,13 +479,19 @@ fn handoff_model(holder_checks: bool) {
 
 #[test]
 fn g_busy_handoff_leaves_nothing_behind() {
-    handoff_model(true);
+    handoff_model(Holder::Looks);
 }
 
 #[test]
 #[should_panic(expected = "put left behind")]
 fn g_holder_that_does_not_look_again_is_caught() {
-    handoff_model(false);
+    handoff_model(Holder::NoLook);
+}
+
+#[test]
+#[should_panic(expected = "put left behind")]
+fn g_holder_that_looks_again_without_the_fence_is_caught() {
+    handoff_model(Holder::LooksUnfenced);
 }
 
 // (h) ------------------------------------------------------------------------------------------

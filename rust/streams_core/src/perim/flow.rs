@@ -25,8 +25,12 @@
 //! that changed the queue's flow state, `Queue::flow_state`, ends with a publish, and the
 //! queue reaches its low-water mark only by such a change; so does every hold that took the
 //! inbound list while a writer's mark was there, which `Perim::take_inbound` reads after the
-//! fence that follows the clear of the pending counts). The loom model (f) in `tests/loom_perim.rs` checks this with the clear-then-test
-//! order reversed as the negative case.
+//! fence that follows the clear of the pending counts). The loom model (f) in
+//! `tests/loom_perim.rs` checks this with the clear-then-test order reversed as the negative
+//! case. The argument needs the two fences, not the orderings of the accesses around them: the
+//! clear of the pending counts is a relaxed store (under the inbound lock), ordered by the
+//! fence that follows it (`Gate::take_into`; loom models (h) and (k) race a writer refused for
+//! the pending bytes with that clear).
 //!
 //! `pending` counts the bytes handed to the inbound list for this entry and not yet taken
 //! under the lock, so a burst of puts between two lock holds is flow controlled too;
@@ -192,12 +196,14 @@ impl Flow {
     /// Returns whether something was: the caller then fences before it next reads the
     /// writers' marks (a writer refused for the pending bytes is answered like one refused for
     /// a full queue: its mark, then fenced, the count; here the count, then fenced, the mark).
+    /// The stores are relaxed: that fence (`Gate::take_into`) against the writer's carries
+    /// the argument, and every change of the counts is made under the inbound lock.
     pub fn clear_pending(&self) -> bool {
         if self.pending_blocks.load(Relaxed) == 0 {
             return false; // every message is at least one block
         }
-        self.pending.store(0, SeqCst);
-        self.pending_blocks.store(0, SeqCst);
+        self.pending.store(0, Relaxed);
+        self.pending_blocks.store(0, Relaxed);
         true
     }
 

@@ -331,26 +331,36 @@ impl Gate {
         &self.flag
     }
 
-    /// Mark the Stream lock held and about to look at the inbound list (`Perim::enter`).
+    /// Mark the Stream lock held and about to look at the inbound list (`Perim::enter`), or
+    /// no longer (the guard's drop, `PerimGuard::unbusy`). A relaxed store, set and cleared
+    /// by the lock's holder alone: the fences of the hand-off carry its argument (`perim`
+    /// step 4, [`Gate::is_busy`], [`Gate::needs_look`]). Every clear is followed by the
+    /// holder's fenced [`Gate::needs_look`] (the rule on `PerimGuard`).
     // Inline: every enter and leave (`Perim<H>` is generic, compiled in the platform's crate).
     #[inline]
     pub(crate) fn set_busy(&self, busy: bool) {
-        self.busy.store(busy, SeqCst);
+        self.busy.store(busy, Relaxed);
     }
 
     /// Whether the Stream lock's holder will still look at the inbound list: the claimer's
-    /// side of the hand-off (`perim` step 4), after its put. The fence orders the put's store
-    /// before this load against the holder's clear-then-look ([`Gate::needs_look`]).
+    /// side of the hand-off (`perim` step 4), after its put and its claim. The fence orders
+    /// the claim before this load, against the holder's clear of *busy*, then fence, then
+    /// look ([`Gate::needs_look`]): of two sequentially consistent fences one comes first, so
+    /// either this load sees the clear (and the claimer runs the perimeter itself), or the
+    /// holder's look sees the claim. A set of *busy* that this load misses only sends the
+    /// claimer the slow way (it waits on the lock, or schedules the runner).
     pub fn is_busy(&self) -> bool {
         fence(SeqCst);
-        self.busy.load(SeqCst)
+        self.busy.load(Relaxed)
     }
 
     /// The holder's side of the hand-off, after it cleared *busy*: whether something is on
     /// the inbound list, or a claim stands that a claimer may have left to it (a claim made
     /// just after the holder took the list, for a put the holder already applied, would
     /// otherwise stay standing with nothing behind it, and every later put would find the
-    /// perimeter claimed and not run it).
+    /// perimeter claimed and not run it). The fence is what makes the relaxed clear of
+    /// *busy* safe ([`Gate::is_busy`]); it is also the fence of the lazy put's argument
+    /// (`put_in_if`) and the sleeper's (`has_sleeper`).
     pub fn needs_look(&self) -> bool {
         fence(SeqCst);
         self.flag.is_scheduled() || (self.pending.load(SeqCst) && !self.lazy.load(SeqCst))
@@ -377,7 +387,10 @@ impl Gate {
         let mut cleared = false;
         let mut lifo = {
             let mut inb = self.inbound.lock();
-            self.pending.store(false, SeqCst);
+            // Relaxed: every store of `pending` is made under the inbound lock, so a later
+            // put's `true` is ordered after this; a stale `true` read meanwhile only makes
+            // someone take an empty list.
+            self.pending.store(false, Relaxed);
             for f in self.flow.iter() {
                 cleared |= f.clear_pending();
             }
@@ -389,7 +402,9 @@ impl Gate {
             inb.puts.take()
         };
         if cleared {
-            fence(SeqCst); // see `Flow::clear_pending`
+            // The relaxed clears of the pending counts, then (fenced) the writers' marks
+            // (`Flow::clear_pending`): this fence carries that argument.
+            fence(SeqCst);
         }
         // Newest first → oldest first.
         while let Some(mut m) = lifo {

@@ -41,7 +41,10 @@
 //!    look at the inbound list before letting go (the `busy` word, set by `enter`, cleared by
 //!    the guard), a put that claimed the perimeter leaves the run to that holder instead of
 //!    waiting on the lock; the holder, once it lets go, runs the perimeter if such a claim is
-//!    standing, so nothing put meanwhile is stranded.
+//!    standing, so nothing put meanwhile is stranded. The claimer fences between its claim
+//!    and its look at `busy`, the holder between its clear of `busy` and its look at the
+//!    claim: one fence per side carries the argument, and `busy` itself is a relaxed word
+//!    (the rule on [`PerimGuard`]: every clear is followed by that fenced look).
 //! 5. **lazy reader** (`Gate::put_in`): while nothing in the head must hear of an arrival at
 //!    once (`HeadProcs::lazy_ok`; not `watched`: no poller, epoll entry or O_ASYNC owner,
 //!    [`Perim::leave_watched`]) and no system call sleeps in the head (step 6's count), a put
@@ -408,7 +411,8 @@ impl<H: HeadProcs> Perim<H> {
     }
 
     /// After the guard was dropped: whether work came in that nobody else will apply, so the
-    /// caller must run the perimeter (step 4).
+    /// caller must run the perimeter (step 4). Fenced: every holder asks it after it clears
+    /// *busy* (the rule on [`PerimGuard`]).
     pub fn needs_run(&self) -> bool {
         self.gate.needs_look()
     }
@@ -644,6 +648,17 @@ impl<H: HeadProcs> Perim<H> {
 /// A held Stream lock (from [`Perim::enter`] or [`Perim::run`]). While it lives the gate is
 /// busy; dropping it clears that, then unlocks (step 4 of the module docs: the holder then
 /// asks [`Perim::needs_run`]).
+///
+/// # Locking
+/// *Busy* is set and cleared with relaxed stores (`Gate::set_busy`): the hand-off's argument
+/// is carried by two fences, the claimer's before it loads *busy* (`Gate::is_busy`) and the
+/// holder's in [`Perim::needs_run`] after it cleared it. So the rule: **every clear of busy is
+/// followed by the holder's [`Perim::needs_run`]** before the holder returns or sleeps: after
+/// the drop (the platform's unlock: `TestPerim::op`, `TestPerim::run`, and the kernel's
+/// `StrPerim::act` and `Perimeter::run`), or after [`PerimGuard::unbusy`] when the holder is
+/// about to sleep with the lock (the drop inside the sleep then only clears it again). A
+/// holder that drops the guard and never asks could leave a claimer's put standing unseen
+/// (loom model (g) catches one whose look has no fence).
 pub struct PerimGuard<'a, H: HeadProcs> {
     g: sys::MutexGuard<'a, Stream<H>>,
     gate: &'a Gate,
@@ -664,7 +679,7 @@ impl<H: HeadProcs> core::ops::DerefMut for PerimGuard<'_, H> {
 
 impl<H: HeadProcs> PerimGuard<'_, H> {
     /// Stop being busy while still holding the lock (a holder about to sleep with it: it
-    /// asks [`Perim::needs_run`] itself before it does).
+    /// asks [`Perim::needs_run`] itself before it does, as the type's rule says).
     pub fn unbusy(&mut self) {
         self.gate.set_busy(false);
     }
@@ -673,7 +688,8 @@ impl<H: HeadProcs> PerimGuard<'_, H> {
 impl<H: HeadProcs> Drop for PerimGuard<'_, H> {
     fn drop(&mut self) {
         // Before the unlock (the field drops after this): a claimer that still finds the gate
-        // busy is sure to be seen by our `needs_run`, one that finds it free takes the lock.
+        // busy is sure to be seen by our `needs_run` (the caller asks it after the drop: the
+        // type's rule), one that finds it free takes the lock.
         self.gate.set_busy(false);
     }
 }
