@@ -400,7 +400,10 @@ fn pending_clear_model(fenced: bool) {
         }
         let seen = f.wanted();
         let went = writer.join().expect("writer");
-        assert!(went || seen, "lost back-enable: refused for pending bytes, mark unseen");
+        assert!(
+            went || seen,
+            "lost back-enable: refused for pending bytes, mark unseen"
+        );
     });
 }
 

@@ -11,8 +11,9 @@
 //! load and a store instead of one read-modify-write (the give-back's swap falls between them).
 #![cfg(loom)]
 
-use loom::sync::atomic::{AtomicU8, AtomicUsize, Ordering::AcqRel, Ordering::Acquire};
-use loom::sync::atomic::Ordering::Relaxed;
+use loom::sync::atomic::{
+    AtomicU8, AtomicUsize, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed,
+};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 

@@ -10,6 +10,14 @@
 //! # Locking
 //! `inbound` is a leaf: the Stream lock may be held when it is taken, never the other way
 //! round, and no other lock is taken under it.
+//!
+//! The words read without a lock (`pending`, `busy`, `lazy`, `sleepers`, the flow slots) are
+//! ordered by sequentially consistent fences, one per side of each store-then-look argument
+//! (`perim` steps 4–6, `flow.rs`), not by the orderings of the accesses: `busy` is set and
+//! cleared with relaxed stores by the Stream lock's holder (the claimer fences before it
+//! looks, `is_busy`; the holder after it clears, `needs_look`), and the take clears `pending`
+//! and the pending counts with relaxed stores under the inbound lock, then fences once
+//! (`take_into`). Every store of `pending` is made under the inbound lock.
 
 #[cfg(not(loom))]
 use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
