@@ -57,7 +57,7 @@
 //!   live kmalloc object, and 6.12 does not export `kasan_mempool_poison_object` to modules).
 //!   The test guest's fault-injection pass runs its strstress that way (`docs/stress.md`).
 
-use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 use super::{Data, Mblk, Msg, MsgFlags, MsgType};
 use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
@@ -209,10 +209,12 @@ impl Kind {
     }
 }
 
-/// One slot: a list per [`Kind`] and [`Pool`] (index 0 atomic, 1 charged).
+/// One slot: a list per [`Kind`] and [`Pool`] (index 0 atomic, 1 charged), and what the
+/// slot's owners counted.
 struct CpuCache {
     fast: [FreeList; 2],
     bufs: [[FreeList; 2]; NCLASS],
+    stats: Stats,
 }
 
 impl CpuCache {
@@ -226,6 +228,18 @@ impl CpuCache {
             Kind::Fast => self.fast.get_mut(p),
             Kind::Buf(c) => self.bufs.get_mut(c)?.get_mut(p),
         }
+    }
+    /// The list of `kind` and `pool` and the slot's counters.
+    fn parts(&mut self, kind: Kind, pool: Pool) -> Option<(&mut FreeList, &mut Stats)> {
+        let p = match pool {
+            Pool::Atomic => 0,
+            Pool::Charged => 1,
+        };
+        let l = match kind {
+            Kind::Fast => self.fast.get_mut(p),
+            Kind::Buf(c) => self.bufs.get_mut(c)?.get_mut(p),
+        }?;
+        Some((l, &mut self.stats))
     }
     fn len(&self) -> usize {
         self.fast
@@ -252,8 +266,115 @@ impl CpuCache {
         CpuCache {
             fast: [const { FreeList::new() }; 2],
             bufs: [const { [const { FreeList::new() }; 2] }; NCLASS],
+            stats: Stats::new(),
         }
     }
+}
+
+/// What the cache did since load, summed over the slots ([`stats`]). Each slot counts in
+/// plain words while its busy bit is owned (no atomics on the fast path); only what happens
+/// when a slot is busy is counted in shared atomics (rare: an interrupted or migrated user).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Allocations served from a slot.
+    pub hits: usize,
+    /// Allocations that went to the allocator: the slot's list and the depot had nothing.
+    pub miss_empty: usize,
+    /// Allocations that went to the allocator: the slot was busy.
+    pub miss_busy: usize,
+    /// Batches a slot took from the depot.
+    pub depot_gets: usize,
+    /// Batches a slot put in the depot.
+    pub depot_puts: usize,
+    /// Times the depot was busy when a slot tried it (to get or to put).
+    pub depot_busy: usize,
+    /// Times an empty slot found nothing in the depot.
+    pub depot_empty: usize,
+    /// Times a full slot found no room in the depot.
+    pub depot_full: usize,
+    /// Blocks freed by a full slot's spill (no room in the depot, or the depot busy).
+    pub spill_freed: usize,
+    /// Frees that went to the allocator: the slot was busy.
+    pub free_busy: usize,
+    /// Slots busy while [`stats`] read them (their counts are missing from this snapshot).
+    pub skipped: usize,
+}
+
+impl Stats {
+    const fn new() -> Self {
+        Stats {
+            hits: 0,
+            miss_empty: 0,
+            miss_busy: 0,
+            depot_gets: 0,
+            depot_puts: 0,
+            depot_busy: 0,
+            depot_empty: 0,
+            depot_full: 0,
+            spill_freed: 0,
+            free_busy: 0,
+            skipped: 0,
+        }
+    }
+
+    /// Every counter with its name, in a fixed order (what `/proc/streams/mblkcache` and the
+    /// host harness print).
+    pub fn fields(&self) -> [(&'static str, usize); 11] {
+        [
+            ("hits", self.hits),
+            ("miss_empty", self.miss_empty),
+            ("miss_busy", self.miss_busy),
+            ("depot_gets", self.depot_gets),
+            ("depot_puts", self.depot_puts),
+            ("depot_busy", self.depot_busy),
+            ("depot_empty", self.depot_empty),
+            ("depot_full", self.depot_full),
+            ("spill_freed", self.spill_freed),
+            ("free_busy", self.free_busy),
+            ("skipped", self.skipped),
+        ]
+    }
+
+    fn add(&mut self, o: &Stats) {
+        let w = |a: &mut usize, b: usize| *a = a.wrapping_add(b);
+        w(&mut self.hits, o.hits);
+        w(&mut self.miss_empty, o.miss_empty);
+        w(&mut self.miss_busy, o.miss_busy);
+        w(&mut self.depot_gets, o.depot_gets);
+        w(&mut self.depot_puts, o.depot_puts);
+        w(&mut self.depot_busy, o.depot_busy);
+        w(&mut self.depot_empty, o.depot_empty);
+        w(&mut self.depot_full, o.depot_full);
+        w(&mut self.spill_freed, o.spill_freed);
+        w(&mut self.free_busy, o.free_busy);
+        w(&mut self.skipped, o.skipped);
+    }
+}
+
+/// Count one more (wrapping: a counter, not a bound).
+#[inline]
+fn bump(c: &mut usize, n: usize) {
+    *c = c.wrapping_add(n);
+}
+
+/// Allocations and frees that found their slot busy (no slot owned to count them in).
+static MISS_BUSY: AtomicUsize = AtomicUsize::new(0);
+static FREE_BUSY: AtomicUsize = AtomicUsize::new(0);
+
+/// The counters summed over every slot that is free now (a busy one is skipped and counted
+/// in `skipped`), plus the busy-slot counts.
+pub fn stats() -> Stats {
+    let mut t = Stats::new();
+    for slot in CACHE.slots() {
+        match slot.try_lock() {
+            Some(g) => t.add(&g.stats),
+            None => bump(&mut t.skipped, 1),
+        }
+    }
+    // Relaxed: counters, nothing is read through them.
+    t.miss_busy = MISS_BUSY.load(Relaxed);
+    t.free_busy = FREE_BUSY.load(Relaxed);
+    t
 }
 
 static CACHE: PerCpu<CpuCache, SLOTS> =
@@ -297,37 +418,63 @@ fn pop(kind: Kind, pool: Pool) -> Option<Msg> {
     if !enabled() {
         return None;
     }
-    let mut g = CACHE.this_cpu()?.try_lock()?;
-    let l = g.list(kind, pool)?;
+    let Some(mut g) = CACHE.this_cpu()?.try_lock() else {
+        MISS_BUSY.fetch_add(1, Relaxed);
+        return None;
+    };
+    let (l, stats) = g.parts(kind, pool)?;
     if l.len() == 0 {
-        refill(l, kind, pool);
+        refill(l, kind, pool, stats);
     }
-    l.pop()
+    let m = l.pop();
+    bump(
+        if m.is_some() {
+            &mut stats.hits
+        } else {
+            &mut stats.miss_empty
+        },
+        1,
+    );
+    m
 }
 
 /// Move half a list's worth of blocks from the depot onto the empty CPU list `l`, whose slot
 /// the caller owns (nested busy bits cannot deadlock: nobody waits for one).
 #[cold]
-fn refill(l: &mut FreeList, kind: Kind, pool: Pool) {
-    let batch = DEPOT
-        .try_lock()
-        .as_mut()
-        .and_then(|d| d.list(kind, pool))
-        .map(|d| d.take(kind.max() / 2));
-    if let Some(mut batch) = batch {
-        l.splice(&mut batch, kind.max()); // all of it: the list was empty
+fn refill(l: &mut FreeList, kind: Kind, pool: Pool, stats: &mut Stats) {
+    let Some(mut d) = DEPOT.try_lock() else {
+        bump(&mut stats.depot_busy, 1);
+        return;
+    };
+    let Some(mut batch) = d.list(kind, pool).map(|d| d.take(kind.max() / 2)) else {
+        return;
+    };
+    drop(d);
+    if batch.len() == 0 {
+        bump(&mut stats.depot_empty, 1);
+    } else {
+        bump(&mut stats.depot_gets, 1);
     }
+    l.splice(&mut batch, kind.max()); // all of it: the list was empty
 }
 
 /// The CPU list `l` (whose slot the caller owns) is full: move half of it to the depot.
 /// Returns what the depot had no room for, to be freed after the slot is released.
 #[cold]
-fn spill(l: &mut FreeList, kind: Kind, pool: Pool) -> FreeList {
+fn spill(l: &mut FreeList, kind: Kind, pool: Pool, stats: &mut Stats) -> FreeList {
     let max = kind.max();
     let mut half = l.take(max / 2);
-    if let Some(d) = DEPOT.try_lock().as_mut().and_then(|d| d.list(kind, pool)) {
-        d.splice(&mut half, max.saturating_mul(DEPOT_LISTS));
+    match DEPOT.try_lock().as_mut().and_then(|d| d.list(kind, pool)) {
+        Some(d) => {
+            d.splice(&mut half, max.saturating_mul(DEPOT_LISTS));
+            bump(&mut stats.depot_puts, 1);
+            if half.len() != 0 {
+                bump(&mut stats.depot_full, 1);
+            }
+        }
+        None => bump(&mut stats.depot_busy, 1),
     }
+    bump(&mut stats.spill_freed, half.len());
     half
 }
 
@@ -435,12 +582,15 @@ impl Recycle for Mblk {
             None
         };
         let mut left = None;
-        let refused = match slot.as_mut().and_then(|g| g.list(kind, pool)) {
-            Some(l) => match l.push(b, max) {
+        if enabled() && slot.is_none() {
+            FREE_BUSY.fetch_add(1, Relaxed);
+        }
+        let refused = match slot.as_mut().and_then(|g| g.parts(kind, pool)) {
+            Some((l, stats)) => match l.push(b, max) {
                 Ok(()) => None,
                 Err(b) => {
                     // Full: half of the list goes to the depot, for a CPU that allocates.
-                    left = Some(spill(l, kind, pool));
+                    left = Some(spill(l, kind, pool, stats));
                     l.push(b, max).err()
                 }
             },
