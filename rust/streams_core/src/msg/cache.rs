@@ -66,6 +66,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
+use super::magazine::{FreeList, Mags, Shelf};
 use super::{Data, Mblk, Msg, MsgFlags, MsgType};
 use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
 
@@ -115,71 +116,6 @@ pub(crate) enum Pool {
     Atomic,
     /// For a system call before its Stream lock, charged to the caller's memory cgroup.
     Charged,
-}
-
-/// Free blocks linked through `b_next`, newest first: a magazine (or a batch to free).
-///
-/// # Invariants
-/// `count` is the number of blocks on `head`; none has a `b_cont`; each has a fast buffer
-/// (fast lists) or a heap buffer of the list's class capacity (buffer lists).
-pub(crate) struct FreeList {
-    head: Option<Msg>,
-    count: usize,
-}
-
-impl FreeList {
-    pub(crate) const fn new() -> Self {
-        FreeList {
-            head: None,
-            count: 0,
-        }
-    }
-
-    /// Keep `b` (which has no `b_cont`/`b_next` and the data of this list), or hand it back if
-    /// the list holds `max` blocks already.
-    pub(crate) fn push(&mut self, mut b: Box<Mblk>, max: usize) -> Result<(), Box<Mblk>> {
-        if self.count >= max {
-            return Err(b);
-        }
-        b.next = self.head.take();
-        self.head = Some(Msg(Recycled::new(b)));
-        self.count = self.count.saturating_add(1);
-        Ok(())
-    }
-
-    /// The newest free block, unlinked.
-    pub(crate) fn pop(&mut self) -> Option<Msg> {
-        let mut m = self.head.take()?;
-        self.head = m.0.next.take();
-        self.count = self.count.saturating_sub(1);
-        Some(m)
-    }
-
-    /// Blocks on the list.
-    pub(crate) fn len(&self) -> usize {
-        self.count
-    }
-
-    /// Unlink up to `n` blocks, as a list to free outside the slot.
-    pub(crate) fn take(&mut self, n: usize) -> FreeList {
-        let mut out = FreeList::new();
-        while out.count < n {
-            let Some(mut m) = self.pop() else { break };
-            m.0.next = out.head.take();
-            out.head = Some(m);
-            out.count = out.count.saturating_add(1);
-        }
-        out
-    }
-}
-
-impl Drop for FreeList {
-    /// Give every block back to the allocator (not to the cache), one at a time.
-    fn drop(&mut self) {
-        while let Some(m) = self.pop() {
-            drop(m.0.into_box());
-        }
-    }
 }
 
 /// What a cached block carries besides its header.
@@ -256,85 +192,6 @@ impl<T> PerKind<T> {
     }
 }
 
-/// One slot's two magazines of a kind and pool (Bonwick): allocations pop `loaded`, frees
-/// push it; when it is empty (allocating) or full (freeing) it is exchanged with `prev`, and
-/// only when both are empty or both full does the slot go to the depot, for a whole magazine.
-///
-/// # Invariants
-/// Each holds at most the kind's [`Kind::mag`] blocks; `prev` is empty or full except after
-/// a [`trim`] took part of it.
-struct Mags {
-    loaded: FreeList,
-    prev: FreeList,
-}
-
-impl Mags {
-    const fn new() -> Self {
-        Mags {
-            loaded: FreeList::new(),
-            prev: FreeList::new(),
-        }
-    }
-    fn len(&self) -> usize {
-        self.loaded.len().saturating_add(self.prev.len())
-    }
-    fn exchange(&mut self) {
-        core::mem::swap(&mut self.loaded, &mut self.prev);
-    }
-}
-
-/// The depot's full magazines of a kind and pool, a stack of `(head, count)` pairs: a
-/// magazine comes and goes whole, in O(1).
-///
-/// # Invariants
-/// `full[..n]` hold the magazines (none empty, each at most [`Kind::mag`] blocks); the rest
-/// are empty.
-pub(crate) struct Shelf {
-    full: [FreeList; DEPOT_MAGS],
-    n: usize,
-}
-
-impl Shelf {
-    pub(crate) const fn new() -> Self {
-        Shelf {
-            full: [const { FreeList::new() }; DEPOT_MAGS],
-            n: 0,
-        }
-    }
-    /// Keep the magazine `mag` (not empty) if fewer than `max` are kept, else hand it back.
-    pub(crate) fn put(&mut self, mag: FreeList, max: usize) -> Result<(), FreeList> {
-        match self.full.get_mut(self.n) {
-            Some(slot) if self.n < max && mag.len() != 0 => {
-                *slot = mag; // was empty: nothing is freed here
-                self.n += 1;
-                Ok(())
-            }
-            _ => Err(mag),
-        }
-    }
-    /// The newest magazine, if any.
-    pub(crate) fn get(&mut self) -> Option<FreeList> {
-        let i = self.n.checked_sub(1)?;
-        let mag = core::mem::replace(self.full.get_mut(i)?, FreeList::new());
-        self.n = i;
-        Some(mag)
-    }
-    /// Up to `n` blocks: the newest magazine whole, or part of it if it holds more than `n`.
-    pub(crate) fn take(&mut self, n: usize) -> FreeList {
-        let Some(i) = self.n.checked_sub(1) else {
-            return FreeList::new();
-        };
-        match self.full.get_mut(i) {
-            Some(last) if last.len() > n => last.take(n), // it keeps the rest: not empty
-            _ => self.get().unwrap_or(FreeList::new()),
-        }
-    }
-    /// Blocks kept.
-    pub(crate) fn len(&self) -> usize {
-        self.full.iter().map(FreeList::len).sum()
-    }
-}
-
 /// One slot: two magazines per [`Kind`] and [`Pool`], and what the slot's owners counted.
 struct CpuCache {
     mags: PerKind<Mags>,
@@ -377,21 +234,22 @@ impl CpuCache {
 pub struct Stats {
     /// Allocations served from a slot.
     pub hits: usize,
-    /// Allocations that went to the allocator: the slot's list and the depot had nothing.
+    /// Allocations that went to the allocator: the slot's magazines and the depot had
+    /// nothing.
     pub miss_empty: usize,
     /// Allocations that went to the allocator: the slot was busy.
     pub miss_busy: usize,
-    /// Batches a slot took from the depot.
+    /// Full magazines a slot took from the depot.
     pub depot_gets: usize,
-    /// Batches a slot put in the depot.
+    /// Full magazines a slot put in the depot.
     pub depot_puts: usize,
     /// Times the depot was busy when a slot tried it (to get or to put).
     pub depot_busy: usize,
-    /// Times an empty slot found nothing in the depot.
+    /// Times a slot with both magazines empty found nothing in the depot.
     pub depot_empty: usize,
-    /// Times a full slot found no room in the depot.
+    /// Times a slot with both magazines full found no room in the depot.
     pub depot_full: usize,
-    /// Blocks freed by a full slot's spill (no room in the depot, or the depot busy).
+    /// Blocks freed by a spill (a magazine the depot had no room for, or the depot busy).
     pub spill_freed: usize,
     /// Frees that went to the allocator: the slot was busy.
     pub free_busy: usize,
@@ -483,7 +341,7 @@ static CACHE: PerCpu<CpuCache, SLOTS> =
 /// allocates (a pipe's reader frees on its CPU what its writer allocates on another), owned
 /// through its busy bit like a slot. Nothing is done under it but moving `(head, count)`
 /// pairs.
-static DEPOT: CpuSlot<PerKind<Shelf>> = CpuSlot::new(PerKind {
+static DEPOT: CpuSlot<PerKind<Shelf<DEPOT_MAGS>>> = CpuSlot::new(PerKind {
     fast: [const { Shelf::new() }; 2],
     bufs: [const { [const { Shelf::new() }; 2] }; NCLASS],
 });
@@ -779,7 +637,7 @@ pub fn trim(n: usize) -> usize {
             Some(mut d) => {
                 let want = n - freed;
                 d.iter_mut()
-                    .find(|s| s.n != 0)
+                    .find(|s| !s.is_empty())
                     .map_or(FreeList::new(), |s| s.take(want))
             }
             None => break,

@@ -10,7 +10,8 @@
 
 use super::fail_after;
 use crate::ktest::TestResult;
-use crate::msg::cache::{self, FreeList, Pool, Shelf, MBLK_CACHE_MAX, PAGEBUF};
+use crate::msg::cache::{self, Pool, MBLK_CACHE_MAX, PAGEBUF};
+use crate::msg::magazine::{FreeList, Shelf};
 use crate::msg::{allocb, Bpri, Data, Mblk, Msg, FASTBUF, M_DATA, M_PROTO};
 use crate::sys;
 use crate::{check, check_eq, check_ok, check_some};
@@ -304,7 +305,7 @@ fn magazine(n: usize, addrs: &mut [usize]) -> Result<FreeList, sys::NoMem> {
 }
 
 pub(super) fn depot_shelf_moves_whole_magazines() -> TestResult {
-    let mut s = Shelf::new();
+    let mut s = Shelf::<4>::new();
     let mut first = [0usize; 3];
     check_ok!(s.put(check_ok!(magazine(3, &mut first)), 2).map_err(drop));
     check_ok!(s.put(check_ok!(magazine(4, &mut [])), 2).map_err(drop));
