@@ -420,17 +420,13 @@ fn refill(m: &mut Mags, kind: Kind, pool: Pool, stats: &mut Stats) {
     }
 }
 
-/// Keep `b` in `m` (this slot's magazines of its kind and pool). Returns the block if there
-/// was no room after all, and a magazine the depot had no room for: both to be freed after
-/// the slot is released.
+/// What a free could not keep: the block itself (no room after all) and a magazine the
+/// depot had no room for, both to be freed after the slot is released.
+type Unkept = (Option<Box<Mblk>>, Option<FreeList>);
+
+/// Keep `b` in `m` (this slot's magazines of its kind and pool).
 #[inline]
-fn put(
-    m: &mut Mags,
-    b: Box<Mblk>,
-    kind: Kind,
-    pool: Pool,
-    stats: &mut Stats,
-) -> (Option<Box<Mblk>>, Option<FreeList>) {
+fn put(m: &mut Mags, b: Box<Mblk>, kind: Kind, pool: Pool, stats: &mut Stats) -> Unkept {
     match m.loaded.push(b, kind.mag()) {
         Ok(()) => (None, None),
         Err(b) => put_full(m, b, kind, pool, stats),
@@ -440,13 +436,7 @@ fn put(
 /// `put` when `loaded` is full: exchange it for an empty `prev`, else spill `prev` to the
 /// depot; then keep `b` in the empty `loaded`.
 #[cold]
-fn put_full(
-    m: &mut Mags,
-    b: Box<Mblk>,
-    kind: Kind,
-    pool: Pool,
-    stats: &mut Stats,
-) -> (Option<Box<Mblk>>, Option<FreeList>) {
+fn put_full(m: &mut Mags, b: Box<Mblk>, kind: Kind, pool: Pool, stats: &mut Stats) -> Unkept {
     let mut left = None;
     if m.prev.len() == 0 {
         m.exchange();
