@@ -4,18 +4,21 @@
 //! shrinker returns cached blocks to the allocator when the kernel reclaims memory, and
 //! dropping the `MblkCache` (module unload, after every Stream, the runner and the KUnit
 //! suites are gone, so nothing frees a message any more) unregisters it and frees what is
-//! left, so that nothing is leaked (kmemleak).
+//! left, so that nothing is leaked (kmemleak). [`MblkCacheProc`] shows the cache's counters
+//! in `/proc/streams/mblkcache`.
 //!
 //! 6.12's kernel crate has no shrinker abstraction; the `struct shrinker` lives in the C shim
 //! (`rstreams_shrinker_*` in `strshim_core.c`) and this type owns it.
 
 use core::ffi::c_void;
+use core::fmt::{self, Write};
 
 use kernel::c_str;
 use kernel::ffi::{c_char, c_ulong};
 use kernel::prelude::*;
 
 use crate::msg::cache;
+use crate::procfs::{ProcShow, SeqFile};
 
 extern "C" {
     fn rstreams_shrinker_new(
@@ -86,5 +89,20 @@ impl Drop for MblkCache {
         } else {
             pr_info!("rstreams: message block cache: {} blocks freed\n", freed);
         }
+    }
+}
+
+/// The content of `/proc/streams/mblkcache`: one `name value` line per counter of
+/// `cache::stats` since load, then `cached` (blocks held now). Each CPU's slot is read with
+/// `try_lock` (a slot busy at that moment is left out and counted in `skipped`), so a read
+/// never waits and the lines are not one instant's snapshot.
+pub(crate) struct MblkCacheProc;
+
+impl ProcShow for MblkCacheProc {
+    fn show(&self, out: &mut SeqFile<'_>) -> fmt::Result {
+        for (name, v) in cache::stats().fields() {
+            writeln!(out, "{name:<12} {v}")?;
+        }
+        writeln!(out, "{:<12} {}", "cached", cache::cached())
     }
 }

@@ -123,6 +123,8 @@ module! {
 struct Streams {
     /// fattach (`streamsattach` mounts); no attachment exists when the module exits.
     _attach: fattach::AttachFs,
+    /// `/proc/streams/mblkcache` (dropped first).
+    _mcproc: procfs::ProcFile<mblkcache::MblkCacheProc>,
     /// `/proc/streams/modules`, then `/proc/streams` (dropped first).
     _proc: procfs::ProcFile<strproc::ModulesProc>,
     /// `/dev/streams/fifo/0` … `3`: STREAMS FIFOs (dropped early: no new opens while the
@@ -181,6 +183,7 @@ impl kernel::Module for Streams {
             &dir,
             strproc::ModulesProc { tabs: LISTED },
         )?;
+        let mcproc = procfs::ProcFile::new(c_str!("mblkcache"), &dir, mblkcache::MblkCacheProc)?;
         let fifos = register_fifos(module, &registry)?;
         let attach = fattach::AttachFs::register(module)?;
         #[cfg(not(rstreams_test))]
@@ -197,6 +200,7 @@ impl kernel::Module for Streams {
         }
         Ok(Streams {
             _attach: attach,
+            _mcproc: mcproc,
             _proc: proc,
             _fifos: fifos,
             _pipe: pipe,

@@ -22,11 +22,19 @@
 //! end (`module_stat` of its twist read queue), the reads that returned data (each one a
 //! reader wakeup in the bench, whose reader drains the head and sleeps in poll(2) until the
 //! next message arrives) and the hold timer arms at the writing end (one per held message).
+//! `xcpu` is `burst` on two threads, so on two slots of the message block cache (two CPUs in
+//! the kernel): the main thread writes BURST messages, then a second thread reads them, in
+//! turn (the blocks one thread allocates the other frees, as a pipe's writer and reader on two
+//! CPUs). With `CACHESTATS=1` in the environment every mode ends by printing the block cache's
+//! counters (`cache::stats`).
 //! Each iteration writes at end 0 and reads at end 1 of a `TestPipe`, through the same core
 //! code the kernel runs (the system call's platform half `sth::call`, Stream head, engine,
 //! perimeters); only the platform (user copies, locks, waits) differs.
 use pipe::tests::TestPipe;
+use std::sync::mpsc::sync_channel;
+
 use streams_core::errno::Errno;
+use streams_core::msg::cache;
 use streams_core::sth::call;
 use streams_core::sth::consts::{I_SRDOPT, I_SWROPT, RFILL, SNDHOLD};
 use streams_core::sth::Stream;
@@ -72,6 +80,58 @@ fn main() {
         })
         .expect("I_SWROPT");
     }
+    let cachestats = std::env::var_os("CACHESTATS").is_some();
+    let print_stats = || {
+        if cachestats {
+            for (name, v) in cache::stats().fields() {
+                println!("cache {name}: {v}");
+            }
+        }
+    };
+    if mode == "xcpu" {
+        // Hand over in turn: the writer sends how many it wrote, the reader answers when it
+        // has read them (0 ends the reader).
+        let (to_reader, written_rx) = sync_channel::<usize>(0);
+        let (to_writer, done_rx) = sync_channel::<usize>(0);
+        let got = std::thread::scope(|sc| {
+            let p = &p;
+            let reader = sc.spawn(move || {
+                let mut buf = vec![0u8; rlen];
+                let mut got = 0usize;
+                while let Ok(k) = written_rx.recv() {
+                    if k == 0 {
+                        break;
+                    }
+                    for _ in 0..k {
+                        got += call::read(&p.call(1), &mut SliceIo(&mut buf), size, true)
+                            .expect("read");
+                    }
+                    to_writer.send(k).expect("writer");
+                }
+                got
+            });
+            let mut moved = 0;
+            while moved < n {
+                let mut written = 0;
+                for _ in 0..burst.min(n - moved) {
+                    match call::write(&p.call(0), &mut SliceIo(&mut data), size, true) {
+                        Ok(_) => written += 1,
+                        Err(e) if e == Errno::EAGAIN => break,
+                        Err(e) => panic!("write: {e:?}"),
+                    }
+                }
+                assert!(written > 0, "the reader left the pipe full");
+                moved += written;
+                to_reader.send(written).expect("reader");
+                done_rx.recv().expect("reader");
+            }
+            to_reader.send(0).expect("reader");
+            reader.join().expect("reader")
+        });
+        println!("{mode}: {n} x {size} bytes in bursts of {burst} on two threads, {got} read");
+        print_stats();
+        return;
+    }
     if mode == "burst" || mode == "burstmsg" {
         let msg = mode == "burstmsg";
         let mut moved = 0;
@@ -112,6 +172,7 @@ fn main() {
             }
         }
         println!("{mode}: {n} x {size} bytes in bursts of {burst}, {got} read");
+        print_stats();
         return;
     }
     if mode == "backlog" {
@@ -183,6 +244,7 @@ fn main() {
         }
     }
     println!("{mode}: {n} x {size} bytes, {got} read");
+    print_stats();
     if counts {
         let puts = p.end(1, |s: &mut Stream| {
             pipe::twist_rq(s)

@@ -2,17 +2,19 @@
 //! per-CPU `mdbblock` caches; issue 12).
 //!
 //! Without it every write on a pipe allocates a block and the reader's CPU frees it. Here
-//! freemsg/freeb (the drop of a [`Msg`], through [`Recycle`]) puts the block on its CPU's free
-//! list, and allocb/[`Msg::with_type`]/[`Msg::from_bytes`] take one from there before asking
-//! the allocator:
+//! freemsg/freeb (the drop of a [`Msg`], through [`Recycle`]) puts the block in its CPU's
+//! magazine, and allocb/[`Msg::with_type`]/[`Msg::from_bytes`] take one from there before
+//! asking the allocator (Bonwick's magazines and depot, with intrusive lists for magazines):
 //!
 //! ```text
-//!  CACHE: a slot per CPU ─ busy bit ─┬ fast, atomic:   blk ─b_next─▶ blk ─▶ …   ≤ MBLK_CACHE_MAX
-//!                                    ├ fast, charged:  blk ─b_next─▶ …         ≤ MBLK_CACHE_MAX
-//!                                    ├ 256 B, atomic:  blk+buf ─b_next─▶ …     ≤ 32 KiB / 256
-//!                                    ├ …  (a list per buffer class and pool)
-//!                                    └ 4 KiB, charged: blk+buf ─b_next─▶ …     ≤ 32 KiB / 4096
-//!  DEPOT: one more slot of the same lists, shared by all CPUs, ≤ DEPOT_LISTS × a CPU's list
+//!  CACHE: a slot per CPU ─ busy bit ─┬ fast, atomic:   loaded, prev  (each ≤ 64 blocks)
+//!                                    ├ fast, charged:  loaded, prev
+//!                                    ├ 256 B, atomic:  loaded, prev  (each ≤ 16 KiB / 256)
+//!                                    ├ …  (two magazines per buffer class and pool)
+//!                                    └ 4 KiB, charged: loaded, prev  (each ≤ 16 KiB / 4096)
+//!  DEPOT: one busy bit ─ per kind and pool, a stack of full magazines:
+//!         ≤ DEPOT_MAGS (24) of fast blocks, ≤ DEPOT_BUF_MAGS (8) per buffer class
+//!  magazine = (head, count): blk ─b_next─▶ blk ─▶ …, moved whole in O(1)
 //! ```
 //!
 //! - **What is cached**: the block with its inline fast buffer (header and up to `FASTBUF`
@@ -23,11 +25,15 @@
 //!   A freed block whose data is anything else (a larger heap block, esballoc, shared, a
 //!   queue reference) lets go of it first (outside the slot: an esballoc free routine or the
 //!   last reference to a Stream may run) and is cached with a fast buffer.
-//! - **Across CPUs: the depot.** A pipe's reader frees on its CPU what the writer allocates
-//!   on another, so one CPU's list would stay empty and the other's full. A CPU whose list
-//!   is full moves half of it to the depot (one more set of lists, shared, bounded at
-//!   `DEPOT_LISTS` times a CPU's); a CPU whose list is empty takes a batch (half a list) from
-//!   there first: Bonwick's magazines and depot, with lists for magazines.
+//! - **Across CPUs: magazines and the depot.** A pipe's reader frees on its CPU what the
+//!   writer allocates on another. An allocation pops `loaded`, exchanging it for `prev` when
+//!   it is empty; when both are empty it loads a full magazine from the depot. A free pushes
+//!   `loaded`, exchanging it for an empty `prev` when it is full; when both are full `prev`
+//!   goes to the depot whole and `loaded` starts empty. Each exchange moves a `(head, count)`
+//!   pair, so the depot's busy bit is held for a few stores, and the depot holds a pipe's
+//!   whole flow-control swing (`STRMBLKMAX` blocks) besides both ends' magazines. A magazine
+//!   the depot has no room for (full, or busy right then) is freed after the slot is
+//!   released, never under it.
 //! - **No zeroing**: a block from the cache keeps the bytes of its previous message; its
 //!   `init` mark is 0, and no byte at or above `init` is ever shown to anyone (`mod.rs` says
 //!   how each accessor keeps to that). A write that copies the user's bytes in
@@ -37,9 +43,10 @@
 //!   or under a Stream lock, softirq, timers): if the slot is busy (an interrupted user on the
 //!   same CPU, a migrated task, the shrinker) the allocation goes to the allocator and the
 //!   free frees. Nothing sleeps or spins, and no lock order involves the cache.
-//! - **Bounded**: at most [`MBLK_CACHE_MAX`] blocks per fast list and [`BUF_CACHE_BYTES`] of
-//!   buffers (and at most `MBLK_CACHE_MAX` blocks) per buffer list, per slot, and
-//!   `DEPOT_LISTS` times that in the depot; a free beyond that frees. [`trim`] gives blocks
+//! - **Bounded**: per slot, at most [`MBLK_CACHE_MAX`] fast blocks and [`BUF_CACHE_BYTES`]
+//!   of buffers (and at most `MBLK_CACHE_MAX` blocks) per buffer class, per pool, in its two
+//!   magazines; in the depot, at most `DEPOT_MAGS` × 64 = 1536 fast blocks and 4 ×
+//!   `BUF_CACHE_BYTES` per buffer class, per pool; a free beyond that frees. [`trim`] gives blocks
 //!   back under memory pressure (the module's shrinker) and [`drain`] gives all of them back
 //!   at module unload.
 //! - **Memory accounting**: blocks allocated for a system call's caller before the Stream
@@ -57,17 +64,19 @@
 //!   live kmalloc object, and 6.12 does not export `kasan_mempool_poison_object` to modules).
 //!   The test guest's fault-injection pass runs its strstress that way (`docs/stress.md`).
 
-use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
+use super::magazine::{FreeList, Mags, Shelf};
 use super::{Data, Mblk, Msg, MsgFlags, MsgType};
 use crate::sys::{self, Box, CpuSlot, NoMem, PerCpu, Recycle, Recycled};
 
-/// Most blocks one fast list of one slot keeps (each is one `kmalloc-192` object in the
-/// kernel: 24 KiB per list per CPU at most).
+/// Most fast blocks one slot keeps per pool, in its two magazines (each is one
+/// `kmalloc-192` object in the kernel: 24 KiB per pool per CPU at most).
 pub const MBLK_CACHE_MAX: usize = 128;
 
-/// Most buffer bytes one buffer list of one slot keeps (256-byte buffers: 128, …, 4 KiB
-/// buffers: 8; 160 KiB per pool per CPU for the five classes at most).
+/// Most buffer bytes one slot keeps per buffer class and pool, in its two magazines
+/// (256-byte buffers: 128, …, 4 KiB buffers: 8; 160 KiB per pool per CPU for the five
+/// classes at most).
 pub const BUF_CACHE_BYTES: usize = 32 * 1024;
 
 /// The largest buffer class (a page).
@@ -109,81 +118,6 @@ pub(crate) enum Pool {
     Charged,
 }
 
-/// Free blocks linked through `b_next`, newest first.
-///
-/// # Invariants
-/// `count` is the number of blocks on `head`; none has a `b_cont`; each has a fast buffer
-/// (fast lists) or a heap buffer of the list's class capacity (buffer lists).
-pub(crate) struct FreeList {
-    head: Option<Msg>,
-    count: usize,
-}
-
-impl FreeList {
-    pub(crate) const fn new() -> Self {
-        FreeList {
-            head: None,
-            count: 0,
-        }
-    }
-
-    /// Keep `b` (which has no `b_cont`/`b_next` and the data of this list), or hand it back if
-    /// the list holds `max` blocks already.
-    pub(crate) fn push(&mut self, mut b: Box<Mblk>, max: usize) -> Result<(), Box<Mblk>> {
-        if self.count >= max {
-            return Err(b);
-        }
-        b.next = self.head.take();
-        self.head = Some(Msg(Recycled::new(b)));
-        self.count = self.count.saturating_add(1);
-        Ok(())
-    }
-
-    /// The newest free block, unlinked.
-    pub(crate) fn pop(&mut self) -> Option<Msg> {
-        let mut m = self.head.take()?;
-        self.head = m.0.next.take();
-        self.count = self.count.saturating_sub(1);
-        Some(m)
-    }
-
-    /// Blocks on the list.
-    pub(crate) fn len(&self) -> usize {
-        self.count
-    }
-
-    /// Move blocks from `from` onto this list while it holds fewer than `max`.
-    pub(crate) fn splice(&mut self, from: &mut FreeList, max: usize) {
-        while self.count < max {
-            let Some(m) = from.pop() else { break };
-            if let Err(b) = self.push(m.0.into_box(), max) {
-                drop(b); // cannot happen: there was room
-            }
-        }
-    }
-
-    /// Unlink up to `n` blocks, as a list to free outside the slot.
-    pub(crate) fn take(&mut self, n: usize) -> FreeList {
-        let mut out = FreeList::new();
-        while out.count < n {
-            let Some(mut m) = self.pop() else { break };
-            m.0.next = out.head.take();
-            out.head = Some(m);
-            out.count = out.count.saturating_add(1);
-        }
-        out
-    }
-}
-
-impl Drop for FreeList {
-    /// Give every block back to the allocator (not to the cache), one at a time.
-    fn drop(&mut self) {
-        while let Some(m) = self.pop() {
-            drop(m.0.into_box());
-        }
-    }
-}
-
 /// What a cached block carries besides its header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -194,7 +128,7 @@ enum Kind {
 }
 
 impl Kind {
-    /// Most blocks its list keeps.
+    /// Most blocks one slot keeps of this kind and a pool (its two magazines together).
     const fn max(self) -> usize {
         match self {
             Kind::Fast => MBLK_CACHE_MAX,
@@ -207,17 +141,40 @@ impl Kind {
             },
         }
     }
+    /// Most blocks one magazine holds: half a slot's bound (64 fast blocks; 4 to 64
+    /// buffers).
+    const fn mag(self) -> usize {
+        self.max() / 2
+    }
+    /// Most magazines the depot keeps of this kind and a pool.
+    const fn depot_mags(self) -> usize {
+        match self {
+            Kind::Fast => DEPOT_MAGS,
+            Kind::Buf(_) => DEPOT_BUF_MAGS,
+        }
+    }
 }
 
-/// One slot: a list per [`Kind`] and [`Pool`] (index 0 atomic, 1 charged).
-struct CpuCache {
-    fast: [FreeList; 2],
-    bufs: [[FreeList; 2]; NCLASS],
+/// Full magazines of fast blocks the depot keeps per pool: 24 × 64 = 1536 blocks, one pipe's
+/// flow-control swing (a head holds up to `STRMBLKMAX` = 1024 blocks) and the two magazines
+/// of each end's slot besides.
+const DEPOT_MAGS: usize = 24;
+
+/// Full magazines of a buffer class the depot keeps per pool: 4 × [`BUF_CACHE_BYTES`].
+const DEPOT_BUF_MAGS: usize = 8;
+
+const _: () =
+    assert!(DEPOT_MAGS * Kind::Fast.mag() >= crate::limits::STRMBLKMAX + 2 * Kind::Fast.mag());
+
+/// A `T` per [`Kind`] and [`Pool`] (index 0 atomic, 1 charged).
+struct PerKind<T> {
+    fast: [T; 2],
+    bufs: [[T; 2]; NCLASS],
 }
 
-impl CpuCache {
-    /// The list of `kind` and `pool`; `None` for a class that does not exist.
-    fn list(&mut self, kind: Kind, pool: Pool) -> Option<&mut FreeList> {
+impl<T> PerKind<T> {
+    /// The `T` of `kind` and `pool`; `None` for a class that does not exist.
+    fn get_mut(&mut self, kind: Kind, pool: Pool) -> Option<&mut T> {
         let p = match pool {
             Pool::Atomic => 0,
             Pool::Charged => 1,
@@ -227,18 +184,41 @@ impl CpuCache {
             Kind::Buf(c) => self.bufs.get_mut(c)?.get_mut(p),
         }
     }
-    fn len(&self) -> usize {
-        self.fast
-            .iter()
-            .chain(self.bufs.iter().flatten())
-            .map(FreeList::len)
-            .sum()
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.fast.iter().chain(self.bufs.iter().flatten())
     }
-    /// Unlink up to `n` blocks of any list.
-    fn take(&mut self, n: usize) -> [FreeList; 2 * (NCLASS + 1)] {
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.fast.iter_mut().chain(self.bufs.iter_mut().flatten())
+    }
+}
+
+/// One slot: two magazines per [`Kind`] and [`Pool`], and what the slot's owners counted.
+struct CpuCache {
+    mags: PerKind<Mags>,
+    stats: Stats,
+}
+
+impl CpuCache {
+    const fn new() -> Self {
+        CpuCache {
+            mags: PerKind {
+                fast: [const { Mags::new() }; 2],
+                bufs: [const { [const { Mags::new() }; 2] }; NCLASS],
+            },
+            stats: Stats::new(),
+        }
+    }
+    fn len(&self) -> usize {
+        self.mags.iter().map(Mags::len).sum()
+    }
+    /// Unlink up to `n` blocks of any magazine.
+    fn take(&mut self, n: usize) -> [FreeList; 4 * (NCLASS + 1)] {
         let mut left = n;
-        let mut out = [const { FreeList::new() }; 2 * (NCLASS + 1)];
-        let lists = self.fast.iter_mut().chain(self.bufs.iter_mut().flatten());
+        let mut out = [const { FreeList::new() }; 4 * (NCLASS + 1)];
+        let lists = self
+            .mags
+            .iter_mut()
+            .flat_map(|m| [&mut m.prev, &mut m.loaded]);
         for (l, o) in lists.zip(out.iter_mut()) {
             *o = l.take(left);
             left = left.saturating_sub(o.len());
@@ -247,26 +227,124 @@ impl CpuCache {
     }
 }
 
-impl CpuCache {
+/// What the cache did since load, summed over the slots ([`stats`]). Each slot counts in
+/// plain words while its busy bit is owned (no atomics on the fast path); only what happens
+/// when a slot is busy is counted in shared atomics (rare: an interrupted or migrated user).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Allocations served from a slot.
+    pub hits: usize,
+    /// Allocations that went to the allocator: the slot's magazines and the depot had
+    /// nothing.
+    pub miss_empty: usize,
+    /// Allocations that went to the allocator: the slot was busy.
+    pub miss_busy: usize,
+    /// Full magazines a slot took from the depot.
+    pub depot_gets: usize,
+    /// Full magazines a slot put in the depot.
+    pub depot_puts: usize,
+    /// Times the depot was busy when a slot tried it (to get or to put).
+    pub depot_busy: usize,
+    /// Times a slot with both magazines empty found nothing in the depot.
+    pub depot_empty: usize,
+    /// Times a slot with both magazines full found no room in the depot.
+    pub depot_full: usize,
+    /// Blocks freed by a spill (a magazine the depot had no room for, or the depot busy).
+    pub spill_freed: usize,
+    /// Frees that went to the allocator: the slot was busy.
+    pub free_busy: usize,
+    /// Slots busy while [`stats`] read them (their counts are missing from this snapshot).
+    pub skipped: usize,
+}
+
+impl Stats {
     const fn new() -> Self {
-        CpuCache {
-            fast: [const { FreeList::new() }; 2],
-            bufs: [const { [const { FreeList::new() }; 2] }; NCLASS],
+        Stats {
+            hits: 0,
+            miss_empty: 0,
+            miss_busy: 0,
+            depot_gets: 0,
+            depot_puts: 0,
+            depot_busy: 0,
+            depot_empty: 0,
+            depot_full: 0,
+            spill_freed: 0,
+            free_busy: 0,
+            skipped: 0,
         }
     }
+
+    /// Every counter with its name, in a fixed order (what `/proc/streams/mblkcache` and the
+    /// host harness print).
+    pub fn fields(&self) -> [(&'static str, usize); 11] {
+        [
+            ("hits", self.hits),
+            ("miss_empty", self.miss_empty),
+            ("miss_busy", self.miss_busy),
+            ("depot_gets", self.depot_gets),
+            ("depot_puts", self.depot_puts),
+            ("depot_busy", self.depot_busy),
+            ("depot_empty", self.depot_empty),
+            ("depot_full", self.depot_full),
+            ("spill_freed", self.spill_freed),
+            ("free_busy", self.free_busy),
+            ("skipped", self.skipped),
+        ]
+    }
+
+    fn add(&mut self, o: &Stats) {
+        let w = |a: &mut usize, b: usize| *a = a.wrapping_add(b);
+        w(&mut self.hits, o.hits);
+        w(&mut self.miss_empty, o.miss_empty);
+        w(&mut self.miss_busy, o.miss_busy);
+        w(&mut self.depot_gets, o.depot_gets);
+        w(&mut self.depot_puts, o.depot_puts);
+        w(&mut self.depot_busy, o.depot_busy);
+        w(&mut self.depot_empty, o.depot_empty);
+        w(&mut self.depot_full, o.depot_full);
+        w(&mut self.spill_freed, o.spill_freed);
+        w(&mut self.free_busy, o.free_busy);
+        w(&mut self.skipped, o.skipped);
+    }
+}
+
+/// Count one more (wrapping: a counter, not a bound).
+#[inline]
+fn bump(c: &mut usize, n: usize) {
+    *c = c.wrapping_add(n);
+}
+
+/// Allocations and frees that found their slot busy (no slot owned to count them in).
+static MISS_BUSY: AtomicUsize = AtomicUsize::new(0);
+static FREE_BUSY: AtomicUsize = AtomicUsize::new(0);
+
+/// The counters summed over every slot that is free now (a busy one is skipped and counted
+/// in `skipped`), plus the busy-slot counts.
+pub fn stats() -> Stats {
+    let mut t = Stats::new();
+    for slot in CACHE.slots() {
+        match slot.try_lock() {
+            Some(g) => t.add(&g.stats),
+            None => bump(&mut t.skipped, 1),
+        }
+    }
+    // Relaxed: counters, nothing is read through them.
+    t.miss_busy = MISS_BUSY.load(Relaxed);
+    t.free_busy = FREE_BUSY.load(Relaxed);
+    t
 }
 
 static CACHE: PerCpu<CpuCache, SLOTS> =
     PerCpu::new([const { CpuSlot::new(CpuCache::new()) }; SLOTS]);
 
-/// The depot: blocks on their way from the CPU that frees them to the CPU that allocates
-/// (a pipe's reader frees on its CPU what its writer allocates on another). A CPU whose list
-/// is full moves half of it here; a CPU whose list is empty takes a batch from here. Bounded
-/// at [`DEPOT_LISTS`] times a CPU's list per list, owned through its busy bit like a slot.
-static DEPOT: CpuSlot<CpuCache> = CpuSlot::new(CpuCache::new());
-
-/// A depot list holds at most this many times what a CPU's list does.
-const DEPOT_LISTS: usize = 4;
+/// The depot: full magazines on their way from the CPU that frees them to the CPU that
+/// allocates (a pipe's reader frees on its CPU what its writer allocates on another), owned
+/// through its busy bit like a slot. Nothing is done under it but moving `(head, count)`
+/// pairs.
+static DEPOT: CpuSlot<PerKind<Shelf<DEPOT_MAGS>>> = CpuSlot::new(PerKind {
+    fast: [const { Shelf::new() }; 2],
+    bufs: [const { [const { Shelf::new() }; 2] }; NCLASS],
+});
 
 /// Whether the cache keeps blocks: [`set_enabled`].
 static ENABLED: AtomicBool = AtomicBool::new(true);
@@ -290,45 +368,112 @@ pub fn set_enabled(on: bool) {
     }
 }
 
-/// A free block from this CPU's list, if the cache is on, there is one and its slot is free;
-/// an empty list is refilled with up to half its bound from the depot first.
+/// A free block from this CPU's magazines, if the cache is on, there is one and its slot is
+/// free: `loaded`, else `prev` exchanged for it, else a full magazine from the depot.
 #[inline]
 fn pop(kind: Kind, pool: Pool) -> Option<Msg> {
     if !enabled() {
         return None;
     }
-    let mut g = CACHE.this_cpu()?.try_lock()?;
-    let l = g.list(kind, pool)?;
-    if l.len() == 0 {
-        refill(l, kind, pool);
+    let Some(mut g) = CACHE.this_cpu()?.try_lock() else {
+        // Relaxed: a counter, nothing is read through it.
+        MISS_BUSY.fetch_add(1, Relaxed);
+        return None;
+    };
+    let CpuCache { mags, stats } = &mut *g;
+    let m = mags.get_mut(kind, pool)?;
+    if m.loaded.len() == 0 {
+        if m.prev.len() != 0 {
+            m.exchange();
+        } else {
+            refill(m, kind, pool, stats);
+        }
     }
-    l.pop()
+    let b = m.loaded.pop();
+    bump(
+        if b.is_some() {
+            &mut stats.hits
+        } else {
+            &mut stats.miss_empty
+        },
+        1,
+    );
+    b
 }
 
-/// Move half a list's worth of blocks from the depot onto the empty CPU list `l`, whose slot
-/// the caller owns (nested busy bits cannot deadlock: nobody waits for one).
+/// Both magazines of `m` are empty: load a full one from the depot, in O(1) (nested busy
+/// bits cannot deadlock: nobody waits for one).
 #[cold]
-fn refill(l: &mut FreeList, kind: Kind, pool: Pool) {
-    let batch = DEPOT
-        .try_lock()
-        .as_mut()
-        .and_then(|d| d.list(kind, pool))
-        .map(|d| d.take(kind.max() / 2));
-    if let Some(mut batch) = batch {
-        l.splice(&mut batch, kind.max()); // all of it: the list was empty
+fn refill(m: &mut Mags, kind: Kind, pool: Pool, stats: &mut Stats) {
+    let Some(mut d) = DEPOT.try_lock() else {
+        bump(&mut stats.depot_busy, 1);
+        return;
+    };
+    let full = d.get_mut(kind, pool).and_then(Shelf::get);
+    drop(d);
+    match full {
+        Some(full) => {
+            m.loaded = full; // the empty one it replaces frees nothing
+            bump(&mut stats.depot_gets, 1);
+        }
+        None => bump(&mut stats.depot_empty, 1),
     }
 }
 
-/// The CPU list `l` (whose slot the caller owns) is full: move half of it to the depot.
-/// Returns what the depot had no room for, to be freed after the slot is released.
-#[cold]
-fn spill(l: &mut FreeList, kind: Kind, pool: Pool) -> FreeList {
-    let max = kind.max();
-    let mut half = l.take(max / 2);
-    if let Some(d) = DEPOT.try_lock().as_mut().and_then(|d| d.list(kind, pool)) {
-        d.splice(&mut half, max.saturating_mul(DEPOT_LISTS));
+/// What a free could not keep: the block itself (no room after all) and a magazine the
+/// depot had no room for, both to be freed after the slot is released.
+type Unkept = (Option<Box<Mblk>>, Option<FreeList>);
+
+/// Keep `b` in `m` (this slot's magazines of its kind and pool).
+#[inline]
+fn put(m: &mut Mags, b: Box<Mblk>, kind: Kind, pool: Pool, stats: &mut Stats) -> Unkept {
+    match m.loaded.push(b, kind.mag()) {
+        Ok(()) => (None, None),
+        Err(b) => put_full(m, b, kind, pool, stats),
     }
-    half
+}
+
+/// `put` when `loaded` is full: exchange it for an empty `prev`, else spill `prev` to the
+/// depot; then keep `b` in the empty `loaded`.
+#[cold]
+fn put_full(m: &mut Mags, b: Box<Mblk>, kind: Kind, pool: Pool, stats: &mut Stats) -> Unkept {
+    let mut left = None;
+    if m.prev.len() == 0 {
+        m.exchange();
+    } else {
+        left = Some(spill(m, kind, pool, stats));
+    }
+    (m.loaded.push(b, kind.mag()).err(), left)
+}
+
+/// Both magazines of `m` are full: `prev` goes to the depot whole, `loaded` becomes `prev`,
+/// and `loaded` starts empty. Returns `prev` if the depot was full or busy, to be freed
+/// after the slot is released.
+#[cold]
+fn spill(m: &mut Mags, kind: Kind, pool: Pool, stats: &mut Stats) -> FreeList {
+    let loaded = core::mem::replace(&mut m.loaded, FreeList::new());
+    let full = core::mem::replace(&mut m.prev, loaded);
+    let left = match DEPOT.try_lock() {
+        Some(mut d) => match d.get_mut(kind, pool) {
+            Some(shelf) => match shelf.put(full, kind.depot_mags()) {
+                Ok(()) => {
+                    bump(&mut stats.depot_puts, 1);
+                    FreeList::new()
+                }
+                Err(full) => {
+                    bump(&mut stats.depot_full, 1);
+                    full
+                }
+            },
+            None => full,
+        },
+        None => {
+            bump(&mut stats.depot_busy, 1);
+            full
+        }
+    };
+    bump(&mut stats.spill_freed, left.len());
+    left
 }
 
 /// A one-block message of type `ty` with a fast buffer: from the cache (its bytes those of an
@@ -406,10 +551,10 @@ fn new_block(ty: MsgType, data: Data, pool: Pool) -> Result<Msg, NoMem> {
 }
 
 impl Recycle for Mblk {
-    /// freeb: keep the block on this CPU's list (or free it: the list is full, its slot busy
-    /// or the cache off), then free its `b_cont` chain and the `b_next` list it headed, one
-    /// block at a time: a block reached from here has neither any more, so its own recycling
-    /// goes no deeper and a long message cannot overflow the stack.
+    /// freeb: keep the block in this CPU's magazines (or free it: they and the depot are
+    /// full, its slot is busy or the cache off), then free its `b_cont` chain and the `b_next`
+    /// list it headed, one block at a time: a block reached from here has neither any more,
+    /// so its own recycling goes no deeper and a long message cannot overflow the stack.
     fn recycle(mut b: Box<Mblk>) {
         let mut list = b.next.take();
         let mut cont = b.cont.take();
@@ -428,23 +573,23 @@ impl Recycle for Mblk {
             }
         };
         let pool = b.pool;
-        let max = kind.max();
-        let mut slot = if enabled() {
-            CACHE.this_cpu().and_then(CpuSlot::try_lock)
-        } else {
-            None
-        };
-        let mut left = None;
-        let refused = match slot.as_mut().and_then(|g| g.list(kind, pool)) {
-            Some(l) => match l.push(b, max) {
-                Ok(()) => None,
-                Err(b) => {
-                    // Full: half of the list goes to the depot, for a CPU that allocates.
-                    left = Some(spill(l, kind, pool));
-                    l.push(b, max).err()
+        let mut slot = None;
+        if enabled() {
+            slot = CACHE.this_cpu().and_then(CpuSlot::try_lock);
+            if slot.is_none() {
+                // Relaxed: a counter, nothing is read through it.
+                FREE_BUSY.fetch_add(1, Relaxed);
+            }
+        }
+        let (refused, left) = match slot.as_mut() {
+            Some(g) => {
+                let CpuCache { mags, stats } = &mut **g;
+                match mags.get_mut(kind, pool) {
+                    Some(m) => put(m, b, kind, pool, stats),
+                    None => (Some(b), None),
                 }
-            },
-            None => Some(b),
+            }
+            None => (Some(b), None),
         };
         drop(slot);
         drop(left); // what the depot had no room for, freed outside the slots
@@ -461,19 +606,38 @@ impl Recycle for Mblk {
 
 /// Blocks in all caches now (a snapshot: what the shrinker reports as freeable).
 pub fn cached() -> usize {
-    CACHE
+    let slots: usize = CACHE
         .slots()
-        .chain(core::iter::once(&DEPOT))
         .filter_map(CpuSlot::try_lock)
         .map(|g| g.len())
-        .sum()
+        .sum();
+    let depot = DEPOT
+        .try_lock()
+        .map_or(0, |d| d.iter().map(Shelf::len).sum());
+    slots.saturating_add(depot)
 }
 
 /// Give up to `n` cached blocks back to the allocator (memory pressure); returns how many.
-/// Slots that are busy right now are skipped.
+/// The depot goes first, a magazine at a time (detached in O(1) under its busy bit, freed
+/// after it); then the slots. Slots that are busy right now are skipped.
 pub fn trim(n: usize) -> usize {
     let mut freed = 0;
-    for slot in core::iter::once(&DEPOT).chain(CACHE.slots()) {
+    while freed < n {
+        let mag = match DEPOT.try_lock() {
+            Some(mut d) => {
+                let want = n - freed;
+                d.iter_mut()
+                    .find(|s| !s.is_empty())
+                    .map_or(FreeList::new(), |s| s.take(want))
+            }
+            None => break,
+        };
+        if mag.len() == 0 {
+            break;
+        }
+        freed += mag.len();
+    }
+    for slot in CACHE.slots() {
         if freed >= n {
             break;
         }
@@ -496,9 +660,10 @@ pub fn drain() -> usize {
 /// Slots (the depot included) that are busy right now: what [`drain`] skipped if it ran now.
 /// At module unload this must be 0, else blocks were left behind (module exit reports it).
 pub fn busy_slots() -> usize {
+    let depot = usize::from(DEPOT.try_lock().is_none());
     CACHE
         .slots()
-        .chain(core::iter::once(&DEPOT))
         .filter(|s| s.try_lock().is_none())
         .count()
+        .saturating_add(depot)
 }

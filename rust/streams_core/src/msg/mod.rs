@@ -41,6 +41,7 @@ use crate::sys::{self, NoMem, Recycled};
 use cache::Pool;
 
 pub mod cache;
+mod magazine;
 mod ops;
 #[cfg(any(rstreams_test, not(rstreams_kernel)))]
 #[doc(hidden)]

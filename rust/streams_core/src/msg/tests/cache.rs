@@ -10,7 +10,8 @@
 
 use super::fail_after;
 use crate::ktest::TestResult;
-use crate::msg::cache::{self, FreeList, Pool, MBLK_CACHE_MAX, PAGEBUF};
+use crate::msg::cache::{self, Pool, MBLK_CACHE_MAX, PAGEBUF};
+use crate::msg::magazine::{FreeList, Shelf};
 use crate::msg::{allocb, Bpri, Data, Mblk, Msg, FASTBUF, M_DATA, M_PROTO};
 use crate::sys;
 use crate::{check, check_eq, check_ok, check_some};
@@ -288,17 +289,43 @@ pub(super) fn buffer_classes_show_no_earlier_bytes() -> TestResult {
     Ok(())
 }
 
-pub(super) fn free_list_splice_keeps_the_bound() -> TestResult {
-    let mut a = FreeList::new();
-    let mut b = FreeList::new();
-    for _ in 0..5 {
-        let blk = check_ok!(sys::new_box(Mblk::new(M_DATA, Data::empty())));
-        check!(b.push(blk, 8).is_ok());
+/// A list of `n` new blocks (their addresses in `addrs`).
+fn magazine(n: usize, addrs: &mut [usize]) -> Result<FreeList, sys::NoMem> {
+    let mut l = FreeList::new();
+    for i in 0..n {
+        let b = sys::new_box(Mblk::new(M_DATA, Data::empty()))?;
+        if let Some(a) = addrs.get_mut(i) {
+            *a = core::ptr::from_ref::<Mblk>(&b).addr();
+        }
+        if let Err(b) = l.push(b, n) {
+            drop(b);
+        }
     }
-    a.splice(&mut b, 3);
-    check_eq!((a.len(), b.len()), (3, 2));
-    a.splice(&mut b, 10);
-    check_eq!((a.len(), b.len()), (5, 0));
+    Ok(l)
+}
+
+pub(super) fn depot_shelf_moves_whole_magazines() -> TestResult {
+    let mut s = Shelf::<4>::new();
+    let mut first = [0usize; 3];
+    check_ok!(s.put(check_ok!(magazine(3, &mut first)), 2).map_err(drop));
+    check_ok!(s.put(check_ok!(magazine(4, &mut [])), 2).map_err(drop));
+    check_eq!(s.len(), 7);
+    // Bounded: a third magazine is handed back whole (and freed here); so is an empty one.
+    let back = check_some!(s.put(check_ok!(magazine(5, &mut [])), 2).err());
+    check_eq!(back.len(), 5);
+    drop(back);
+    check!(s.put(FreeList::new(), 3).is_err());
+    // Newest first, whole; then part of the next, which stays on the shelf.
+    check_eq!(check_some!(s.get()).len(), 4);
+    let part = s.take(2);
+    check_eq!((part.len(), s.len()), (2, 1));
+    let mut last = check_some!(s.get());
+    check!(s.get().is_none());
+    check_eq!(s.take(9).len(), 0);
+    // The block left is the first magazine's oldest.
+    let m = check_some!(last.pop());
+    check_eq!(addr(&m), first[0]);
+    drop(m.0.into_box()); // freed, not recycled
     Ok(())
 }
 

@@ -123,7 +123,7 @@ crate::ktest_suite!(MSG_SUITE, "streams_msg":
     page_hit_obeys_fault_injection,
     pullup_of_charged_block_goes_back_atomic,
     buffer_classes_show_no_earlier_bytes,
-    free_list_splice_keeps_the_bound,
+    depot_shelf_moves_whole_magazines,
     // copyin.rs
     filled_vec_is_what_was_copied,
     filled_vec_fault_at_zero_and_size_zero,
