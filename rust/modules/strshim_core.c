@@ -35,6 +35,7 @@
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
 #include <linux/shrinker.h>
+#include <linux/percpu.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -708,19 +709,27 @@ EXPORT_SYMBOL_GPL(rstreams_chr_deregister);
 
 static int __init rstreams_shim_init(void)
 {
-	int err = class_register(&rstreams_chr_class);
+	int err;
 
-	if (err)
+	rstreams_stats = __alloc_percpu(RSTREAMS_NSTATS * sizeof(unsigned long), SMP_CACHE_BYTES);
+	if (!rstreams_stats)
+		return -ENOMEM;
+	err = class_register(&rstreams_chr_class);
+	if (err) {
+		free_percpu(rstreams_stats);
 		return err;
+	}
 	rstreams_chr_major = __register_chrdev(0, 0, RSTREAMS_NCHR, "rstreams", &rstreams_chr_fops);
 	if (rstreams_chr_major < 0) {
 		class_unregister(&rstreams_chr_class);
+		free_percpu(rstreams_stats);
 		return rstreams_chr_major;
 	}
 	rstreams_mnt = kern_mount(&rstreams_fs_type);
 	if (IS_ERR(rstreams_mnt)) {
 		__unregister_chrdev(rstreams_chr_major, 0, RSTREAMS_NCHR, "rstreams");
 		class_unregister(&rstreams_chr_class);
+		free_percpu(rstreams_stats);
 		return PTR_ERR(rstreams_mnt);
 	}
 	return 0;
@@ -731,6 +740,7 @@ static void __exit rstreams_shim_exit(void)
 	kern_unmount(rstreams_mnt);
 	__unregister_chrdev(rstreams_chr_major, 0, RSTREAMS_NCHR, "rstreams");
 	class_unregister(&rstreams_chr_class);
+	free_percpu(rstreams_stats);
 }
 
 module_init(rstreams_shim_init);
@@ -831,6 +841,38 @@ unsigned int rstreams_cpu_id(void)
 	return raw_smp_processor_id();
 }
 EXPORT_SYMBOL_GPL(rstreams_cpu_id);
+
+/*
+ * The module statistics' totals (core stream/stats.rs through sys::stat_add/stat_sum): a table
+ * of counters per CPU, allocated at load. An add is one unlocked this_cpu_add on this CPU's
+ * copy (correct in any context), so the writer and the reader of a Stream, on two CPUs, never
+ * write the same line; a read sums the copies while they may change (a racy sum, exact once
+ * the adders are done). RSTREAMS_NSTATS is the core's sys::NSTATS.
+ */
+#define RSTREAMS_NSTATS 512
+static unsigned long __percpu *rstreams_stats;
+
+void rstreams_stat_add(unsigned int i, unsigned long n);
+void rstreams_stat_add(unsigned int i, unsigned long n)
+{
+	if (likely(i < RSTREAMS_NSTATS))
+		this_cpu_add(rstreams_stats[i], n);
+}
+EXPORT_SYMBOL_GPL(rstreams_stat_add);
+
+unsigned long rstreams_stat_sum(unsigned int i);
+unsigned long rstreams_stat_sum(unsigned int i)
+{
+	unsigned long n = 0;
+	int cpu;
+
+	if (i >= RSTREAMS_NSTATS)
+		return 0;
+	for_each_possible_cpu(cpu)
+		n += data_race(*per_cpu_ptr(&rstreams_stats[i], cpu));
+	return n;
+}
+EXPORT_SYMBOL_GPL(rstreams_stat_sum);
 
 /*
  * The STREAMS scheduler's runner (runq.rs): a per-CPU workqueue (not WQ_UNBOUND, so a

@@ -100,7 +100,7 @@ impl ExpressWord {
 struct Target {
     to: QRef,
     q: QueueId,
-    totals: Option<&'static Totals>,
+    totals: Option<Totals>,
 }
 
 /// A Stream's express write state (see the module docs). One per perimeter.
@@ -113,7 +113,7 @@ pub struct Express {
 /// The link an express write puts through, taken by [`Express::target`].
 pub(crate) struct Armed {
     pub(crate) to: QRef,
-    totals: Option<&'static Totals>,
+    totals: Option<Totals>,
 }
 
 impl Armed {
@@ -159,7 +159,7 @@ impl Express {
         &self,
         to: QRef,
         q: QueueId,
-        totals: Option<&'static Totals>,
+        totals: Option<Totals>,
     ) -> Option<QRef> {
         let key = key_of(&**to.perim());
         let old = self.cell.lock().replace(Target { to, q, totals });

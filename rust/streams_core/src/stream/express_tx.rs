@@ -71,7 +71,7 @@ impl<H: HeadProcs> Stream<H> {
     /// so the queue is not full); with that queue's module-wide totals.
     pub(crate) fn express_tx_target(
         &self,
-    ) -> Option<(&Arc<dyn ExpressTx>, Option<&'static Totals>)> {
+    ) -> Option<(&Arc<dyn ExpressTx>, Option<Totals>)> {
         let (q, tx) = self.express_tx.as_ref()?;
         if self.closed || self.next(self.head_wq()) != Some(*q) {
             return None;
