@@ -56,7 +56,6 @@ extern "C" {
     fn rstreams_misc_ctx(file: *mut c_void) -> *mut c_void;
     fn rstreams_file_private(file: *mut c_void) -> *mut c_void;
     fn rstreams_file_set_private(file: *mut c_void, p: *mut c_void);
-    fn rstreams_file_flags(file: *mut c_void) -> c_uint;
     fn rstreams_poll_wait(file: *mut c_void, wq: *mut c_void, pt: *mut c_void);
     fn rstreams_send_sig_current(sig: c_int);
     fn rstreams_fget(fd: c_uint) -> *mut c_void;
