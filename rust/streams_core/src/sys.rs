@@ -1007,8 +1007,7 @@ pub fn stat_add(i: usize, n: usize) {
     }
     #[cfg(not(rstreams_kernel))]
     {
-        let row = STATS.get(cpu_id() % STAT_CPUS);
-        if let Some(c) = row.and_then(|r| r.0.get(i)) {
+        if let Some(c) = stat_row_here().0.get(i) {
             c.fetch_add(n, core::sync::atomic::Ordering::Relaxed);
         }
     }
@@ -1034,18 +1033,51 @@ pub fn stat_sum(i: usize) -> usize {
     }
 }
 
-/// Counter `i` in the copy of the CPU this thread adds to (host tests: which copy an add
-/// went to, and that another thread's did not).
+/// The host row this thread adds to: its [`cpu_id`]'s, kept in a thread-local that needs no
+/// lazy set-up on each use.
 #[cfg(not(rstreams_kernel))]
-pub fn stat_here(i: usize) -> usize {
-    STATS
-        .get(cpu_id() % STAT_CPUS)
-        .and_then(|r| r.0.get(i))
-        .map_or(0, |c| c.load(core::sync::atomic::Ordering::Relaxed))
+#[inline]
+fn stat_row_here() -> &'static StatRow {
+    #[cfg(all(not(loom), feature = "std"))]
+    {
+        std::thread_local! {
+            static ROW: core::cell::Cell<Option<&'static StatRow>> =
+                const { core::cell::Cell::new(None) };
+        }
+        /// The thread's first count: find its row.
+        #[cold]
+        #[inline(never)]
+        fn first(r: &core::cell::Cell<Option<&'static StatRow>>) -> &'static StatRow {
+            let row = stat_row_at(stat_row());
+            r.set(Some(row));
+            row
+        }
+        ROW.with(|r| r.get().unwrap_or_else(|| first(r)))
+    }
+    #[cfg(any(loom, not(feature = "std")))]
+    {
+        stat_row_at(stat_row())
+    }
+}
+
+/// Host row `i` modulo their number (host only: the index cannot be out of range).
+#[cfg(not(rstreams_kernel))]
+fn stat_row_at(i: usize) -> &'static StatRow {
+    &STATS[i % STAT_CPUS]
 }
 
 /// The host row this thread's adds go to (host tests: two threads on different rows).
 #[cfg(not(rstreams_kernel))]
 pub fn stat_row() -> usize {
     cpu_id() % STAT_CPUS
+}
+
+/// Counter `i` in the row this thread adds to (host tests: which copy an add went to, and
+/// that another thread's did not).
+#[cfg(not(rstreams_kernel))]
+pub fn stat_here(i: usize) -> usize {
+    stat_row_here()
+        .0
+        .get(i)
+        .map_or(0, |c| c.load(core::sync::atomic::Ordering::Relaxed))
 }
