@@ -985,9 +985,8 @@ const STAT_CPUS: usize = 16;
 struct StatRow([core::sync::atomic::AtomicUsize; NSTATS]);
 
 #[cfg(not(rstreams_kernel))]
-static STATS: [StatRow; STAT_CPUS] = [const {
-    StatRow([const { core::sync::atomic::AtomicUsize::new(0) }; NSTATS])
-}; STAT_CPUS];
+static STATS: [StatRow; STAT_CPUS] =
+    [const { StatRow([const { core::sync::atomic::AtomicUsize::new(0) }; NSTATS]) }; STAT_CPUS];
 
 /// Add `n` to counter `i` in this CPU's copy (an index out of range counts nothing). Writers
 /// on different CPUs never write the same cache line, so a count on every message costs no

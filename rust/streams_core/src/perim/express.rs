@@ -155,12 +155,7 @@ impl Express {
     /// Under the Stream lock: arm for `to`, the link of queue `q` (the path's one queue),
     /// whose totals are `totals`. The word must be disarmed (every hold begins so); a link
     /// still kept is handed back, to be let go of after the lock is dropped.
-    pub(crate) fn arm(
-        &self,
-        to: QRef,
-        q: QueueId,
-        totals: Option<Totals>,
-    ) -> Option<QRef> {
+    pub(crate) fn arm(&self, to: QRef, q: QueueId, totals: Option<Totals>) -> Option<QRef> {
         let key = key_of(&**to.perim());
         let old = self.cell.lock().replace(Target { to, q, totals });
         self.word.state.store(key, SeqCst);

@@ -204,7 +204,10 @@ fn totals_per_cpu_sum_exactly() {
     // The rows wrap around after `STAT_CPUS` threads: another thread, until one is on
     // another row than `a`.
     let b = loop {
-        if let Some(b) = std::thread::spawn(count(2 * N, Some(a.0))).join().expect("b") {
+        if let Some(b) = std::thread::spawn(count(2 * N, Some(a.0)))
+            .join()
+            .expect("b")
+        {
             break b;
         }
     };
