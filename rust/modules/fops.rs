@@ -262,4 +262,3 @@ pub(super) unsafe extern "C" fn poll_tramp<T: FileOps>(
     };
     obj.poll(&table)
 }
-
