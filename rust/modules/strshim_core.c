@@ -723,6 +723,17 @@ unsigned long rstreams_stat_sum(unsigned int i)
 }
 EXPORT_SYMBOL_GPL(rstreams_stat_sum);
 
+/* Zero every CPU's copy: streams.ko's load, before any Stream counts (this table outlives it). */
+void rstreams_stat_reset(void);
+void rstreams_stat_reset(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(rstreams_stats, cpu), 0, RSTREAMS_NSTATS * sizeof(unsigned long));
+}
+EXPORT_SYMBOL_GPL(rstreams_stat_reset);
+
 static int __init rstreams_shim_init(void)
 {
 	int err;

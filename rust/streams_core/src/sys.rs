@@ -973,6 +973,16 @@ pub const NSTATS: usize = 512;
 extern "C" {
     fn rstreams_stat_add(i: u32, n: usize);
     fn rstreams_stat_sum(i: u32) -> usize;
+    fn rstreams_stat_reset();
+}
+
+/// Zero every counter (kernel: `streams.ko`'s load, before any Stream exists; the table lives
+/// in `strshim.ko`, which may have outlived an earlier `streams.ko`, whose totals these were).
+#[cfg(rstreams_kernel)]
+pub fn stat_reset() {
+    // SAFETY: the C side only writes the CPUs' copies of its own table; the caller runs
+    // before any Stream counts, so nothing adds meanwhile.
+    unsafe { rstreams_stat_reset() };
 }
 
 /// Host CPU slots of the counters: a thread adds to row `cpu_id() % STAT_CPUS`.
