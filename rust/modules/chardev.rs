@@ -56,7 +56,6 @@ extern "C" {
     fn rstreams_misc_ctx(file: *mut c_void) -> *mut c_void;
     fn rstreams_file_private(file: *mut c_void) -> *mut c_void;
     fn rstreams_file_set_private(file: *mut c_void, p: *mut c_void);
-    fn rstreams_file_flags(file: *mut c_void) -> c_uint;
     fn rstreams_poll_wait(file: *mut c_void, wq: *mut c_void, pt: *mut c_void);
     fn rstreams_send_sig_current(sig: c_int);
     fn rstreams_fget(fd: c_uint) -> *mut c_void;
@@ -101,8 +100,13 @@ pub(crate) trait FileOps: Sized + Send + Sync + 'static {
     fn write_iter(&self, buf: IterBuf<'_>, f_flags: u32) -> Result<usize, Errno>;
     /// ioctl(2): `arg` is the raw argument (a user address or an integer, by command); `file`
     /// reaches other files of the caller (I_PIPE names one by its descriptor).
-    fn ioctl(&self, cmd: u32, arg: usize, f_flags: u32, file: &CallFile<'_, Self>)
-        -> Result<i32, Errno>;
+    fn ioctl(
+        &self,
+        cmd: u32,
+        arg: usize,
+        f_flags: u32,
+        file: &CallFile<'_, Self>,
+    ) -> Result<i32, Errno>;
     /// ioctl(2) from a 32-bit process (`->compat_ioctl`): `arg` is already widened
     /// (`compat_ptr`); the implementation decodes the ILP32 layouts it supports.
     fn compat_ioctl(
@@ -154,7 +158,9 @@ impl<T: FileOps> CallFile<'_, T> {
     pub(crate) fn same_device(&self, fd: i32) -> Result<Arc<T>, Errno> {
         // SAFETY: `self.file` is valid by the type invariant; `other` is valid while fget's
         // reference is held (inside `lookup`).
-        self.lookup(fd, |other| unsafe { rstreams_file_same_ops(self.file.cast(), other) })
+        self.lookup(fd, |other| unsafe {
+            rstreams_file_same_ops(self.file.cast(), other)
+        })
     }
 
     /// As [`same_device`](Self::same_device), for a file open on any device of this module

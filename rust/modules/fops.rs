@@ -13,8 +13,8 @@ use kernel::ffi::{c_char, c_int, c_long, c_uint, c_ulong};
 use kernel::sync::Arc;
 
 use super::{
-    rstreams_file_flags, rstreams_file_private, rstreams_file_set_private, rstreams_kiocb_file,
-    rstreams_misc_ctx, CallFile, FileOps, Inner, PollTable,
+    rstreams_file_private, rstreams_file_set_private, rstreams_kiocb_file, rstreams_misc_ctx,
+    CallFile, FileOps, Inner, PollTable,
 };
 use crate::errno::Errno;
 use crate::fasync::FasyncCall;
@@ -25,14 +25,29 @@ fn errno_ret(e: Errno) -> c_int {
     -e.0
 }
 
-/// The per-open object of `file` (set by `open_tramp`).
+/// The per-open object of `file` (set by `open_tramp`), read from the `struct file` itself
+/// (no call).
 ///
 /// # Safety
 /// `file` is a file opened through `open_tramp::<T>` and not yet released.
 unsafe fn this<'a, T: FileOps>(file: *mut bindings::file) -> &'a T {
-    // SAFETY: `open_tramp` stored `Arc::into_raw`; the reference is released only in
-    // `release_tramp`, after the last system call on the file returned.
-    unsafe { &*rstreams_file_private(file.cast()).cast::<T>() }
+    // SAFETY: `file` is valid (the caller's contract). `open_tramp` stored `Arc::into_raw` in
+    // `private_data` before the file could be used, and nothing writes it afterwards, so the
+    // plain read races with nothing; the reference is released only in `release_tramp`,
+    // after the last system call on the file returned.
+    unsafe { &*(*file).private_data.cast::<T>() }
+}
+
+/// The file's `f_flags` (`O_NONBLOCK`…), read from the `struct file` itself (no call).
+///
+/// # Safety
+/// `file` is a valid `struct file` for the call.
+unsafe fn flags_of(file: *mut bindings::file) -> c_uint {
+    // SAFETY: `file` is valid (the caller's contract), so is its aligned `f_flags`. fcntl
+    // (F_SETFL) may change the flags meanwhile (under `f_lock`, which this does not take):
+    // the read is `READ_ONCE(file->f_flags)`, a volatile read of an aligned word, which sees
+    // the old or the new flags, as every reader of `f_flags` in the kernel does.
+    unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*file).f_flags)) }
 }
 
 pub(super) unsafe extern "C" fn open_tramp<T: FileOps>(
@@ -45,7 +60,7 @@ pub(super) unsafe extern "C" fn open_tramp<T: FileOps>(
     // the other is dropped only at this module's exit, which that reference holds off).
     let inner = unsafe { &*rstreams_misc_ctx(file.cast()).cast::<Inner<T>>() };
     // SAFETY: `file` is valid during open.
-    let flags = unsafe { rstreams_file_flags(file.cast()) };
+    let flags = unsafe { flags_of(file) };
     match T::open(&inner.dev, flags) {
         Ok(obj) => {
             let p = Arc::into_raw(obj).cast_mut().cast::<c_void>();
@@ -67,7 +82,7 @@ pub(super) unsafe extern "C" fn release_tramp<T: FileOps>(
     // file operation on `file` returned.
     let obj = unsafe { Arc::from_raw(rstreams_file_private(file.cast()).cast::<T>()) };
     // SAFETY: `file` is valid during release.
-    let flags = unsafe { rstreams_file_flags(file.cast()) };
+    let flags = unsafe { flags_of(file) };
     T::release(obj, flags);
     0
 }
@@ -81,7 +96,7 @@ pub(super) unsafe extern "C" fn read_tramp<T: FileOps>(
     _ppos: *mut bindings::loff_t,
 ) -> isize {
     // SAFETY: `file` was opened by `open_tramp::<T>` and is not released during a read.
-    let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
+    let (obj, flags) = unsafe { (this::<T>(file), flags_of(file)) };
     match obj.read(UserBuf::new(buf as usize, len), flags) {
         Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
         Err(e) => errno_ret(e) as isize,
@@ -97,7 +112,7 @@ pub(super) unsafe extern "C" fn write_tramp<T: FileOps>(
     _ppos: *mut bindings::loff_t,
 ) -> isize {
     // SAFETY: as in `read_tramp`.
-    let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
+    let (obj, flags) = unsafe { (this::<T>(file), flags_of(file)) };
     match obj.write(UserBuf::new(buf as usize, len), flags) {
         Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
         Err(e) => errno_ret(e) as isize,
@@ -188,7 +203,7 @@ unsafe fn ioctl_call<T: FileOps>(
     op: IoctlFn<T>,
 ) -> c_long {
     // SAFETY: as in `read_tramp`.
-    let (obj, flags) = unsafe { (this::<T>(file), rstreams_file_flags(file.cast())) };
+    let (obj, flags) = unsafe { (this::<T>(file), flags_of(file)) };
     // INVARIANT: `file` was opened by `open_tramp::<T>` and this ioctl is in progress on it.
     let call = CallFile {
         file,
@@ -247,4 +262,3 @@ pub(super) unsafe extern "C" fn poll_tramp<T: FileOps>(
     };
     obj.poll(&table)
 }
-

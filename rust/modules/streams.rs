@@ -153,6 +153,9 @@ impl kernel::Module for Streams {
         pr_info!("rstreams {} loading\n", VERSION);
         // The limits from the module parameters, before any Stream can exist.
         strlimits::apply()?;
+        // The module-wide totals' per-CPU table is strshim.ko's, which may have outlived an
+        // earlier load of this module: start from zero, as the totals' slots do.
+        crate::sys::stat_reset();
         // Before the KUnit cases open their test streamtabs: ours always get totals.
         for (_, tab) in LISTED {
             stream::reserve_totals(tab);

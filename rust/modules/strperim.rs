@@ -9,7 +9,9 @@
 //!  system call ─▶ enter ─▶ Stream lock ─▶ operation ─▶ unlock():  leave (service procedures,
 //!                                                               publish flow, take Later)
 //!                                                               head events → Post
-//!                                                               drop the lock
+//!                                                               drop the lock (copying the
+//!                                                               I_SETSIG registrations first
+//!                                                               if a signal is due)
 //!                                                               act on Post (wake, signals,
 //!                                                               timers); finish Later (run
 //!                                                               the perimeters it claimed)
@@ -67,12 +69,14 @@ pub(crate) enum Caller {
     Nobody,
 }
 
-/// What a lock hold leaves to do once the lock is dropped (collected under it).
+/// What a lock hold leaves to do once the lock is dropped (collected under it). Small: the
+/// I_SETSIG registrations a signal goes to are not carried here but copied as the lock is
+/// dropped, and only when `signal` says so ([`StrPerim::drop_lock`]).
 pub(crate) struct Post {
     ev: HeadEvents,
-    /// The registrations to signal (copied only when an event calls for it and there is
-    /// one).
-    sigs: Option<Signals>,
+    /// `ev` calls for signals to I_SETSIG registrations (SIGPOLL events or M_SIG signals),
+    /// and the head has some.
+    signal: bool,
     next_timeout: Option<u64>,
     later: Later,
 }
@@ -247,8 +251,9 @@ impl StrPerim {
     /// [`StrPerim::enter`] for the Stream head's read (`Perim::enter_read`): data waiting on
     /// the inbound list may be read straight from there (`stream/direct.rs` in the core), or
     /// left there when `ready` says the head's read queue alone satisfies the read (the lazy
-    /// take, `perim` step 7).
-    pub(crate) fn enter_read(&self, ready: &dyn Fn(&Stream) -> bool) -> Held<'_> {
+    /// take, `perim` step 7). `ready` is the caller's own closure (read's or getmsg's test),
+    /// called directly, not through a pointer.
+    pub(crate) fn enter_read(&self, ready: impl FnOnce(&Stream) -> bool) -> Held<'_> {
         self.perim.enter_read(ready)
     }
 
@@ -260,11 +265,10 @@ impl StrPerim {
         r
     }
 
-    /// End a lock hold: [`StrPerim::leave`], drop the lock, [`StrPerim::act`].
+    /// End a lock hold: [`StrPerim::leave`], then [`StrPerim::unlock_with`].
     pub(crate) fn unlock(&self, mut g: Held<'_>, caller: Caller) {
         let post = self.leave(&mut g);
-        drop(g);
-        self.act(post, caller, 0);
+        self.unlock_with(g, post, caller, 0);
     }
 
     /// Before the lock is dropped: run the enabled service procedures, publish flow control,
@@ -273,49 +277,89 @@ impl StrPerim {
         let (watched, signalled) = self.watched();
         let later = self.perim.leave_watched(s, watched, signalled);
         let ev = s.sth_take_events();
-        let sigs = Signals::of(s.sth(), &ev);
         Post {
+            signal: Signals::due(s.sth(), &ev),
             ev,
-            sigs,
             next_timeout: s.next_timeout(),
             later,
         }
     }
 
-    /// After the lock is dropped: wake, signal, arm the timers, then run the perimeters the
-    /// hold claimed (`depth` deep: see `stream::Later::finish`), and this one again if a put
-    /// came in that its claimer left to us (`perim` step 4). Process context.
-    pub(crate) fn act(&self, post: Post, caller: Caller, depth: u32) {
-        let later = self.act_effects(post, caller);
+    /// Drop the lock `g` of the hold whose [`StrPerim::leave`] gave `post`, then act on it:
+    /// wake, signal, arm the timers, run the perimeters the hold claimed (`depth` deep: see
+    /// `stream::Later::finish`), and this one again if a put came in that its claimer left to
+    /// us (`perim` step 4). Process context.
+    #[inline]
+    pub(crate) fn unlock_with(&self, g: Held<'_>, post: Post, caller: Caller, depth: u32) {
+        let later = self.drop_lock(g, post, caller);
         later.finish(depth);
         if self.perim.needs_run() {
             Perimeter::run(self, depth);
         }
     }
 
-    /// Wake, signal and arm the timers for `post` (none of which sleeps: also for a holder
-    /// about to sleep with the lock), handing back its `Later` list.
+    /// Drop the lock `g`, then wake, signal and arm the timers for `post`, handing back its
+    /// `Later` list. The registrations a signal goes to are copied before the lock is
+    /// dropped (an I_SETSIG may change them as soon as it is), in a cold path of its own, so
+    /// the copy is no part of a quiet hold's frame.
     #[inline]
-    pub(crate) fn act_effects(&self, post: Post, caller: Caller) -> Later {
-        // The common hold: no event (so no registration copied), no timeout. Each step of
+    fn drop_lock(&self, g: Held<'_>, post: Post, caller: Caller) -> Later {
+        if post.signal {
+            return self.drop_lock_signalling(g, post, caller);
+        }
+        drop(g);
+        self.act_effects(post, None, caller)
+    }
+
+    /// [`StrPerim::drop_lock`] of a hold whose events signal I_SETSIG registrations.
+    #[cold]
+    #[inline(never)]
+    fn drop_lock_signalling(&self, g: Held<'_>, post: Post, caller: Caller) -> Later {
+        let sigs = Signals::of(g.sth(), &post.ev);
+        drop(g);
+        self.act_effects(post, sigs.as_ref(), caller)
+    }
+
+    /// Wake, signal and arm the timers for `post` with the lock `g` still held (none of which
+    /// sleeps: for a holder about to sleep), handing back its `Later` list.
+    #[inline]
+    pub(crate) fn act_effects_held(&self, g: &Held<'_>, post: Post, caller: Caller) -> Later {
+        if post.signal {
+            return self.act_signalling_held(g, post, caller);
+        }
+        self.act_effects(post, None, caller)
+    }
+
+    /// [`StrPerim::act_effects_held`] of a hold whose events signal I_SETSIG registrations.
+    #[cold]
+    #[inline(never)]
+    fn act_signalling_held(&self, g: &Held<'_>, post: Post, caller: Caller) -> Later {
+        let sigs = Signals::of(g.sth(), &post.ev);
+        self.act_effects(post, sigs.as_ref(), caller)
+    }
+
+    /// Wake, signal `sigs` and arm the timers for `post`, handing back its `Later` list.
+    #[inline]
+    fn act_effects(&self, post: Post, sigs: Option<&Signals>, caller: Caller) -> Later {
+        // The common hold: no event (so no registration to signal), no timeout. Each step of
         // `act_events` would find nothing to do: no wakeup, SIGIO, SIGPIPE, SIGPOLL or timer.
-        if post.ev == HeadEvents::default() && post.sigs.is_none() && post.next_timeout.is_none() {
+        if post.ev == HeadEvents::default() && sigs.is_none() && post.next_timeout.is_none() {
             return post.later;
         }
-        self.act_events(post, caller)
+        self.act_events(post, sigs, caller)
     }
 
     /// [`StrPerim::act_effects`] of a hold that is not quiet.
     #[inline(never)]
-    fn act_events(&self, post: Post, caller: Caller) -> Later {
+    fn act_events(&self, post: Post, sigs: Option<&Signals>, caller: Caller) -> Later {
         let Post {
             ev,
-            sigs,
+            signal: _,
             next_timeout,
             later,
         } = post;
         self.wake(&ev, caller);
-        if let Some(sigs) = &sigs {
+        if let Some(sigs) = sigs {
             sigs.send(&ev);
         }
         if ev.hold_timer {
@@ -360,11 +404,10 @@ impl StrPerim {
         let mut g = self.enter();
         g.sth_flush_hold();
         let mut post = self.leave(&mut g);
-        drop(g);
         // Never re-arm from the callback: the timer is only armed by writes, which hold a
         // reference to this object (the drop of the last one cancels the timer).
         post.ev.hold_timer = false;
-        self.act(post, Caller::Nobody, 0);
+        self.unlock_with(g, post, Caller::Nobody, 0);
     }
 
     /// The qtimeout timer fired: enable the queues whose time is up (they run in `leave`).
@@ -419,9 +462,8 @@ impl StrPerim {
             None
         };
         let post = self.leave(&mut g);
-        drop(g);
+        self.unlock_with(g, post, caller, 0);
         drop(left);
-        self.act(post, caller, 0);
     }
 }
 
@@ -453,8 +495,7 @@ impl Perimeter for StrPerim {
             }
             let mut g = self.perim.run();
             let post = self.leave(&mut g);
-            drop(g);
-            let later = self.act_effects(post, Caller::Nobody);
+            let later = self.drop_lock(g, post, Caller::Nobody);
             later.finish(depth);
             if !self.perim.needs_run() {
                 return;

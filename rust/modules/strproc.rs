@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `/proc/streams/modules`: every module and driver `streams.ko` registers, with its
 //! `module_info` and its module-wide `module_stat` totals (`stream::mstat_total`), read-only.
+//! The totals are counted per CPU and summed as the file is read, while Streams may still be
+//! counting: a racy sum, which may be behind by the counts in flight on other CPUs (and two
+//! columns may disagree by those), exact when the Streams are idle.
 //!
 //! One header line, then one line per streamtab, columns separated by blanks:
 //!

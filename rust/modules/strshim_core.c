@@ -35,6 +35,7 @@
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
 #include <linux/shrinker.h>
+#include <linux/percpu.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -48,7 +49,6 @@ void rstreams_misc_deregister(void *handle);
 void *rstreams_misc_ctx(struct file *file);
 void *rstreams_file_private(struct file *file);
 void rstreams_file_set_private(struct file *file, void *p);
-unsigned int rstreams_file_flags(struct file *file);
 void rstreams_poll_wait(struct file *file, struct wait_queue_head *wq, struct poll_table_struct *pt);
 void rstreams_send_sig_current(int sig);
 
@@ -106,12 +106,6 @@ void rstreams_file_set_private(struct file *file, void *p)
 }
 EXPORT_SYMBOL_GPL(rstreams_file_set_private);
 
-unsigned int rstreams_file_flags(struct file *file)
-{
-	return READ_ONCE(file->f_flags);
-}
-EXPORT_SYMBOL_GPL(rstreams_file_flags);
-
 void rstreams_poll_wait(struct file *file, struct wait_queue_head *wq, struct poll_table_struct *pt)
 {
 	poll_wait(file, wq, pt);
@@ -162,15 +156,6 @@ void rstreams_wake_up_if_sleepers(struct wait_queue_head *wq)
 		wake_up_all(wq);
 }
 EXPORT_SYMBOL_GPL(rstreams_wake_up_if_sleepers);
-
-/* Whether anyone is on the wait queue (sleeper, poller, epoll entry); no barrier: callers
- * order it by a lock the adder takes after adding (waitq.rs, WaitQueue::has_waiters). */
-bool rstreams_waitqueue_active(struct wait_queue_head *wq);
-bool rstreams_waitqueue_active(struct wait_queue_head *wq)
-{
-	return waitqueue_active(wq);
-}
-EXPORT_SYMBOL_GPL(rstreams_waitqueue_active);
 
 /*
  * readv/writev (->read_iter/->write_iter, iter.rs): copies at an offset into the data an
@@ -706,21 +691,72 @@ void rstreams_chr_deregister(void *handle)
 }
 EXPORT_SYMBOL_GPL(rstreams_chr_deregister);
 
+/*
+ * The module statistics' totals (core stream/stats.rs through sys::stat_add/stat_sum): a table
+ * of counters per CPU, allocated at load. An add is one unlocked this_cpu_add on this CPU's
+ * copy (correct in any context), so the writer and the reader of a Stream, on two CPUs, never
+ * write the same line; a read sums the copies while they may change (a racy sum, exact once
+ * the adders are done). RSTREAMS_NSTATS is the core's sys::NSTATS.
+ */
+#define RSTREAMS_NSTATS 512
+static unsigned long __percpu *rstreams_stats;
+
+void rstreams_stat_add(unsigned int i, unsigned long n);
+void rstreams_stat_add(unsigned int i, unsigned long n)
+{
+	if (likely(i < RSTREAMS_NSTATS))
+		this_cpu_add(rstreams_stats[i], n);
+}
+EXPORT_SYMBOL_GPL(rstreams_stat_add);
+
+unsigned long rstreams_stat_sum(unsigned int i);
+unsigned long rstreams_stat_sum(unsigned int i)
+{
+	unsigned long n = 0;
+	int cpu;
+
+	if (i >= RSTREAMS_NSTATS)
+		return 0;
+	for_each_possible_cpu(cpu)
+		n += data_race(*per_cpu_ptr(&rstreams_stats[i], cpu));
+	return n;
+}
+EXPORT_SYMBOL_GPL(rstreams_stat_sum);
+
+/* Zero every CPU's copy: streams.ko's load, before any Stream counts (this table outlives it). */
+void rstreams_stat_reset(void);
+void rstreams_stat_reset(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(rstreams_stats, cpu), 0, RSTREAMS_NSTATS * sizeof(unsigned long));
+}
+EXPORT_SYMBOL_GPL(rstreams_stat_reset);
+
 static int __init rstreams_shim_init(void)
 {
-	int err = class_register(&rstreams_chr_class);
+	int err;
 
-	if (err)
+	rstreams_stats = __alloc_percpu(RSTREAMS_NSTATS * sizeof(unsigned long), SMP_CACHE_BYTES);
+	if (!rstreams_stats)
+		return -ENOMEM;
+	err = class_register(&rstreams_chr_class);
+	if (err) {
+		free_percpu(rstreams_stats);
 		return err;
+	}
 	rstreams_chr_major = __register_chrdev(0, 0, RSTREAMS_NCHR, "rstreams", &rstreams_chr_fops);
 	if (rstreams_chr_major < 0) {
 		class_unregister(&rstreams_chr_class);
+		free_percpu(rstreams_stats);
 		return rstreams_chr_major;
 	}
 	rstreams_mnt = kern_mount(&rstreams_fs_type);
 	if (IS_ERR(rstreams_mnt)) {
 		__unregister_chrdev(rstreams_chr_major, 0, RSTREAMS_NCHR, "rstreams");
 		class_unregister(&rstreams_chr_class);
+		free_percpu(rstreams_stats);
 		return PTR_ERR(rstreams_mnt);
 	}
 	return 0;
@@ -731,6 +767,7 @@ static void __exit rstreams_shim_exit(void)
 	kern_unmount(rstreams_mnt);
 	__unregister_chrdev(rstreams_chr_major, 0, RSTREAMS_NCHR, "rstreams");
 	class_unregister(&rstreams_chr_class);
+	free_percpu(rstreams_stats);
 }
 
 module_init(rstreams_shim_init);

@@ -24,6 +24,13 @@ pub(crate) struct Signals {
 }
 
 impl Signals {
+    /// Whether `ev` has SIGPOLL events or M_SIG signals for registrations of `head`, and
+    /// `head` has some: [`Signals::of`] would copy them.
+    #[inline]
+    pub(crate) fn due(head: &StrHead, ev: &HeadEvents) -> bool {
+        (ev.sigpoll != 0 || ev.signals != 0) && head.sig_list().next().is_some()
+    }
+
     /// The registrations of `head` if `ev` has SIGPOLL events or M_SIG signals for them;
     /// `None` (nothing copied, nothing to send) if it has neither or `head` has no
     /// registration: the common lock hold builds and drops no array.

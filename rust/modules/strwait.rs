@@ -47,15 +47,7 @@ impl StrFile {
         op: impl FnMut(&mut Stream) -> Result<R, Stop>,
         cancel: impl FnOnce(&mut Stream),
     ) -> Result<R, Errno> {
-        wait_on(
-            self.perim(),
-            Caller::Me,
-            Enter::Op,
-            nonblock,
-            limit_ms,
-            op,
-            cancel,
-        )
+        wait_on(self.perim(), Caller::Me, OP, nonblock, limit_ms, op, cancel)
     }
 
     /// [`StrFile::run`] for read(2) (`HeadCall::run_read`): each try enters the Stream with
@@ -74,7 +66,7 @@ impl StrFile {
         wait_on(
             self.perim(),
             Caller::Me,
-            Enter::Read(&ready),
+            Enter::Read(ready),
             nonblock,
             None,
             op,
@@ -83,15 +75,18 @@ impl StrFile {
     }
 }
 
-/// How [`wait_on`] enters the Stream for each try of its operation.
-#[derive(Clone, Copy)]
-enum Enter<'a> {
+/// How [`wait_on`] enters the Stream for each try of its operation. Generic over the read's
+/// test, so that `wait_on` is made for each caller's own test and calls it directly.
+enum Enter<F> {
     /// `StrPerim::enter`: any operation.
     Op,
     /// `StrPerim::enter_read`: the operation is the Stream head's read, the head's queue
     /// alone satisfies it when this says so.
-    Read(&'a dyn Fn(&Stream) -> bool),
+    Read(F),
 }
+
+/// [`Enter::Op`], for a caller with no read test.
+const OP: Enter<fn(&Stream) -> bool> = Enter::Op;
 
 /// [`StrFile::run`] for a caller that is not one of the head's processes (an open of an
 /// attached path with connld pushed, `connld.rs`): the head's SIGPIPE is not for it, and a
@@ -101,14 +96,14 @@ pub(crate) fn run_quiet<R>(
     nonblock: bool,
     op: impl FnMut(&mut Stream) -> Result<R, Stop>,
 ) -> Result<R, Errno> {
-    wait_on(p, Caller::Nobody, Enter::Op, nonblock, None, op, |_| {})
+    wait_on(p, Caller::Nobody, OP, nonblock, None, op, |_| {})
 }
 
 /// The waiting loop of `run_limited` and `run_quiet` (see the module docs).
-fn wait_on<R>(
+fn wait_on<R, F: Fn(&Stream) -> bool>(
     p: &StrPerim,
     caller: Caller,
-    enter: Enter<'_>,
+    enter: Enter<F>,
     nonblock: bool,
     limit_ms: Option<u32>,
     mut op: impl FnMut(&mut Stream) -> Result<R, Stop>,
@@ -117,7 +112,7 @@ fn wait_on<R>(
     let mut left = limit_ms.map_or(MAX_SCHEDULE_TIMEOUT, ms_to_jiffies);
     let mut expired = false;
     let err = loop {
-        let mut g = match enter {
+        let mut g = match &enter {
             Enter::Op => p.enter(),
             Enter::Read(ready) => p.enter_read(ready),
         };
@@ -126,19 +121,17 @@ fn wait_on<R>(
         match r {
             Err(Stop::Block(_)) if expired => {
                 // One last try after the time ran out (the answer may have come with it).
-                drop(g);
-                p.act(post, caller, 0);
+                p.unlock_with(g, post, caller, 0);
                 break Errno::ETIME;
             }
             Err(Stop::Block(_)) if !nonblock => {
                 if post.must_retry() {
-                    drop(g);
-                    p.act(post, caller, 0);
+                    p.unlock_with(g, post, caller, 0);
                     continue;
                 }
                 // Nothing left to run: only wakeups, signals and timers, none of which sleeps.
                 // Waking others (and maybe ourselves: harmless, we re-test) before queueing.
-                let _empty = p.act_effects(post, caller);
+                let _empty = p.act_effects_held(&g, post, caller);
                 // A put that came in after `leave` looked, whose claimer left it to us
                 // (`perim` step 4): apply it instead of sleeping.
                 g.unbusy();
@@ -154,8 +147,7 @@ fn wait_on<R>(
                 }
             }
             r => {
-                drop(g);
-                p.act(post, caller, 0);
+                p.unlock_with(g, post, caller, 0);
                 return match r {
                     Ok(v) => Ok(v),
                     Err(Stop::Err(e)) => Err(e),
@@ -186,20 +178,18 @@ pub(crate) fn drain_on_close(p: &StrPerim, nonblock: bool) {
         let d = g.sth_close_drain(nonblock, expired);
         let post = p.leave(&mut g);
         let Drain::Wait { level, ms } = d else {
-            drop(g);
-            p.act(post, Caller::Me, 0);
+            p.unlock_with(g, post, Caller::Me, 0);
             return;
         };
         if post.must_retry() {
-            drop(g);
-            p.act(post, Caller::Me, 0);
+            p.unlock_with(g, post, Caller::Me, 0);
             continue;
         }
         if at != Some(level) {
             at = Some(level);
             left = ms_to_jiffies(ms);
         }
-        let _empty = p.act_effects(post, Caller::Me);
+        let _empty = p.act_effects_held(&g, post, Caller::Me);
         g.unbusy();
         if p.needs_run() {
             drop(g);

@@ -25,7 +25,6 @@ use crate::errno::Errno;
 
 extern "C" {
     fn rstreams_wake_up_if_sleepers(wq: *mut core::ffi::c_void);
-    fn rstreams_waitqueue_active(wq: *mut core::ffi::c_void) -> bool;
 }
 
 /// `ERESTARTSYS`: interrupted by a signal; the system call is restarted (SA_RESTART) or fails
@@ -85,10 +84,24 @@ impl WaitQueue {
 
     /// Whether anyone is queued (sleeping, polling, or registered by epoll): the kernel's
     /// `waitqueue_active`, without a barrier. The caller orders it against the adder by a
-    /// lock both take (the Stream lock: `StrPerim::watched`).
+    /// lock both take (the Stream lock: `StrPerim::watched`). Inline, as the C one is: one
+    /// load of the list head's `next`.
+    #[inline]
     pub(crate) fn has_waiters(&self) -> bool {
-        // SAFETY: `wq` is initialised (type invariant); the call only reads its list head.
-        unsafe { rstreams_waitqueue_active(self.wq.get().cast()) }
+        let wq = self.wq.get();
+        // SAFETY: `wq` is initialised and pinned for `self`'s life (type invariant), so its
+        // list head is valid to read. The list changes under the wait queue's own lock, which
+        // this does not take: the read is `READ_ONCE(head->next)` (a volatile read of an
+        // aligned pointer, as `list_empty` makes it), and the writers store with
+        // `WRITE_ONCE`, so it sees the old or the new pointer, never a torn one.
+        let (head, next) = unsafe {
+            let head = core::ptr::addr_of_mut!((*wq).head);
+            (
+                head,
+                core::ptr::read_volatile(core::ptr::addr_of!((*head).next)),
+            )
+        };
+        next != head
     }
 
     /// Sleep until woken, releasing `guard` (the lock under which the caller decided to wait)

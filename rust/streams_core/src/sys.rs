@@ -11,8 +11,8 @@
 //!
 //! This is also the one module of the core that may contain `unsafe`. In the kernel build:
 //! the 6.12 `KBox` has no unsized coercion (see [`box_dyn!`]), `release_kept` re-owns the
-//! run-long test buffers at module exit (test build only), the inbound lock's bottom halves
-//! and the CPU number. In both builds: the per-CPU slots of the message block cache
+//! run-long test buffers at module exit (test build only), the inbound lock's bottom halves,
+//! the CPU number and the per-CPU statistics counters ([`stat_add`]). In both builds: the per-CPU slots of the message block cache
 //! ([`CpuSlot`], an `UnsafeCell` owned through a busy bit) and [`Recycled`] (a box taken out
 //! of a `ManuallyDrop` exactly once), and [`vec_filled_wait`]/[`UninitBuf`] (a new byte
 //! buffer filled by a copy without being zeroed first; only what the copy wrote becomes its
@@ -961,4 +961,132 @@ impl<T: Recycle> Drop for Recycled<T> {
         let b = unsafe { core::mem::ManuallyDrop::take(&mut self.0) };
         T::recycle(b)
     }
+}
+
+// --- Per-CPU counters: the module statistics' totals (`stream/stats.rs`). ---
+
+/// How many counters [`stat_add`] and [`stat_sum`] know (indexes `0..NSTATS`). The kernel's
+/// table (`RSTREAMS_NSTATS` in `rust/modules/strshim_core.c`) has the same size.
+pub const NSTATS: usize = 512;
+
+#[cfg(rstreams_kernel)]
+extern "C" {
+    fn rstreams_stat_add(i: u32, n: usize);
+    fn rstreams_stat_sum(i: u32) -> usize;
+    fn rstreams_stat_reset();
+}
+
+/// Zero every counter (kernel: `streams.ko`'s load, before any Stream exists; the table lives
+/// in `strshim.ko`, which may have outlived an earlier `streams.ko`, whose totals these were).
+#[cfg(rstreams_kernel)]
+pub fn stat_reset() {
+    // SAFETY: the C side only writes the CPUs' copies of its own table; the caller runs
+    // before any Stream counts, so nothing adds meanwhile.
+    unsafe { rstreams_stat_reset() };
+}
+
+/// Host CPU slots of the counters: a thread adds to row `cpu_id() % STAT_CPUS`.
+#[cfg(not(rstreams_kernel))]
+const STAT_CPUS: usize = 16;
+
+/// One host CPU's copy of the counters, on lines of its own.
+#[cfg(not(rstreams_kernel))]
+#[repr(align(64))]
+struct StatRow([core::sync::atomic::AtomicUsize; NSTATS]);
+
+#[cfg(not(rstreams_kernel))]
+static STATS: [StatRow; STAT_CPUS] =
+    [const { StatRow([const { core::sync::atomic::AtomicUsize::new(0) }; NSTATS]) }; STAT_CPUS];
+
+/// Add `n` to counter `i` in this CPU's copy (an index out of range counts nothing). Writers
+/// on different CPUs never write the same cache line, so a count on every message costs no
+/// line moving between a writer's and a reader's CPU. Kernel: `this_cpu_add` (one unlocked
+/// add to this CPU's copy, correct in any context: process, softirq, with or without
+/// preemption). Host: a relaxed add to the row of this thread's [`cpu_id`], exact even when
+/// two threads share a row. Statistics only: it orders nothing.
+#[inline]
+pub fn stat_add(i: usize, n: usize) {
+    #[cfg(rstreams_kernel)]
+    {
+        if let Ok(i) = u32::try_from(i) {
+            // SAFETY: the C side checks `i` against its table's size and adds to this CPU's
+            // copy with `this_cpu_add`, which is valid in every context this runs in.
+            unsafe { rstreams_stat_add(i, n) };
+        }
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        if let Some(c) = stat_row_here().0.get(i) {
+            c.fetch_add(n, core::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// Counter `i` summed over every CPU's copy (0 out of range). A racy sum, read without
+/// stopping the writers: an add under way on another CPU while it reads may be in it or not,
+/// so two counters read one after the other need not agree to the last few counts (the
+/// totals of `/proc/streams/modules` are read so). Once the adders are done (joined), it is
+/// exact.
+pub fn stat_sum(i: usize) -> usize {
+    #[cfg(rstreams_kernel)]
+    {
+        // SAFETY: the C side checks `i` and only reads the CPUs' copies.
+        u32::try_from(i).map_or(0, |i| unsafe { rstreams_stat_sum(i) })
+    }
+    #[cfg(not(rstreams_kernel))]
+    {
+        STATS.iter().fold(0usize, |sum, r| {
+            let c = r.0.get(i);
+            sum.wrapping_add(c.map_or(0, |c| c.load(core::sync::atomic::Ordering::Relaxed)))
+        })
+    }
+}
+
+/// The host row this thread adds to: its [`cpu_id`]'s, kept in a thread-local that needs no
+/// lazy set-up on each use.
+#[cfg(not(rstreams_kernel))]
+#[inline]
+fn stat_row_here() -> &'static StatRow {
+    #[cfg(all(not(loom), feature = "std"))]
+    {
+        std::thread_local! {
+            static ROW: core::cell::Cell<Option<&'static StatRow>> =
+                const { core::cell::Cell::new(None) };
+        }
+        /// The thread's first count: find its row.
+        #[cold]
+        #[inline(never)]
+        fn first(r: &core::cell::Cell<Option<&'static StatRow>>) -> &'static StatRow {
+            let row = stat_row_at(stat_row());
+            r.set(Some(row));
+            row
+        }
+        ROW.with(|r| r.get().unwrap_or_else(|| first(r)))
+    }
+    #[cfg(any(loom, not(feature = "std")))]
+    {
+        stat_row_at(stat_row())
+    }
+}
+
+/// Host row `i` modulo their number (host only: the index cannot be out of range).
+#[cfg(not(rstreams_kernel))]
+fn stat_row_at(i: usize) -> &'static StatRow {
+    &STATS[i % STAT_CPUS]
+}
+
+/// The host row this thread's adds go to (host tests: two threads on different rows).
+#[cfg(not(rstreams_kernel))]
+pub fn stat_row() -> usize {
+    cpu_id() % STAT_CPUS
+}
+
+/// Counter `i` in the row this thread adds to (host tests: which copy an add went to, and
+/// that another thread's did not).
+#[cfg(not(rstreams_kernel))]
+pub fn stat_here(i: usize) -> usize {
+    stat_row_here()
+        .0
+        .get(i)
+        .map_or(0, |c| c.load(core::sync::atomic::Ordering::Relaxed))
 }

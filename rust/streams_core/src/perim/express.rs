@@ -100,7 +100,7 @@ impl ExpressWord {
 struct Target {
     to: QRef,
     q: QueueId,
-    totals: Option<&'static Totals>,
+    totals: Option<Totals>,
 }
 
 /// A Stream's express write state (see the module docs). One per perimeter.
@@ -113,7 +113,7 @@ pub struct Express {
 /// The link an express write puts through, taken by [`Express::target`].
 pub(crate) struct Armed {
     pub(crate) to: QRef,
-    totals: Option<&'static Totals>,
+    totals: Option<Totals>,
 }
 
 impl Armed {
@@ -155,12 +155,7 @@ impl Express {
     /// Under the Stream lock: arm for `to`, the link of queue `q` (the path's one queue),
     /// whose totals are `totals`. The word must be disarmed (every hold begins so); a link
     /// still kept is handed back, to be let go of after the lock is dropped.
-    pub(crate) fn arm(
-        &self,
-        to: QRef,
-        q: QueueId,
-        totals: Option<&'static Totals>,
-    ) -> Option<QRef> {
+    pub(crate) fn arm(&self, to: QRef, q: QueueId, totals: Option<Totals>) -> Option<QRef> {
         let key = key_of(&**to.perim());
         let old = self.cell.lock().replace(Target { to, q, totals });
         self.word.state.store(key, SeqCst);

@@ -112,7 +112,7 @@ const CLAIM: usize = 2;
 /// write queue.
 struct Path {
     tx: Arc<dyn ExpressTx>,
-    totals: Option<&'static Totals>,
+    totals: Option<Totals>,
 }
 
 /// A Stream's express send state (see the module docs). One per perimeter.
@@ -137,7 +137,7 @@ pub struct ExpressSend {
 pub(crate) struct Claim<'a> {
     of: &'a ExpressSend,
     tx: Option<Arc<dyn ExpressTx>>,
-    totals: Option<&'static Totals>,
+    totals: Option<Totals>,
 }
 
 impl Claim<'_> {
@@ -188,7 +188,7 @@ impl ExpressSend {
     /// Under the Stream lock, disarmed (every hold begins so): arm with the path `tx` the
     /// driver published (whose write queue's totals are `totals`), kept from the last arming
     /// if the published path has not changed since ([`ExpressSend::forget`] otherwise).
-    pub(crate) fn arm(&self, tx: &Arc<dyn ExpressTx>, totals: Option<&'static Totals>) {
+    pub(crate) fn arm(&self, tx: &Arc<dyn ExpressTx>, totals: Option<Totals>) {
         if !self.stored.load(Relaxed) {
             *self.cell.lock() = Some(Path {
                 tx: tx.clone(),

@@ -84,7 +84,7 @@ impl<H: HeadProcs> Stream<H> {
     /// What an express write puts through (`perim/express.rs`): when the head's write queue's
     /// `q_next` is itself the queue that leaves the Stream, pass-only ([`Stream::passes_across`];
     /// nothing pushed on a pipe end), its link, that queue, and its module-wide totals.
-    pub(crate) fn express_target(&self) -> Option<(QRef, QueueId, Option<&'static Totals>)> {
+    pub(crate) fn express_target(&self) -> Option<(QRef, QueueId, Option<Totals>)> {
         let h = self.head_wq();
         let exit = self.passes_across(h)?;
         if self.next(h) != Some(exit) {

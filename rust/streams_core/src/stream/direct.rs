@@ -14,13 +14,17 @@
 //! waiting on it (QWANTW). Anything else is applied as before.
 //!
 //! The head reads these messages as if they were queued behind its read queue
-//! ([`Stream::direct_first`], [`Stream::direct_pop`]). Each one taken is counted as put on
-//! every queue of its path and on the head (module statistics), and clears QWANTR as its
-//! `getq` would; the head notes its arrival events itself (for the rest it puts back). What
-//! the read does not take is put up as an enter puts up the inbound list (in one run,
-//! `batch.rs`) when the lock hold ends, first thing ([`Stream::settle_direct`], from
+//! ([`Stream::direct_first`], [`Stream::direct_pop`]). They are counted as put on every
+//! queue of their path and on the head (module statistics) when they are taken, all of them
+//! in one walk of the path, as the enter's put-up would have counted them (`batch.rs`).
+//! Each one read clears QWANTR as its `getq` would; the head notes its arrival events itself
+//! (for the rest it puts back). What the read does not take goes up to the head's read put
+//! procedure in one run, as an enter puts up the inbound list (`batch.rs`: `rput_run`,
+//! not counted again), when the lock hold ends, first thing ([`Stream::settle_direct`], from
 //! `Perim::leave`), before any later inbound work: it lands behind the rest of a split
-//! message in order.
+//! message in order. That run is what the enter's put-up would do with it: within the hold
+//! nothing but the read runs, so the path still passes to the head and the Stream is still
+//! open.
 //!
 //! The take needs the head's read queue empty, so it serves a reader that keeps up with its
 //! writer. A reader that lags (a backlog at the head) reads from the head's queue; when that
@@ -59,17 +63,20 @@ impl<H: HeadProcs> Stream<H> {
     /// The reader's enter took `puts` (oldest first) from the inbound list: keep them for the
     /// read if they may be read directly (module docs), and say so; else leave them for the
     /// caller to apply.
+    #[inline]
     pub(crate) fn take_direct(&mut self, puts: &mut Option<Msg>) -> bool {
         let Some(first) = puts.as_ref() else {
             return false;
         };
         let dest = first.0.dest;
         let mut m = Some(first);
+        let mut n = 0;
         while let Some(x) = m {
             if x.0.dest != dest || x.db_type() != M_DATA || x.band() != 0 {
                 return false;
             }
             m = x.0.next.as_ref();
+            n += 1;
         }
         let Some(q) = QueueId::from_raw(dest) else {
             return false;
@@ -83,6 +90,7 @@ impl<H: HeadProcs> Stream<H> {
         if self.closed || !head_idle || self.direct.taken.is_some() || !self.passes_to_head(q) {
             return false;
         }
+        self.count_path(q, n);
         self.direct.taken = puts.take().map(|list| (q, list));
         true
     }
@@ -113,13 +121,12 @@ impl<H: HeadProcs> Stream<H> {
         self.direct.taken.as_ref().map(|(_, m)| m)
     }
 
-    /// Take the next message of the direct take, counted as put on each queue of its path and
-    /// on the head, and leaving the head's read queue as its `putq` and `getq` would have
+    /// Take the next message of the direct take (counted as put along its path when it was
+    /// taken), leaving the head's read queue as its `putq` and `getq` would have
     /// ([`Queue::bypassed`](crate::queue::Queue::bypassed)).
     pub(crate) fn direct_pop(&mut self) -> Option<Msg> {
         let (q, mut m) = self.direct.taken.take()?;
         self.direct.taken = m.0.next.take().map(|rest| (q, rest));
-        self.count_path(q, 1);
         let h = self.head_rq();
         if self
             .queue(h)
@@ -133,7 +140,7 @@ impl<H: HeadProcs> Stream<H> {
     }
 
     /// Put up what the read did not take, in order, as an enter puts the inbound list up
-    /// (`Perim::leave`, before anything else; `batch.rs`).
+    /// (`Perim::leave`, before anything else; `batch.rs`'s run, already counted).
     #[inline]
     pub(crate) fn settle_direct(&mut self) {
         if self.direct.taken.is_some() {
@@ -143,9 +150,10 @@ impl<H: HeadProcs> Stream<H> {
 
     #[cold]
     fn settle_direct_slow(&mut self) {
-        if let Some((_, list)) = self.direct.taken.take() {
-            // Each message still names the queue it was put into.
-            self.put_list(Some(list));
+        if let Some((q, list)) = self.direct.taken.take() {
+            // What `put_list` does with the run (module docs), less its count.
+            debug_assert!(!self.closed && self.passes_to_head(q));
+            H::rput_run(self, list);
         }
     }
 }

@@ -69,9 +69,7 @@ impl<H: HeadProcs> Stream<H> {
     /// is the head's write queue's `q_next` (nothing pushed), its pair is idle and opened,
     /// and its queue holds nothing (nothing waits for a send buffer or a service procedure,
     /// so the queue is not full); with that queue's module-wide totals.
-    pub(crate) fn express_tx_target(
-        &self,
-    ) -> Option<(&Arc<dyn ExpressTx>, Option<&'static Totals>)> {
+    pub(crate) fn express_tx_target(&self) -> Option<(&Arc<dyn ExpressTx>, Option<Totals>)> {
         let (q, tx) = self.express_tx.as_ref()?;
         if self.closed || self.next(self.head_wq()) != Some(*q) {
             return None;

@@ -176,7 +176,7 @@ pub(crate) struct Pair {
     pub(crate) info: ModuleInfo,
     pub(crate) role: Role,
     /// Module-wide counters of the pair's streamtab (`stats.rs`), set at open.
-    pub(crate) totals: Option<&'static stats::Totals>,
+    pub(crate) totals: Option<stats::Totals>,
 }
 
 impl Pair {

@@ -6,14 +6,20 @@
 //!   ([`Stream::mstat`]); open and close are counted on the read side, as SVR4 counts them
 //!   against the read `qinit` (which holds `qi_qopen`/`qi_qclose`);
 //! - per registered `streamtab`, summed over all its instances since load ([`mstat_total`]):
-//!   what `/proc/streams/modules` shows. These live in a fixed table of atomics keyed by the
+//!   what `/proc/streams/modules` shows. These live in a fixed table of slots keyed by the
 //!   address of the `static StreamTab`, claimed on the first open, so counting never allocates
 //!   and needs no lock. When the table is full a streamtab simply has no module-wide totals.
+//!   A slot's counters are per CPU (`sys::stat_add`: each CPU adds to its own copy, so the
+//!   writer and the reader of a pipe, on two CPUs, do not pass a cache line back and forth
+//!   on every message), and a read sums the CPUs' copies: a racy sum, which may miss or
+//!   include the counts being added on other CPUs as it reads (exact once they are done).
 //!
-//! Per-Stream counters saturate; the module-wide ones are `usize` atomics (64-bit on x86_64,
+//! Per-Stream counters saturate; the module-wide ones are `usize` (64-bit on x86_64,
 //! centuries of puts before they wrap).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::sys;
 
 use super::module::StreamTab;
 use super::{HeadProcs, QueueId, Stream};
@@ -55,62 +61,65 @@ impl ModuleStat {
 /// Most streamtabs with module-wide totals.
 pub const MAX_TOTALS: usize = 64;
 
-/// Module-wide counters of one streamtab: `key` is its address (0: free slot).
+/// Counters per streamtab in the per-CPU table: 2 sides of 4 [`Stat`]s, one cache line of
+/// each CPU's copy.
+const PER_TAB: usize = 8;
+
+const _: () = assert!(MAX_TOTALS * PER_TAB <= sys::NSTATS);
+
+/// The streamtab of each totals slot, by address (0: free).
+static KEYS: [AtomicUsize; MAX_TOTALS] = [const { AtomicUsize::new(0) }; MAX_TOTALS];
+
+/// Module-wide counters of one streamtab: its slot's `PER_TAB` counters in the platform's
+/// per-CPU table ([`sys::stat_add`]). Each CPU counts into its own copy, so a writer and a
+/// reader on two CPUs counting the same module never share a cache line; a read sums the
+/// copies ([`mstat_total`]: racy by the counts in flight, exact when nothing runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Totals {
-    key: AtomicUsize,
-    ctr: [[AtomicUsize; 4]; 2],
+    /// The slot's first counter.
+    base: usize,
 }
 
 impl Totals {
-    const fn new() -> Totals {
-        Totals {
-            key: AtomicUsize::new(0),
-            ctr: [const { [const { AtomicUsize::new(0) }; 4] }; 2],
+    /// The counter of `what` on `side` (0 read, 1 write).
+    #[inline]
+    pub(crate) fn counter(self, side: usize, what: Stat) -> usize {
+        self.base + side * 4 + what as usize
+    }
+
+    /// Count `n` events `what` on `side` (another side counts nothing).
+    #[inline]
+    pub(crate) fn bump(self, side: usize, what: Stat, n: usize) {
+        if side < 2 {
+            sys::stat_add(self.counter(side, what), n);
         }
     }
 
-    pub(crate) fn bump(&self, side: usize, what: Stat, n: usize) {
-        if let Some(c) = self.ctr.get(side).and_then(|s| s.get(what as usize)) {
-            // Statistics only: no ordering with anything else is needed. A plain add (one
-            // locked instruction, no CAS loop on the put path): 2^64 events cannot happen.
-            c.fetch_add(n, Ordering::Relaxed);
-        }
-    }
-
-    fn read(&self, side: usize) -> ModuleStat {
-        let get = |i: usize| {
-            self.ctr
-                .get(side)
-                .and_then(|s| s.get(i))
-                .map_or(0, |c| c.load(Ordering::Relaxed))
-        };
+    fn read(self, side: usize) -> ModuleStat {
+        let get = |what: Stat| sys::stat_sum(self.counter(side, what));
         ModuleStat {
-            ms_pcnt: get(Stat::Put as usize),
-            ms_scnt: get(Stat::Srv as usize),
-            ms_ocnt: get(Stat::Open as usize),
-            ms_ccnt: get(Stat::Close as usize),
+            ms_pcnt: get(Stat::Put),
+            ms_scnt: get(Stat::Srv),
+            ms_ocnt: get(Stat::Open),
+            ms_ccnt: get(Stat::Close),
         }
     }
 }
-
-static TOTALS: [Totals; MAX_TOTALS] = [const { Totals::new() }; MAX_TOTALS];
 
 fn key_of(tab: &'static StreamTab) -> usize {
     core::ptr::from_ref(tab).addr()
 }
 
 /// The totals slot of `tab`, claiming a free one if `claim` (None: not found, or table full).
-pub(crate) fn totals_of(tab: &'static StreamTab, claim: bool) -> Option<&'static Totals> {
+pub(crate) fn totals_of(tab: &'static StreamTab, claim: bool) -> Option<Totals> {
     let key = key_of(tab);
-    for t in TOTALS.iter() {
-        match t.key.load(Ordering::Acquire) {
-            k if k == key => return Some(t),
-            0 if claim => match t
-                .key
-                .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return Some(t),
-                Err(k) if k == key => return Some(t),
+    for (i, k) in KEYS.iter().enumerate() {
+        let found = Some(Totals { base: i * PER_TAB });
+        match k.load(Ordering::Acquire) {
+            k if k == key => return found,
+            0 if claim => match k.compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return found,
+                Err(k) if k == key => return found,
                 Err(_) => {}
             },
             0 => return None, // slots are claimed in order: no later slot holds `key`

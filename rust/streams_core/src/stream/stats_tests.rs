@@ -167,6 +167,59 @@ fn totals_of_unopened_and_reserved_tabs_are_zero() -> TestResult {
     Ok(())
 }
 
+/// Module-wide totals are counted per CPU and summed when read: two threads on different
+/// CPU rows (host: each thread has its own `cpu_id`) counting the same streamtab each find
+/// only their own counts in their row, and the read sums both exactly (host only: threads).
+#[cfg(all(not(rstreams_kernel), feature = "std"))]
+#[test]
+fn totals_per_cpu_sum_exactly() {
+    extern crate std;
+    use crate::stream::stats::Stat;
+    use crate::sys;
+    static PERCPU: StreamTab = StreamTab {
+        info: info(44, "percpu"),
+        open: open_loop,
+    };
+    const N: usize = 10_000;
+    let t = stats::totals_of(&PERCPU, true).expect("a totals slot");
+    let puts = t.counter(1, Stat::Put);
+    let before = mstat_total(&PERCPU);
+    // A thread that counts `n` write-side puts and 1 read-side service run, unless its row
+    // is `avoid`; then its row, and that row's count of the puts.
+    let count = move |n: usize, avoid: Option<usize>| {
+        move || {
+            let row = sys::stat_row();
+            if avoid == Some(row) {
+                return None;
+            }
+            for _ in 0..n {
+                t.bump(1, Stat::Put, 1);
+            }
+            t.bump(0, Stat::Srv, 1);
+            Some((row, sys::stat_here(puts)))
+        }
+    };
+    let a = std::thread::spawn(count(N, None)).join().expect("a");
+    let a = a.expect("a row");
+    // The rows wrap around after `STAT_CPUS` threads: another thread, until one is on
+    // another row than `a`.
+    let b = loop {
+        if let Some(b) = std::thread::spawn(count(2 * N, Some(a.0)))
+            .join()
+            .expect("b")
+        {
+            break b;
+        }
+    };
+    // Only this test counts PERCPU: each row holds its own thread's puts, no more.
+    assert_eq!(a.1, N);
+    assert_eq!(b.1, 2 * N);
+    let after = mstat_total(&PERCPU);
+    assert_eq!(after[1].ms_pcnt - before[1].ms_pcnt, 3 * N);
+    assert_eq!(after[0].ms_scnt - before[0].ms_scnt, 2);
+    assert_eq!((after[0].ms_pcnt, after[1].ms_scnt), (0, 0));
+}
+
 ktest_suite!(STATS_SUITE, "streams_stats":
     open_counted_on_read_side,
     put_counts_each_procedure_call,
