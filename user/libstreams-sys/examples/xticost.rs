@@ -54,7 +54,7 @@ pub unsafe extern "C" fn ioctl(fd: i32, req: u64, arg: *mut c_void) -> i32 {
                 unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), b.buf.cast::<u8>(), m) };
                 b.len = m as i32;
             };
-            fill(&mut sp.ctlbuf, &ind);
+            fill(&mut sp.ctlbuf, ind);
             fill(&mut sp.databuf, data);
             sp.flags = streams::consts::MSG_BAND;
             0
