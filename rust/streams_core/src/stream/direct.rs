@@ -11,7 +11,10 @@
 //! them are band-0 M_DATA for one queue whose put reaches the head's read queue stepping only
 //! over pass-only put procedures (each pair idle and opened, its queues empty, nothing
 //! deferred: what `put_once` steps over), and the head's read queue is empty with no writer
-//! waiting on it (QWANTW). Anything else is applied as before.
+//! waiting on it (QWANTW). Or when the puts are one band-0 M_PROTO message (a TPI driver's
+//! T_UNITDATA_IND) whose path may also step over a put procedure that passes data while the
+//! next queue has room (`Pass::Flow`: the `udp` driver's read side while TS_IDLE), as
+//! `put_once` would. Anything else is applied as before.
 //!
 //! The head reads these messages as if they were queued behind its read queue
 //! ([`Stream::direct_first`], [`Stream::direct_pop`]). Each one taken is counted as put on
@@ -39,7 +42,7 @@
 //! end of the hold are the same.
 
 use super::{HeadProcs, QueueId, Stream};
-use crate::msg::{Msg, M_DATA};
+use crate::msg::{Msg, M_DATA, M_PROTO};
 use crate::queue::QFlags;
 
 /// Messages taken from the inbound list for the read in progress (see the module docs).
@@ -59,10 +62,14 @@ impl<H: HeadProcs> Stream<H> {
     /// The reader's enter took `puts` (oldest first) from the inbound list: keep them for the
     /// read if they may be read directly (module docs), and say so; else leave them for the
     /// caller to apply.
+    #[inline]
     pub(crate) fn take_direct(&mut self, puts: &mut Option<Msg>) -> bool {
         let Some(first) = puts.as_ref() else {
             return false;
         };
+        if first.db_type() == M_PROTO {
+            return self.take_direct_one(puts);
+        }
         let dest = first.0.dest;
         let mut m = Some(first);
         while let Some(x) = m {
@@ -81,6 +88,37 @@ impl<H: HeadProcs> Stream<H> {
         // A take still held (never: `Perim::leave` settles it) would be overwritten: refuse.
         debug_assert!(self.direct.taken.is_none());
         if self.closed || !head_idle || self.direct.taken.is_some() || !self.passes_to_head(q) {
+            return false;
+        }
+        self.direct.taken = puts.take().map(|list| (q, list));
+        true
+    }
+
+    /// [`Stream::take_direct`] of one band-0 M_PROTO message (a TPI driver's
+    /// T_UNITDATA_IND): its path may also step over a put procedure that passes data on
+    /// while the next queue has room (`Pass::Flow`, [`Stream::passes_to_head_one`]). One
+    /// only: the room for a second message would be judged with the first one in the head's
+    /// queue, where it is not.
+    #[inline(never)]
+    fn take_direct_one(&mut self, puts: &mut Option<Msg>) -> bool {
+        let Some(m) = puts.as_ref() else {
+            return false;
+        };
+        if m.0.next.is_some() || m.band() != 0 {
+            return false;
+        }
+        let (ty, q) = (m.db_type(), QueueId::from_raw(m.0.dest));
+        let Some(q) = q else {
+            return false;
+        };
+        let h = self.head_rq();
+        let head_idle = self
+            .queue(h)
+            .is_some_and(|hq| hq.first().is_none() && !hq.flags().contains(QFlags::QWANTW));
+        if self.closed || !head_idle || self.direct.taken.is_some() {
+            return false;
+        }
+        if !self.passes_to_head_one(q, ty) {
             return false;
         }
         self.direct.taken = puts.take().map(|list| (q, list));
