@@ -87,18 +87,7 @@ fn main() {
     let fd = std::fs::File::open("/dev/null").unwrap();
     let fd = std::os::fd::IntoRawFd::into_raw_fd(fd);
     FAKE_FD.store(fd as usize, Ordering::Relaxed);
-    let ack = InfoAck {
-        tsdu_size: 65507,
-        etsdu_size: T_INVALID,
-        cdata_size: T_INVALID,
-        ddata_size: T_INVALID,
-        addr_size: 16,
-        opt_size: 512,
-        tidu_size: 65507,
-        serv_type: T_CLTS,
-        current_state: tpi::TS_IDLE,
-        provider_flag: T_SNDZERO,
-    };
+    let ack = InfoAck::udp(tpi::TS_IDLE);
     state::insert(fd, state::Endpoint::from_info(&ack).unwrap());
     let mut addr = [7u8; 16];
     let mut data = vec![0u8; 65536];

@@ -108,18 +108,7 @@ impl Fake {
             .unwrap()
             .get_or_insert_with(HashMap::new)
             .insert(fd, Stream::default());
-        let ack = InfoAck {
-            tsdu_size: 65507,
-            etsdu_size: T_INVALID,
-            cdata_size: T_INVALID,
-            ddata_size: T_INVALID,
-            addr_size: 16,
-            opt_size: 512,
-            tidu_size: 65507,
-            serv_type: T_CLTS,
-            current_state,
-            provider_flag: T_SNDZERO,
-        };
+        let ack = InfoAck::udp(current_state);
         state::insert(fd, state::Endpoint::from_info(&ack).unwrap());
         Fake { fd }
     }

@@ -70,6 +70,26 @@ pub struct InfoAck {
     pub provider_flag: i32,
 }
 
+impl InfoAck {
+    /// The limits the `udp` driver reports (T_CLTS, 16-byte `sockaddr_in`, 512 bytes of
+    /// options, T_SNDZERO), in TPI state `current_state`: for tests and harnesses that play
+    /// the provider.
+    pub fn udp(current_state: i32) -> InfoAck {
+        InfoAck {
+            tsdu_size: 65507,
+            etsdu_size: super::consts::T_INVALID,
+            cdata_size: super::consts::T_INVALID,
+            ddata_size: super::consts::T_INVALID,
+            addr_size: 16,
+            opt_size: 512,
+            tidu_size: 65507,
+            serv_type: super::consts::T_CLTS,
+            current_state,
+            provider_flag: super::consts::T_SNDZERO,
+        }
+    }
+}
+
 /// A primitive the library receives, borrowing its variable parts from the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Received<'a> {
