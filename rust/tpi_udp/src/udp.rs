@@ -31,7 +31,9 @@ use streams_core::perim::express_send::ExpressTx;
 use streams_core::queue::{QField, FLUSHDATA};
 use streams_core::sth::consts::{FLUSHBAND, FLUSHR, FLUSHRW, FLUSHW};
 use streams_core::sth::{IocBlk, IOCBLK_SIZE};
-use streams_core::stream::{ModuleInfo, OpenArgs, Perimeter, QCtx, QRef, StreamModule, StreamTab};
+use streams_core::stream::{
+    ModuleInfo, OpenArgs, Pass, Perimeter, QCtx, QRef, StreamModule, StreamTab,
+};
 use streams_core::sys::{self, Arc, Box};
 
 use super::express::{self, UdpTx};
@@ -354,7 +356,7 @@ impl<N: Net> Udp<N> {
             done: rq,
             note,
         });
-        self.state = TpiState::WackBreq;
+        self.set_state(cx, TpiState::WackBreq);
         drop(mp);
         let job: Arc<dyn Perimeter> = self.binder.clone();
         cx.run_later(job);
@@ -376,7 +378,7 @@ impl<N: Net> Udp<N> {
             Ok(h) => {
                 let a = h.port.local().encode();
                 self.port = Some(h);
-                self.state = TpiState::Idle;
+                self.set_state(cx, TpiState::Idle);
                 if <N::Port as Port>::QUEUED {
                     // What arrived before the acknowledgement waits in the port: take it.
                     cx.qenable();
@@ -391,7 +393,7 @@ impl<N: Net> Udp<N> {
                 reuse(note, M_PCPROTO, &b)
             }
             Err(e) => {
-                self.state = TpiState::Unbnd;
+                self.set_state(cx, TpiState::Unbnd);
                 let (tli, unix) = e.tpi();
                 error_ack(note, prim::T_BIND_REQ, tli, unix)
             }
@@ -399,6 +401,24 @@ impl<N: Net> Udp<N> {
         if let Some(m) = ack {
             cx.putnext(m);
         }
+    }
+
+    /// Enter TPI state `s`. The read put procedure only passes data on in TS_IDLE (it drops
+    /// what arrives in any other state, and queues what the head has no room for): the
+    /// engine steps over it for data exactly then ([`Pass::Flow`]; a T_UNITDATA_IND then goes
+    /// from the inbound list to the head, or to a getmsg's direct take, without the call).
+    /// (T_OPTMGMT_REQ's TS_WACK_OPTREQ lasts only within its own put procedure: no put runs
+    /// meanwhile, so it keeps the pass.)
+    fn set_state(&mut self, cx: &mut QCtx<'_>, s: TpiState) {
+        self.state = s;
+        cx.set_pass(
+            true,
+            if s == TpiState::Idle {
+                Pass::Flow
+            } else {
+                Pass::None
+            },
+        );
     }
 
     /// Let go of the port (outside the lock) and of what it delivered.
@@ -418,13 +438,13 @@ impl<N: Net> Udp<N> {
 
     /// T_UNBIND_REQ (TS_IDLE): TS_WACK_UREQ, release, flush the Stream, T_OK_ACK, TS_UNBND.
     fn unbind(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
-        self.state = TpiState::WackUreq;
+        self.set_state(cx, TpiState::WackUreq);
         self.release(cx);
         if let Ok(mut f) = Msg::with_type(M_FLUSH, 2) {
             f.append(&[FLUSHRW, 0]);
             cx.qreply(f);
         }
-        self.state = TpiState::Unbnd;
+        self.set_state(cx, TpiState::Unbnd);
         reply(cx, ok_ack(mp, prim::T_UNBIND_REQ));
     }
 
@@ -782,7 +802,7 @@ impl<N: Net> StreamModule for Udp<N> {
             cx.run_later(job);
         }
         self.release(cx);
-        self.state = TpiState::Unbnd;
+        self.set_state(cx, TpiState::Unbnd);
         self.sync_tx(cx);
         cx.set_remote(None);
     }

@@ -48,6 +48,25 @@ fn requests_are_encoded_with_lfs_layouts() {
 }
 
 #[test]
+fn unitdata_req_on_the_stack_is_the_builders_layout() {
+    // The provider's T_UNITDATA_IND is built by the general Builder with the same layout:
+    // the stack encoder must agree with it but for the primitive number.
+    for dl in 0..10 {
+        for ol in [0, 1, 3, 4, 5, 9] {
+            let (d, o) = (vec![0xd; dl], vec![0x0; ol]);
+            let mut want = provider::unitdata_ind(&d, &o).unwrap();
+            want[..4].copy_from_slice(&tpi::T_UNITDATA_REQ.to_ne_bytes());
+            let mut out = [0xffu8; 64];
+            let n = tpi::unitdata_req_into(&mut out, &d, &o).unwrap().unwrap();
+            assert_eq!(&out[..n], &want[..], "{dl} {ol}");
+            assert_eq!(tpi::unitdata_req(&d, &o).unwrap(), want);
+            // One byte short: not encoded (the caller builds it on the heap).
+            assert_eq!(tpi::unitdata_req_into(&mut out[..n - 1], &d, &o), Ok(None));
+        }
+    }
+}
+
+#[test]
 fn acks_and_indications_decode() {
     let ia = InfoAck {
         tsdu_size: 65507,

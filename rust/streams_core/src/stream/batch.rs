@@ -24,9 +24,10 @@
 //! read queue), so each message would have taken the same path; the pairs on it keep no
 //! state of a put but its statistic; and the head's part is its own to keep equal.
 
+use super::ctx::Engine;
 use super::stats::Stat;
 use super::{HeadProcs, QueueId, Role, Stream};
-use crate::msg::{Msg, M_DATA};
+use crate::msg::{Msg, MsgType, M_DATA};
 
 /// Whether `m` belongs to a run of messages for queue `dest` (module docs).
 #[inline]
@@ -68,6 +69,35 @@ impl<H: HeadProcs> Stream<H> {
             match pair.sides.get(q.side()).and_then(|s| s.next) {
                 Some(n) => q = n,
                 None => return false,
+            }
+        }
+        false
+    }
+
+    /// As [`Stream::passes_to_head`] for one band-0 message of type `ty` (not a run), where a
+    /// [`Pass::Flow`](super::Pass::Flow) pair is stepped over too when the queue after it
+    /// can take band 0, as `put_once` would step over it.
+    #[inline(never)]
+    pub(super) fn passes_to_head_one(&mut self, mut q: QueueId, ty: MsgType) -> bool {
+        for _ in 0..self.npairs() {
+            let Some(pair) = self.pair(q.pair()) else {
+                return false;
+            };
+            if pair.role == Role::Head {
+                return q.is_read();
+            }
+            if pair.sides.iter().any(|s| s.deferred > 0) {
+                return false;
+            }
+            let over = pair.steps_over(q.side(), ty)
+                || (pair.steps_over_flow(q.side(), ty) && self.bcanputnext_from(q, 0));
+            let next = self
+                .pair(q.pair())
+                .and_then(|p| p.sides.get(q.side()))
+                .and_then(|s| s.next);
+            match next {
+                Some(n) if over => q = n,
+                _ => return false,
             }
         }
         false

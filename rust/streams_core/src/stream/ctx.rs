@@ -226,6 +226,15 @@ impl<'a> QCtx<'a> {
     pub fn bcanputnext(&mut self, band: u8) -> bool {
         self.s.bcanputnext_from(self.q, band)
     }
+    /// Which messages this pair's read (`read`) or write put procedure only passes on
+    /// ([`super::Pass`], first read at open), from the next put on: for a put procedure whose
+    /// passing depends on its state (a TPI driver's read side passes data only while bound).
+    pub fn set_pass(&mut self, read: bool, pass: super::Pass) {
+        let q = if read { self.q.rd() } else { self.q.wr() };
+        if let Some(s) = self.s.side_mut(q) {
+            s.pass = pass;
+        }
+    }
     /// qenable this queue (if it has a service procedure; once until it runs).
     pub fn qenable(&mut self) {
         self.s.qenable(self.q)
@@ -577,6 +586,21 @@ impl<H: HeadProcs> Stream<H> {
             }
             return true;
         }
+        // `Pass::Flow`: the same, if the next queue has room for the message's band.
+        let (pair, mp) = if pair.steps_over_flow(q.side(), mp.db_type()) {
+            let Some(mp) = self.put_over_flow(q, mp) else {
+                return true;
+            };
+            // Borrowed again: the flow check needed the whole Stream.
+            let Some(pair) = self.pair_mut_quiet(q.pair()) else {
+                drop(mp);
+                self.count_drop();
+                return false;
+            };
+            (pair, mp)
+        } else {
+            (pair, mp)
+        };
         let inst = if pair.running { None } else { pair.inst.take() };
         let Some(mut inst) = inst else {
             // Busy (or still opening): queue it; the service procedure or the running
@@ -612,6 +636,25 @@ impl<H: HeadProcs> Stream<H> {
             pair.running = false;
         }
         true
+    }
+
+    /// `put_once` on a [`Pass::Flow`](super::Pass::Flow) side that may be stepped over: pass
+    /// `mp` on as the step over does if the next queue has room for its band; else give it
+    /// back for the put procedure (out of line: the common steps over stay as they were).
+    #[inline(never)]
+    fn put_over_flow(&mut self, q: QueueId, mp: Msg) -> Option<Msg> {
+        if !self.bcanputnext_from(q, mp.band()) {
+            return Some(mp);
+        }
+        if let Some(pair) = self.pair_mut_quiet(q.pair()) {
+            pair.running = true;
+            pair.count_stat(q.side(), super::stats::Stat::Put);
+        }
+        self.putnext_from(q, mp);
+        if let Some(pair) = self.pair_mut_quiet(q.pair()) {
+            pair.running = false;
+        }
+        None
     }
 
     /// Call `inst`'s put procedure for `q` (counted by the caller, `put_once`).

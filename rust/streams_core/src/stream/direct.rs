@@ -11,7 +11,10 @@
 //! them are band-0 M_DATA for one queue whose put reaches the head's read queue stepping only
 //! over pass-only put procedures (each pair idle and opened, its queues empty, nothing
 //! deferred: what `put_once` steps over), and the head's read queue is empty with no writer
-//! waiting on it (QWANTW). Anything else is applied as before.
+//! waiting on it (QWANTW). Or when the puts are one band-0 M_PROTO message (a TPI driver's
+//! T_UNITDATA_IND) whose path may also step over a put procedure that passes data while the
+//! next queue has room (`Pass::Flow`: the `udp` driver's read side while TS_IDLE), as
+//! `put_once` would. Anything else is applied as before.
 //!
 //! The head reads these messages as if they were queued behind its read queue
 //! ([`Stream::direct_first`], [`Stream::direct_pop`]). They are counted as put on every
@@ -20,9 +23,10 @@
 //! Each one read clears QWANTR as its `getq` would; the head notes its arrival events itself
 //! (for the rest it puts back). What the read does not take goes up to the head's read put
 //! procedure in one run, as an enter puts up the inbound list (`batch.rs`: `rput_run`,
-//! not counted again), when the lock hold ends, first thing ([`Stream::settle_direct`], from
-//! `Perim::leave`), before any later inbound work: it lands behind the rest of a split
-//! message in order. That run is what the enter's put-up would do with it: within the hold
+//! not counted again; the one M_PROTO message of a TPI driver goes to the head's put
+//! procedure, as the put stepping over the path would have brought it), when the lock hold
+//! ends, first thing ([`Stream::settle_direct`], from `Perim::leave`), before any later
+//! inbound work: it lands behind the rest of a split message in order. That run is what the enter's put-up would do with it: within the hold
 //! nothing but the read runs, so the path still passes to the head and the Stream is still
 //! open.
 //!
@@ -43,7 +47,7 @@
 //! end of the hold are the same.
 
 use super::{HeadProcs, QueueId, Stream};
-use crate::msg::{Msg, M_DATA};
+use crate::msg::{Msg, M_DATA, M_PROTO};
 use crate::queue::QFlags;
 
 /// Messages taken from the inbound list for the read in progress (see the module docs).
@@ -68,6 +72,9 @@ impl<H: HeadProcs> Stream<H> {
         let Some(first) = puts.as_ref() else {
             return false;
         };
+        if first.db_type() == M_PROTO {
+            return self.take_direct_one(puts);
+        }
         let dest = first.0.dest;
         let mut m = Some(first);
         let mut n = 0;
@@ -91,6 +98,38 @@ impl<H: HeadProcs> Stream<H> {
             return false;
         }
         self.count_path(q, n);
+        self.direct.taken = puts.take().map(|list| (q, list));
+        true
+    }
+
+    /// [`Stream::take_direct`] of one band-0 M_PROTO message (a TPI driver's
+    /// T_UNITDATA_IND): its path may also step over a put procedure that passes data on
+    /// while the next queue has room (`Pass::Flow`, [`Stream::passes_to_head_one`]). One
+    /// only: the room for a second message would be judged with the first one in the head's
+    /// queue, where it is not.
+    #[inline(never)]
+    fn take_direct_one(&mut self, puts: &mut Option<Msg>) -> bool {
+        let Some(m) = puts.as_ref() else {
+            return false;
+        };
+        if m.0.next.is_some() || m.band() != 0 {
+            return false;
+        }
+        let (ty, q) = (m.db_type(), QueueId::from_raw(m.0.dest));
+        let Some(q) = q else {
+            return false;
+        };
+        let h = self.head_rq();
+        let head_idle = self
+            .queue(h)
+            .is_some_and(|hq| hq.first().is_none() && !hq.flags().contains(QFlags::QWANTW));
+        if self.closed || !head_idle || self.direct.taken.is_some() {
+            return false;
+        }
+        if !self.passes_to_head_one(q, ty) {
+            return false;
+        }
+        self.count_path(q, 1);
         self.direct.taken = puts.take().map(|list| (q, list));
         true
     }
@@ -151,6 +190,14 @@ impl<H: HeadProcs> Stream<H> {
     #[cold]
     fn settle_direct_slow(&mut self) {
         if let Some((q, list)) = self.direct.taken.take() {
+            if list.db_type() == M_PROTO {
+                // The one message of `take_direct_one` (counted there), into the head's put
+                // procedure as the put stepping over the path would have brought it: the head
+                // had room at the take, and nothing was queued there since.
+                debug_assert!(!self.closed && list.0.next.is_none());
+                H::rput(self, list);
+                return;
+            }
             // What `put_list` does with the run (module docs), less its count.
             debug_assert!(!self.closed && self.passes_to_head(q));
             H::rput_run(self, list);

@@ -184,13 +184,26 @@ impl Pair {
     /// without calling the put procedure (`put_once`'s step over, [`StreamModule::pass`]): the
     /// pair is idle and opened, its put procedure only passes such messages on, and nothing
     /// is queued on that side ahead of it.
+    /// ([`Pass::Flow`] is not: see [`Pair::steps_over_flow`].)
+    #[inline]
     pub(crate) fn steps_over(&self, side: usize, ty: crate::msg::MsgType) -> bool {
+        self.may_step(side, ty, false)
+    }
+
+    /// As [`Pair::steps_over`] for a [`Pass::Flow`] side: it may be stepped over if the next
+    /// queue can take the message's band, which the caller checks (`bcanputnext_from`).
+    #[inline]
+    pub(crate) fn steps_over_flow(&self, side: usize, ty: crate::msg::MsgType) -> bool {
+        self.may_step(side, ty, true)
+    }
+
+    #[inline]
+    fn may_step(&self, side: usize, ty: crate::msg::MsgType, flow: bool) -> bool {
         !self.running
             && self.inst.is_some()
-            && self
-                .sides
-                .get(side)
-                .is_some_and(|s| s.pass.covers(ty) && s.q.mblkcnt() == 0)
+            && self.sides.get(side).is_some_and(|s| {
+                (s.pass == Pass::Flow) == flow && s.pass.covers(ty) && s.q.mblkcnt() == 0
+            })
     }
 
     fn new(info: ModuleInfo, role: Role) -> Pair {

@@ -44,6 +44,14 @@ pub enum Pass {
     Data,
     /// Every message is passed on.
     All,
+    /// The put procedure of a queue with a service procedure, for ordinary data: passed on
+    /// when nothing is queued here (as for [`Pass::Data`]) and the next queue can take its
+    /// band (`bcanputnext`, with its side effect: the next queue marks that a writer waits);
+    /// otherwise the put procedure is called (which queues it). A driver whose read side only
+    /// does this in one state sets it for that state ([`QCtx::set_pass`](super::QCtx::set_pass)).
+    /// Runs of data (the batch put-up) do not step over such a queue: each message's flow
+    /// check is its own.
+    Flow,
 }
 
 impl Pass {
@@ -52,7 +60,7 @@ impl Pass {
     pub fn covers(self, ty: crate::msg::MsgType) -> bool {
         match self {
             Pass::None => false,
-            Pass::Data => {
+            Pass::Data | Pass::Flow => {
                 ty == crate::msg::M_DATA || ty == crate::msg::M_PROTO || ty == crate::msg::M_PCPROTO
             }
             Pass::All => true,
@@ -141,7 +149,8 @@ pub trait StreamModule: Send {
         false
     }
     /// Which messages the read (`read`) or write put procedure only passes on ([`Pass`]; read
-    /// once, at open). Default: none.
+    /// once, at open; a procedure may change it later with [`QCtx::set_pass`](super::QCtx::set_pass)).
+    /// Default: none.
     fn pass(&self, _read: bool) -> Pass {
         Pass::None
     }

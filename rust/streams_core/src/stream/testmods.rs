@@ -96,6 +96,45 @@ pub static PASS: StreamTab = StreamTab {
     open: open_pass,
 };
 
+/// Read put procedures `flowpass` ran (its steps over are not calls).
+pub static FLOWPASS_CALLS: core::sync::atomic::AtomicUsize =
+    core::sync::atomic::AtomicUsize::new(0);
+
+struct FlowPass;
+impl StreamModule for FlowPass {
+    /// `put_pass`, counted; an M_CTL ends the step over (`set_pass`).
+    fn rput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
+        FLOWPASS_CALLS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        if mp.db_type() == crate::msg::M_CTL {
+            cx.set_pass(true, super::Pass::None);
+            return;
+        }
+        put_pass(cx, mp)
+    }
+    fn rsrv(&mut self, cx: &mut QCtx<'_>) {
+        srv_pass(cx)
+    }
+    fn has_rsrv(&self) -> bool {
+        true
+    }
+    fn pass(&self, read: bool) -> super::Pass {
+        if read {
+            super::Pass::Flow
+        } else {
+            super::Pass::None
+        }
+    }
+}
+fn open_flowpass(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {
+    Ok(box_dyn!(FlowPass => dyn StreamModule)?)
+}
+/// `flowpass`: the read side of `pass`, stepped over while the next queue has room
+/// (`Pass::Flow`) until an M_CTL arrives.
+pub static FLOWPASS: StreamTab = StreamTab {
+    info: info(35, "flowpass", 1000, 100),
+    open: open_flowpass,
+};
+
 struct NoSrv;
 impl StreamModule for NoSrv {}
 fn open_nosrv(_: &mut QCtx<'_>, _: &OpenArgs) -> Result<Box<dyn StreamModule>, Errno> {

@@ -40,7 +40,9 @@ fn read3(s: &mut Stream) -> Option<(MsgType, u8, u8)> {
 
 fn reg() -> Result<Registry, Failure> {
     let mut r = Registry::new();
-    for t in [&PASS, &NOSRV, &LOGA, &LOGB, &IOC, &FAILOPEN, &TICK1, &TICK2] {
+    for t in [
+        &PASS, &NOSRV, &LOGA, &LOGB, &IOC, &FAILOPEN, &TICK1, &TICK2, &FLOWPASS,
+    ] {
         check_ok!(r.register_module(t));
     }
     Ok(r)
@@ -263,6 +265,47 @@ fn pass_queues_when_blocked_and_backenable_resumes() -> TestResult {
     check!(s
         .queue(pw)
         .is_some_and(|q| !q.flags().contains(QFlags::QBACK)));
+    Ok(())
+}
+
+/// `Pass::Flow`: the read put procedure is stepped over while nothing is queued at it and
+/// the head has room, called once the head is full (it queues) and while it holds messages,
+/// and always after `set_pass(Pass::None)`; the back-enabled service procedure drains it.
+fn flow_pass_steps_over_only_while_the_next_has_room() -> TestResult {
+    use core::sync::atomic::Ordering::Relaxed;
+    let mut s = open(&NULL)?;
+    let r = check_ok!(reg());
+    check_ok!(s.push(&r, "flowpass"));
+    let mr = check_some!(s.top_wq()).otherq();
+    let h = s.head_rq();
+    let calls = || FLOWPASS_CALLS.load(Relaxed);
+    let big = |t: u8| Msg::from_bytes(M_DATA, &[t; 1000]).ok();
+    let c0 = calls();
+    // STRHIGH (5120) takes six 1000-byte messages before the head is full.
+    for t in 1..=6u8 {
+        s.put(mr, check_some!(big(t)));
+    }
+    check_eq!(
+        (calls() - c0, wq_count(&s, Some(h)), wq_count(&s, Some(mr))),
+        (0, 6000, 0)
+    );
+    // Full: the put procedure runs and queues; then it runs because it holds one.
+    s.put(mr, check_some!(big(7)));
+    s.put(mr, check_some!(big(8)));
+    check_eq!(
+        (calls() - c0, wq_count(&s, Some(h)), wq_count(&s, Some(mr))),
+        (2, 6000, 2000)
+    );
+    // Drained below the low-water mark: back-enabled, the service procedure passes 7 and 8.
+    for _ in 0..6 {
+        let _ = check_some!(s.qctx(h).getq());
+    }
+    s.runqueues();
+    check_eq!((wq_count(&s, Some(h)), wq_count(&s, Some(mr))), (2000, 0));
+    // No step over after set_pass(None), though the head has room.
+    s.put(mr, check_some!(Msg::from_bytes(M_CTL, b"off").ok()));
+    s.put(mr, check_some!(big(9)));
+    check_eq!((calls() - c0, wq_count(&s, Some(h))), (4, 3000));
     Ok(())
 }
 
@@ -567,6 +610,7 @@ ktest_suite!(STREAM_SUITE, "streams_stream":
     open_major_uses_cdevsw,
     putnext_off_end_counts_drop,
     pass_queues_when_blocked_and_backenable_resumes,
+    flow_pass_steps_over_only_while_the_next_has_room,
     canputnext_skips_srvless_modules,
     backenable_through_srvless_module,
     read_side_backenable_driver_through_nosrv,

@@ -1,18 +1,19 @@
 //! Shared tests of the `udp` driver through a real Stream head (putmsg/getmsg), each endpoint a
 //! Stream in its own perimeter, over [`FakeNet`](super::fake::FakeNet).
 
-use super::super::net::{Inet4, RxIp};
+use super::super::net::{self, Inet4, RxIp};
 use super::super::opt::{self, *};
 use super::super::prim::{self, *};
 use super::super::udp::{streamtab, UDP_ID, UDP_IOC_STATS, UDP_NAME, XTISO_ID, XTISO_NAME};
 use super::fake::{self, FakeNet, FakeQueuedNet};
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
+use streams_core::msg::{Msg, M_DATA};
 use streams_core::perim::test::{settle, TestPerim};
 use streams_core::sth::consts::*;
 use streams_core::sth::tests::{get, put};
 use streams_core::sth::{Block, IocArg, Stop, StrHead, StrIoctl, Stream};
-use streams_core::stream::{Registry, StreamTab};
+use streams_core::stream::{QueueId, Registry, StreamTab};
 use streams_core::sys::Arc;
 use streams_core::{check, check_eq, check_ok, check_some, ktest_suite};
 
@@ -439,6 +440,56 @@ fn flow_control_drops_are_counted() -> TestResult {
     Ok(())
 }
 
+/// The read put procedure is stepped over for data while TS_IDLE (`Pass::Flow`), but only
+/// while the head has room: an endpoint nobody reads fills its head's read queue, then the
+/// driver's (the put procedure queues once the head is full), then its datagrams are
+/// dropped for flow control; the head never holds more than its high-water mark allows. And
+/// once unbound, a T_UNITDATA_IND that reaches the driver (one its port put before the
+/// unbind) goes to its put procedure, which drops it.
+fn flow_and_state_bound_the_step_over() -> TestResult {
+    let b = open()?;
+    let local = bind(&b, addr([10, 5, 1, 1], 8200))?;
+    let rx = check_some!(fake::rx_of(local));
+    let ip = RxIp { tos: 0, ttl: 64 };
+    let src = Inet4 {
+        addr: [10, 5, 1, 2],
+        port: 9,
+    };
+    for _ in 0..2000 {
+        let data = check_ok!(Msg::from_bytes(M_DATA, &[0x5a; 200]));
+        rx.datagram(src, ip, data);
+        settle_all(&[&b]);
+    }
+    let s = stats(&b)?;
+    check!(s[1] > 0);
+    let (head, drv) = b.op(|st| {
+        let (h, d) = (st.head_rq(), st.driver_rq());
+        let count =
+            |q: Option<QueueId>| q.and_then(|q| st.queue(q)).map(|q| (q.count(), q.hiwat()));
+        (count(Some(h)), count(d))
+    });
+    let ((hn, hw), (dn, _)) = (check_some!(head), check_some!(drv));
+    check!(dn > 0); // the driver queued once the head was full
+    check!(hn <= hw + 200);
+    // Unbound: what reaches the driver's read queue is dropped by its put procedure.
+    check_ok!(send(&b, &Req::Unbind, None));
+    settle_all(&[&b]);
+    while recv(&b).is_ok() {}
+    let before = stats(&b)?[6];
+    let ind = check_some!(net::unitdata_ind(
+        &rx.stats,
+        src,
+        Some(&ip),
+        check_ok!(Msg::from_bytes(M_DATA, b"late"))
+    ));
+    check!(rx.rq.put(ind).is_ok());
+    settle_all(&[&b]);
+    check!(recv(&b).is_err());
+    check_eq!(stats(&b)?[6], before + 1);
+    close(&b);
+    Ok(())
+}
+
 fn eagain_backenables_and_loses_nothing() -> TestResult {
     let (a, b) = (open()?, open()?);
     let _ = bind(&a, addr([10, 6, 0, 1], 0))?;
@@ -759,6 +810,7 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     bad_input_is_answered,
     unitdata_before_bind_is_fatal,
     flow_control_drops_are_counted,
+    flow_and_state_bound_the_step_over,
     eagain_backenables_and_loses_nothing,
     options_through_the_driver,
     close_with_datagrams_in_flight,

@@ -8,7 +8,7 @@
 
 use super::consts::*;
 use super::error::{XtiError, XtiResult};
-use super::state::{self, Call, Endpoint};
+use super::state::{self, Call, Endpoint, View};
 use super::tpi::{self, InfoAck, Received};
 use super::types::t_info;
 use crate::consts::{I_PEEK, MOREDATA, RS_HIPRI};
@@ -209,7 +209,7 @@ pub fn sync(fd: c_int) -> XtiResult<c_int> {
 
 /// t_getinfo: the provider's current limits.
 pub fn getinfo(fd: c_int) -> XtiResult<t_info> {
-    state::get(fd)?;
+    state::view(fd)?;
     let i = state::info_of(&info(fd)?);
     state::with(fd, |e| e.info = i)?;
     Ok(i)
@@ -220,9 +220,9 @@ pub fn getstate(fd: c_int) -> XtiResult<c_int> {
     state::with(fd, |e| e.state)
 }
 
-/// The state check of `call` on `fd`: the record, and the state after success.
-fn check(fd: c_int, call: Call) -> XtiResult<(Endpoint, c_int)> {
-    let ep = state::get(fd)?;
+/// The state check of `call` on `fd`: what the record says, and the state after success.
+fn check(fd: c_int, call: Call) -> XtiResult<(View, c_int)> {
+    let ep = state::view(fd)?;
     let next = state::transition(call, ep.state)?;
     Ok((ep, next))
 }
@@ -286,9 +286,18 @@ pub fn optmgmt(fd: c_int, opt: &[u8], flags: i32) -> XtiResult<(Vec<u8>, i32)> {
     }
 }
 
+/// Control part room t_sndudata keeps on its stack (a T_UNITDATA_REQ with a larger address
+/// and options is built on the heap).
+const UNITDATA_REQ_STACK: usize = 256;
+
 /// t_sndudata: one datagram of `data` to `dest` with `opt`.
 pub fn sndudata(fd: c_int, dest: &[u8], opt: &[u8], data: &[u8]) -> XtiResult<()> {
-    let (ep, _) = check(fd, Call::SndUdata)?;
+    sndudata_viewed(fd, state::view(fd)?, dest, opt, data)
+}
+
+/// [`sndudata`] given the record's [`View`] (the caller looked `fd` up already).
+pub fn sndudata_viewed(fd: c_int, ep: View, dest: &[u8], opt: &[u8], data: &[u8]) -> XtiResult<()> {
+    state::transition(Call::SndUdata, ep.state)?;
     if ep.info.servtype != T_CLTS {
         return Err(XtiError::t(TNOTSUPPORT));
     }
@@ -301,8 +310,17 @@ pub fn sndudata(fd: c_int, dest: &[u8], opt: &[u8], data: &[u8]) -> XtiResult<()
     {
         return Err(XtiError::t(TBADDATA));
     }
-    let req = tpi::unitdata_req(dest, opt).map_err(|_| XtiError::t(TBADADDR))?;
-    put(fd, &req, Some(data), false)
+    let bad = |_| XtiError::t(TBADADDR);
+    let mut stack = [0u8; UNITDATA_REQ_STACK];
+    match tpi::unitdata_req_into(&mut stack, dest, opt).map_err(bad)? {
+        Some(n) => put(fd, &stack[..n], Some(data), false),
+        None => put(
+            fd,
+            &tpi::unitdata_req(dest, opt).map_err(bad)?,
+            Some(data),
+            false,
+        ),
+    }
 }
 
 /// What t_rcvudata received.
@@ -376,18 +394,38 @@ pub fn rcvudata(
     opt: Option<&mut [u8]>,
     data: &mut [u8],
 ) -> XtiResult<Recv> {
-    let (ep, _) = check(fd, Call::RcvUdata)?;
+    rcvudata_viewed(fd, state::view(fd)?, addr, opt, data)
+}
+
+/// Record whether the datagram being received continues (T_MORE). Written only when it
+/// changes: the common whole datagram costs no second visit to the record.
+fn set_more(fd: c_int, ep: &View, more: bool) -> XtiResult<()> {
+    if ep.more != more {
+        state::with(fd, |e| e.more = more)?;
+    }
+    Ok(())
+}
+
+/// [`rcvudata`] given the record's [`View`] (the caller looked `fd` up already).
+pub fn rcvudata_viewed(
+    fd: c_int,
+    ep: View,
+    addr: Option<&mut [u8]>,
+    opt: Option<&mut [u8]>,
+    data: &mut [u8],
+) -> XtiResult<Recv> {
+    state::transition(Call::RcvUdata, ep.state)?;
     if ep.info.servtype != T_CLTS {
         return Err(XtiError::t(TNOTSUPPORT));
     }
-    if ep.uderr.is_some() {
+    if ep.uderr {
         return Err(XtiError::t(TLOOK));
     }
     if ep.more {
         // The rest of a datagram: data only, no address or options.
         let (_, dlen, r) = get_any(fd, None, data)?;
         let more = r & MOREDATA != 0;
-        state::with(fd, |e| e.more = more)?;
+        set_more(fd, &ep, more)?;
         return Ok(Recv {
             data_len: dlen.unwrap_or(0),
             more,
@@ -404,7 +442,7 @@ pub fn rcvudata(
         let more = r & MOREDATA != 0;
         let Some(clen) = clen else {
             // A bare M_DATA: data without an address.
-            state::with(fd, |e| e.more = more)?;
+            set_more(fd, &ep, more)?;
             return Ok(Recv {
                 data_len: dlen.unwrap_or(0),
                 more,
@@ -420,7 +458,7 @@ pub fn rcvudata(
                     }
                     return Err(XtiError::t(TBUFOVFLW));
                 };
-                state::with(fd, |e| e.more = more)?;
+                set_more(fd, &ep, more)?;
                 Ok(Recv {
                     addr_len: alen,
                     opt_len: olen,
@@ -495,7 +533,7 @@ pub fn event_of(prim: Option<i32>) -> c_int {
 /// t_look: the next event on `fd` (0: none).
 pub fn look(fd: c_int) -> XtiResult<c_int> {
     let (ep, _) = check(fd, Call::Any)?;
-    if ep.uderr.is_some() {
+    if ep.uderr {
         return Ok(T_UDERR);
     }
     if ep.more {
@@ -521,7 +559,7 @@ pub fn rcvuderr(fd: c_int, addr: Option<&mut [u8]>, opt: Option<&mut [u8]>) -> X
     if ep.info.servtype != T_CLTS {
         return Err(XtiError::t(TNOTSUPPORT));
     }
-    let ctl = match ep.uderr {
+    let ctl = match state::with(fd, |e| e.uderr.take())? {
         Some(c) => c,
         None => {
             if peek_prim(fd)? != Some(Some(tpi::T_UDERROR_IND)) {
@@ -537,7 +575,6 @@ pub fn rcvuderr(fd: c_int, addr: Option<&mut [u8]>, opt: Option<&mut [u8]>) -> X
             c
         }
     };
-    state::with(fd, |e| e.uderr = None)?;
     match tpi::decode(&ctl) {
         Ok(Received::UderrorInd {
             dest,
@@ -560,7 +597,7 @@ pub fn rcvuderr(fd: c_int, addr: Option<&mut [u8]>, opt: Option<&mut [u8]>) -> X
 /// The connection-oriented calls: TNOTSUPPORT on the T_CLTS providers this library serves
 /// (TBADF first for a descriptor that is not an endpoint).
 pub fn not_supported(fd: c_int) -> XtiError {
-    match state::get(fd) {
+    match state::view(fd) {
         Err(e) => e,
         Ok(_) => XtiError::t(TNOTSUPPORT),
     }

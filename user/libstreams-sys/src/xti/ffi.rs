@@ -143,7 +143,7 @@ pub extern "C" fn t_unbind(fd: c_int) -> c_int {
 pub unsafe extern "C" fn t_getinfo(fd: c_int, info: *mut t_info) -> c_int {
     // SAFETY: null or valid (contract).
     let Some(out) = (unsafe { info.as_mut() }) else {
-        return ret(state::get(fd).and(Err(EFAULT)));
+        return ret(state::view(fd).and(Err(EFAULT)));
     };
     ret(clts::getinfo(fd).map(|i| {
         *out = i;
@@ -196,7 +196,7 @@ pub unsafe extern "C" fn t_optmgmt(
     ret_: *mut t_optmgmt,
 ) -> c_int {
     let r = (|| {
-        state::get(fd)?;
+        state::view(fd)?;
         // SAFETY: null or valid (contract).
         let (Some(req), Some(out)) = (unsafe { (req.as_ref(), ret_.as_mut()) }) else {
             return Err(EFAULT);
@@ -225,7 +225,7 @@ pub extern "C" fn t_look(fd: c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn t_sndudata(fd: c_int, ud: *const t_unitdata) -> c_int {
     let r = (|| {
-        state::get(fd)?;
+        let ep = state::view(fd)?;
         // SAFETY: null or valid (contract).
         let ud = unsafe { ud.as_ref() }.ok_or(EFAULT)?;
         // SAFETY: valid for `len` bytes (contract).
@@ -236,7 +236,7 @@ pub unsafe extern "C" fn t_sndudata(fd: c_int, ud: *const t_unitdata) -> c_int {
                 in_slice(&ud.udata)?,
             )
         };
-        clts::sndudata(fd, a, o, d).map(|()| 0)
+        clts::sndudata_viewed(fd, ep, a, o, d).map(|()| 0)
     })();
     ret(r)
 }
@@ -248,7 +248,7 @@ pub unsafe extern "C" fn t_sndudata(fd: c_int, ud: *const t_unitdata) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn t_rcvudata(fd: c_int, ud: *mut t_unitdata, flags: *mut c_int) -> c_int {
     let r = (|| {
-        state::get(fd)?;
+        let ep = state::view(fd)?;
         // SAFETY: null or valid (contract).
         let (Some(ud), Some(flags)) = (unsafe { (ud.as_mut(), flags.as_mut()) }) else {
             return Err(EFAULT);
@@ -262,7 +262,7 @@ pub unsafe extern "C" fn t_rcvudata(fd: c_int, ud: *mut t_unitdata, flags: *mut 
             )
         };
         let mut empty = [0u8; 0];
-        let got: Recv = clts::rcvudata(fd, a, o, d.unwrap_or(&mut empty))?;
+        let got: Recv = clts::rcvudata_viewed(fd, ep, a, o, d.unwrap_or(&mut empty))?;
         ud.addr.len = got.addr_len as c_uint;
         ud.opt.len = got.opt_len as c_uint;
         ud.udata.len = got.data_len as c_uint;
@@ -337,14 +337,14 @@ pub unsafe extern "C" fn t_sndvudata(
     iovcount: c_uint,
 ) -> c_int {
     let r = (|| {
-        state::get(fd)?;
+        let ep = state::view(fd)?;
         // SAFETY: null or valid (contract).
         let ud = unsafe { ud.as_ref() }.ok_or(EFAULT)?;
         // SAFETY: the contract.
         let data = unsafe { gather(iov, iovcount)? };
         // SAFETY: valid for `len` bytes (contract).
         let (a, o) = unsafe { (in_slice(&ud.addr)?, in_slice(&ud.opt)?) };
-        clts::sndudata(fd, a, o, &data).map(|()| 0)
+        clts::sndudata_viewed(fd, ep, a, o, &data).map(|()| 0)
     })();
     ret(r)
 }
@@ -362,7 +362,7 @@ pub unsafe extern "C" fn t_rcvvudata(
     flags: *mut c_int,
 ) -> c_int {
     let r = (|| {
-        state::get(fd)?;
+        let ep = state::view(fd)?;
         if iovcount == 0 || iovcount > T_IOV_MAX as c_uint {
             return Err(XtiError::t(TBADDATA));
         }
@@ -379,7 +379,7 @@ pub unsafe extern "C" fn t_rcvvudata(
         let mut buf = vec![0u8; total];
         // SAFETY: valid for `maxlen` bytes, not overlapping.
         let (a, o) = unsafe { (out_slice(&ud.addr)?, out_slice(&ud.opt)?) };
-        let got = clts::rcvudata(fd, a, o, &mut buf)?;
+        let got = clts::rcvudata_viewed(fd, ep, a, o, &mut buf)?;
         let mut left = &buf[..got.data_len];
         for e in v {
             if left.is_empty() {
@@ -405,7 +405,7 @@ pub unsafe extern "C" fn t_rcvvudata(
 /// t_alloc(3).
 #[no_mangle]
 pub extern "C" fn t_alloc(fd: c_int, struct_type: c_int, fields: c_int) -> *mut c_char {
-    match state::get(fd).and_then(|ep| alloc::alloc(&ep.info, struct_type, fields)) {
+    match state::view(fd).and_then(|ep| alloc::alloc(&ep.info, struct_type, fields)) {
         Ok(p) => p.cast(),
         Err(e) => {
             e.set();

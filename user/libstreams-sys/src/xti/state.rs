@@ -4,10 +4,19 @@
 //! XTI keeps per-descriptor state in the library (the provider knows only TPI states): the
 //! provider's limits from T_INFO_ACK, the XTI state, a T_UDERROR_IND taken off the Stream
 //! while looking for data (t_rcvudata must then fail with TLOOK and t_rcvuderr hand it over),
-//! and whether the rest of a datagram is still queued (T_MORE). The table is a map from
-//! descriptor to [`Endpoint`] behind one mutex; it is held only to read or update a record,
-//! never across a system call, so one thread blocked in t_rcvudata does not stop another
-//! sending on the same endpoint.
+//! and whether the rest of a datagram is still queued (T_MORE).
+//!
+//! The table is indexed by descriptor, as LfS's `_t_fds[OPEN_MAX]`: chunks of [`CHUNK`]
+//! records, each chunk allocated by the first t_open of a descriptor in its range and kept
+//! for the life of the process, so a data-path call finds its record with two array indexes
+//! (no hash, no allocation). Descriptors from [`NEAR_FDS`] up (beyond the usual
+//! RLIMIT_NOFILE) have their records in a map instead, looked up under its mutex.
+//!
+//! # Locking
+//! Each record has its own lock, held only to read or update the record (a [`View`] is a
+//! copy taken under it), never across a system call: one thread blocked in t_rcvudata does
+//! not stop another sending on the same endpoint, and calls on different endpoints share
+//! nothing but the chunk (read-only once allocated).
 
 use super::consts::*;
 use super::error::{XtiError, XtiResult};
@@ -18,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// What the library knows about one endpoint.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Endpoint {
     /// The provider's limits (t_info view of the last T_INFO_ACK).
     pub info: t_info,
@@ -40,6 +49,30 @@ impl Endpoint {
             more: false,
         })
     }
+
+    /// The fields the calls check, copied.
+    pub fn view(&self) -> View {
+        View {
+            info: self.info,
+            state: self.state,
+            uderr: self.uderr.is_some(),
+            more: self.more,
+        }
+    }
+}
+
+/// A copy of what a call checks in a record (no allocation: the T_UDERROR_IND is only
+/// said to be there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct View {
+    /// [`Endpoint::info`].
+    pub info: t_info,
+    /// [`Endpoint::state`].
+    pub state: c_int,
+    /// A T_UDERROR_IND is held for t_rcvuderr ([`Endpoint::uderr`] is Some).
+    pub uderr: bool,
+    /// [`Endpoint::more`].
+    pub more: bool,
 }
 
 /// The t_info a T_INFO_ACK describes.
@@ -100,31 +133,67 @@ pub fn transition(call: Call, state: c_int) -> XtiResult<c_int> {
     Ok(next)
 }
 
-fn table() -> MutexGuard<'static, HashMap<c_int, Endpoint>> {
-    static TABLE: OnceLock<Mutex<HashMap<c_int, Endpoint>>> = OnceLock::new();
-    let m = TABLE.get_or_init(|| Mutex::new(HashMap::new()));
-    // A panic while holding the lock leaves only plain data behind: keep using it.
-    m.lock().unwrap_or_else(|p| p.into_inner())
+/// Records per chunk of the descriptor-indexed table.
+pub const CHUNK: usize = 256;
+/// Descriptors below this have their record in the indexed table.
+pub const NEAR_FDS: usize = 1 << 20;
+
+/// One descriptor's record (None: not an endpoint).
+type Slot = Mutex<Option<Endpoint>>;
+type Chunk = [Slot; CHUNK];
+
+static NEAR: [OnceLock<Box<Chunk>>; NEAR_FDS / CHUNK] =
+    [const { OnceLock::new() }; NEAR_FDS / CHUNK];
+static FAR: OnceLock<Mutex<HashMap<c_int, &'static Slot>>> = OnceLock::new();
+
+/// The record slot of `fd`, made if `make` (else None for a descriptor never recorded).
+fn slot(fd: c_int, make: bool) -> Option<&'static Slot> {
+    let i = usize::try_from(fd).ok()?;
+    if let Some(chunk) = NEAR.get(i / CHUNK) {
+        let c = if make {
+            chunk.get_or_init(|| Box::new(std::array::from_fn(|_| Mutex::new(None))))
+        } else {
+            chunk.get()?
+        };
+        return Some(&c[i % CHUNK]);
+    }
+    let far = FAR.get_or_init(Default::default);
+    let mut far = far.lock().unwrap_or_else(|p| p.into_inner());
+    if make {
+        // Kept for the life of the process, as the chunks are.
+        Some(*far.entry(fd).or_insert_with(|| Box::leak(Box::default())))
+    } else {
+        far.get(&fd).copied()
+    }
 }
 
-/// Run `f` on the record of `fd`; TBADF if `fd` is not a known endpoint.
+fn lock(s: &Slot) -> MutexGuard<'_, Option<Endpoint>> {
+    // A panic while holding the lock leaves only plain data behind: keep using it.
+    s.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Run `f` on the record of `fd` under its lock; TBADF if `fd` is not a known endpoint.
 pub fn with<R>(fd: c_int, f: impl FnOnce(&mut Endpoint) -> R) -> XtiResult<R> {
-    let mut t = table();
-    let ep = t.get_mut(&fd).ok_or(XtiError::t(TBADF))?;
+    let s = slot(fd, false).ok_or(XtiError::t(TBADF))?;
+    let mut g = lock(s);
+    let ep = g.as_mut().ok_or(XtiError::t(TBADF))?;
     Ok(f(ep))
 }
 
-/// A copy of the record of `fd` (TBADF if unknown).
-pub fn get(fd: c_int) -> XtiResult<Endpoint> {
-    with(fd, |e| e.clone())
+/// What a call checks in the record of `fd` (TBADF if unknown).
+pub fn view(fd: c_int) -> XtiResult<View> {
+    with(fd, |e| e.view())
 }
 
-/// Record `fd` (replacing any stale record of a reused descriptor).
+/// Record `fd` (replacing any stale record of a reused descriptor); a negative `fd` is
+/// never an endpoint and is not recorded.
 pub fn insert(fd: c_int, ep: Endpoint) {
-    table().insert(fd, ep);
+    if let Some(s) = slot(fd, true) {
+        *lock(s) = Some(ep);
+    }
 }
 
 /// Forget `fd`; false if it was not known.
 pub fn remove(fd: c_int) -> bool {
-    table().remove(&fd).is_some()
+    slot(fd, false).is_some_and(|s| lock(s).take().is_some())
 }

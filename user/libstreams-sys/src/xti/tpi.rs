@@ -70,6 +70,26 @@ pub struct InfoAck {
     pub provider_flag: i32,
 }
 
+impl InfoAck {
+    /// The limits the `udp` driver reports (T_CLTS, 16-byte `sockaddr_in`, 512 bytes of
+    /// options, T_SNDZERO), in TPI state `current_state`: for tests and harnesses that play
+    /// the provider.
+    pub fn udp(current_state: i32) -> InfoAck {
+        InfoAck {
+            tsdu_size: 65507,
+            etsdu_size: super::consts::T_INVALID,
+            cdata_size: super::consts::T_INVALID,
+            ddata_size: super::consts::T_INVALID,
+            addr_size: 16,
+            opt_size: 512,
+            tidu_size: 65507,
+            serv_type: super::consts::T_CLTS,
+            current_state,
+            provider_flag: super::consts::T_SNDZERO,
+        }
+    }
+}
+
 /// A primitive the library receives, borrowing its variable parts from the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Received<'a> {
@@ -236,20 +256,25 @@ impl Builder {
 
     /// Append `data` (if any) and write its length and offset at words `len_at`, `len_at+1`.
     fn part(mut self, len_at: usize, data: &[u8]) -> Result<Builder, EncodeError> {
-        let len = i32::try_from(data.len()).map_err(|_| EncodeError)?;
-        if data.is_empty() {
-            self.set(len_at, 0);
-            self.set(len_at + 1, 0);
-            return Ok(self);
-        }
-        let off = align(self.buf.len());
-        self.buf.resize(off, 0);
-        let off32 = i32::try_from(off).map_err(|_| EncodeError)?;
+        let (len, off, end) = place(self.buf.len(), data)?;
+        self.buf.resize(end - data.len(), 0);
         self.buf.extend_from_slice(data);
         self.set(len_at, len);
-        self.set(len_at + 1, off32);
+        self.set(len_at + 1, off);
         Ok(self)
     }
+}
+
+/// Where a variable part goes in a primitive of `end` bytes so far: its length and offset
+/// words (both 0 for an empty part, which takes no room) and the primitive's new end.
+fn place(end: usize, data: &[u8]) -> Result<(i32, i32, usize), EncodeError> {
+    if data.is_empty() {
+        return Ok((0, 0, end));
+    }
+    let len = i32::try_from(data.len()).map_err(|_| EncodeError)?;
+    let off = align(end);
+    let off32 = i32::try_from(off).map_err(|_| EncodeError)?;
+    Ok((len, off32, off.checked_add(data.len()).ok_or(EncodeError)?))
 }
 
 /// A variable part longer than a t_scalar_t can say.
@@ -287,10 +312,33 @@ pub fn optmgmt_req(opt: &[u8], flags: i32) -> Result<Vec<u8>, EncodeError> {
 
 /// T_UNITDATA_REQ (M_PROTO; the data travels as the message's data part).
 pub fn unitdata_req(dest: &[u8], opt: &[u8]) -> Result<Vec<u8>, EncodeError> {
-    Ok(Builder::new(&[T_UNITDATA_REQ, 0, 0, 0, 0])
-        .part(1, dest)?
-        .part(3, opt)?
-        .buf)
+    let mut b = vec![0; size::UNITDATA_REQ + align(dest.len()) + opt.len()];
+    let n = unitdata_req_into(&mut b, dest, opt)?.ok_or(EncodeError)?;
+    b.truncate(n);
+    Ok(b)
+}
+
+/// T_UNITDATA_REQ encoded into `out`, for t_sndudata's stack buffer (no allocation): its
+/// length, or None when `out` is too small.
+pub fn unitdata_req_into(
+    out: &mut [u8],
+    dest: &[u8],
+    opt: &[u8],
+) -> Result<Option<usize>, EncodeError> {
+    let (dlen, doff, end) = place(size::UNITDATA_REQ, dest)?;
+    let (olen, ooff, end) = place(end, opt)?;
+    let Some(b) = out.get_mut(..end) else {
+        return Ok(None);
+    };
+    b.fill(0);
+    for (i, w) in [T_UNITDATA_REQ, dlen, doff, olen, ooff].iter().enumerate() {
+        b[i * 4..i * 4 + 4].copy_from_slice(&w.to_ne_bytes());
+    }
+    for (off, data) in [(doff, dest), (ooff, opt)] {
+        let off = off as usize;
+        b[off..off + data.len()].copy_from_slice(data);
+    }
+    Ok(Some(end))
 }
 
 /// Encoders of what a provider sends: for tests and for user-space providers (a TPI
