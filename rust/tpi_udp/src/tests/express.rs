@@ -6,7 +6,8 @@
 //! option, an oversize TSDU, a transmit error, an ICMP error delivered into the sender's own
 //! Stream during the send, T_OPTMGMT_REQ, a full send buffer, T_UNBIND_REQ, a datagram after
 //! it) through an endpoint that arms and through one that cannot (a module pushed above the
-//! driver), and compares what each sender and each receiver got.
+//! driver), and compares what each sender and each receiver got. One case checks the
+//! receive side's direct take of a T_UNITDATA_IND (its counts, and one a read(2) refuses).
 
 extern crate std;
 
@@ -352,7 +353,68 @@ fn rx_opts(ttl: u8) -> Vec<u8> {
     opt::rx_opts(&super::super::net::RxIp { tos: 0, ttl }).to_vec()
 }
 
+/// The receive side's direct take (`stream/direct.rs`: one M_PROTO message up the `udp`
+/// driver's `Pass::Flow` read side): a getmsg that takes a T_UNITDATA_IND straight from the
+/// inbound list counts it on the driver's and the head's read queues as the put-up would,
+/// and one that a read(2) refuses (EBADMSG: an M_PROTO message in the normal read mode)
+/// goes up to the head whole, for the getmsg after it. Against a receiver whose datagrams an
+/// ordinary enter put up before each read.
+fn a_direct_unitdata_ind_counts_as_put() -> TestResult {
+    let (a, b, c) = (open()?, open()?, open()?);
+    bind(&a, &b, addr([10, 42, 0, 1], 0))?;
+    bind(&b, &a, addr([10, 42, 0, 2], 9000))?;
+    bind(&c, &a, addr([10, 42, 0, 3], 9000))?;
+    let mut got = [Vec::new(), Vec::new()];
+    for (i, data) in [&b"x1"[..], b"x2", b"x3"].into_iter().enumerate() {
+        for (k, (to, r)) in [([10, 42, 0, 2], &b), ([10, 42, 0, 3], &c)]
+            .into_iter()
+            .enumerate()
+        {
+            let dest = addr(to, 9000);
+            check_ok!(putmsg(
+                &a,
+                &Req::Unitdata {
+                    dest: &dest,
+                    opt: &[]
+                },
+                Some(data)
+            ));
+            settle_all(&a, r);
+            if k == 1 {
+                r.p.op(|_| ()); // an ordinary enter puts the datagram up
+            }
+            if i == 1 {
+                let mut buf = [0u8; 16];
+                let n = call::read(r, &mut SliceIo(&mut buf), 16, true);
+                check_eq!(n, Err(Errno::EBADMSG));
+            }
+            drain(r, &mut got[k]);
+        }
+    }
+    let ind = |d: &[u8]| Ev::Ind(d.to_vec(), rx_opts(64));
+    check_eq!(got[0], std::vec![ind(b"x1"), ind(b"x2"), ind(b"x3")]);
+    check_eq!(got[0], got[1]);
+    let counts = |e: &Ep| {
+        e.p.op(|s| {
+            let h = s.head_rq();
+            let d = s.driver_rq().and_then(|d| s.mstat(d));
+            (s.mstat(h), d)
+        })
+    };
+    let ((hb, db), (hc, dc)) = (counts(&b), counts(&c));
+    check_eq!(hb, hc);
+    check_eq!(db, dc);
+    // The T_BIND_ACK and the three datagrams, at least.
+    check!(hb.map_or(0, |m| m.ms_pcnt) >= 4);
+    check!(db.map_or(0, |m| m.ms_pcnt) >= 4);
+    for e in [&a, &b, &c] {
+        close(e);
+    }
+    Ok(())
+}
+
 ktest_suite!(TPI_UDP_EXPRESS_SUITE, "tpi_udp_express":
+    a_direct_unitdata_ind_counts_as_put,
     express_and_locked_answer_alike,
     armed_only_while_the_driver_would_send,
 );
