@@ -73,6 +73,11 @@
 //!   operation runs, a send after the enter is refused, and each send is counted once on the
 //!   driver's write queue. A sender that looks at the armed word and sends without a claim
 //!   (nothing for the enter to wait for) is caught.
+//! - (q) a watcher arrives (`perim` steps 5, 6): a hold that sees a poller or an O_ASYNC
+//!   owner clears *lazy* (and *handoff*) with relaxed stores, racing with an ordinary put
+//!   that claims as `StrPerim::schedule` does (hand-off, give-back, runner). The put claims
+//!   and is served, or the holder's fenced look sees it; a holder whose look has no fence is
+//!   caught (the put waits unheard), for either watcher.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -1592,4 +1597,107 @@ fn p_express_send_vs_lock_hold() {
 #[should_panic(expected = "express send: a hold overlapped")]
 fn p_express_send_without_a_claim_is_caught() {
     express_send_model(Sender::Unclaimed);
+}
+
+// (q) ------------------------------------------------------------------------------------------
+
+/// Who starts watching the head in [`watcher_model`].
+#[derive(Clone, Copy, PartialEq)]
+enum Watcher {
+    /// poll(2): on the wait queue before it enters; its leave clears *lazy*.
+    Poller,
+    /// An O_ASYNC owner: told by a signal, which only a hold that applies the put sends, not
+    /// through the wait queue; its leave clears *lazy* and *handoff*.
+    Owner,
+}
+
+/// A watcher arrives (`perim` steps 5 and 6): the gate is lazy and hands claims off (a quiet
+/// leave, nobody watching), then a hold that sees the watcher clears *lazy* (and, for an
+/// O_ASYNC owner, *handoff*) with relaxed stores, racing with a producer's ordinary put that
+/// claims as `StrPerim::schedule` does. Either the producer sees the clears (it claims, and
+/// wakes the poller or schedules the runner instead of giving the claim back), or the
+/// holder's look after it let go (`Perim::needs_run`, when `fenced`; else the same loads
+/// without the fence) sees the put and runs the perimeter. A put left on the inbound list
+/// with nobody woken and no run is an arrival the watcher never hears of.
+fn watcher_model(who: Watcher, fenced: bool) {
+    model(move || {
+        let t = sth_stream();
+        let rq = t.op(|s| s.head_rq());
+        let gate = t.perim.gate();
+        assert!(
+            gate.is_lazy() && gate.handoff_ok(),
+            "a quiet head, nobody watching"
+        );
+        // The poller queues itself before its poll enters (`poll_wait`).
+        let queued = LArc::new(AtomicBool::new(who == Watcher::Poller));
+        let woken = LArc::new(AtomicBool::new(false));
+        let runner = LArc::new(AtomicBool::new(false));
+        let producer = {
+            let (t, queued, woken, runner) =
+                (t.clone(), queued.clone(), woken.clone(), runner.clone());
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"d").expect("msg");
+                if t.put_in(rq, m).expect("open") {
+                    // `StrPerim::schedule`.
+                    let gate = t.perim.gate();
+                    if gate.is_busy() {
+                        return; // left to the holder (step 4)
+                    }
+                    let waits = || queued.load(SeqCst);
+                    if gate.has_sleeper() || (gate.handoff_ok() && waits()) {
+                        woken.store(true, SeqCst);
+                    } else if !(gate.handoff_ok() && gate.give_back(|| !waits())) {
+                        runner.store(true, SeqCst);
+                    }
+                }
+            })
+        };
+        // The watcher's hold: the poll's enter, or the hold after an O_ASYNC owner was added.
+        {
+            let mut g = t.perim.enter();
+            let later = t.perim.leave_watched(&mut g, true, who == Watcher::Owner);
+            drop(g);
+            later.finish(0);
+        }
+        let look = if fenced {
+            t.perim.needs_run()
+        } else {
+            gate.sched_flag().is_scheduled() || (gate.has_pending() && !gate.is_lazy())
+        };
+        if look {
+            t.run(0);
+        }
+        producer.join().expect("producer");
+        let told = match who {
+            Watcher::Poller => woken.load(SeqCst),
+            Watcher::Owner => false,
+        };
+        assert!(
+            !gate.has_pending() || told || runner.load(SeqCst),
+            "arrival unheard: a put left pending for a watcher nobody tells"
+        );
+        if runner.load(SeqCst) {
+            t.run(0);
+        }
+        let n = t.op(|s| core::iter::from_fn(|| s.read()).count());
+        assert_eq!(n, 1);
+    });
+}
+
+#[test]
+fn q_watcher_arriving_hears_of_every_put() {
+    watcher_model(Watcher::Poller, true);
+    watcher_model(Watcher::Owner, true);
+}
+
+#[test]
+#[should_panic(expected = "arrival unheard")]
+fn q_poller_whose_look_has_no_fence_is_caught() {
+    watcher_model(Watcher::Poller, false);
+}
+
+#[test]
+#[should_panic(expected = "arrival unheard")]
+fn q_owner_whose_look_has_no_fence_is_caught() {
+    watcher_model(Watcher::Owner, false);
 }
