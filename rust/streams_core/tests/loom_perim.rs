@@ -31,7 +31,9 @@
 //!   runner, and a lazy put that finds no sleeper is seen by the reader's look after it
 //!   counted itself. Nothing is stranded, no claim is left standing with nobody to serve it;
 //!   a reader that counts itself before it is on the wait queue, or that sleeps without that
-//!   last look, is caught (a wakeup lost).
+//!   last look, is caught (a wakeup lost). The claimer looks at the sleeper count after the
+//!   one fence of its look at *busy* (`Gate::is_busy`, as `StrPerim::schedule` does): a
+//!   claimer without it is caught too (a mutation of that fence fails this model).
 //! - (l) the give-back (`Gate::give_back`): a claimer that finds nobody asleep or waiting,
 //!   a quiet head and only ordinary data pending clears its claim instead of scheduling the
 //!   runner (the gate was left not lazy by a poller that has gone). A blocking reader and a
@@ -801,8 +803,13 @@ fn sleeper_model(how: Sleeper) {
             thread::spawn(move || {
                 let m = Msg::from_bytes(streams_core::msg::M_DATA, b"d").expect("msg");
                 if t.put_in(rq, m).expect("open") {
-                    // `StrPerim::schedule`: wake a counted sleeper, else the runner.
-                    if t.perim.gate().has_sleeper() {
+                    // `StrPerim::schedule`: the holder's if busy (its fence orders the claim
+                    // before the loads that follow), else wake a counted sleeper, else the
+                    // runner.
+                    let gate = t.perim.gate();
+                    if gate.is_busy() {
+                        // left to the holder (step 4)
+                    } else if gate.has_sleeper() {
                         handed.store(true, SeqCst);
                         if queued.load(SeqCst) {
                             woken.store(true, SeqCst);
@@ -944,7 +951,9 @@ fn give_back_model(how: Waiter) {
                     // `StrPerim::schedule`.
                     let gate = t.perim.gate();
                     let waits = || queued.load(SeqCst);
-                    if gate.has_sleeper() || (gate.handoff_ok() && waits()) {
+                    if gate.is_busy() {
+                        // left to the holder (step 4)
+                    } else if gate.has_sleeper() || (gate.handoff_ok() && waits()) {
                         if waits() {
                             woken.store(true, SeqCst);
                         }

@@ -217,7 +217,7 @@ impl Gate {
             // clear of `lazy` (`set_lazy`) are relaxed.
             fence(SeqCst);
             // The fence above also orders the claim-less put before the sleeper count's load
-            // (what `has_sleeper`'s own fence is for): no second fence.
+            // (what a claimer's `is_busy` fence does before `has_sleeper`): no second fence.
             if self.lazy.load(SeqCst) && self.sleepers.load(SeqCst) == 0 {
                 return Ok(false);
             }
@@ -278,11 +278,13 @@ impl Gate {
 
     /// Whether a claim can be handed to a sleeper (`perim` step 6): some task asleep on the
     /// head's wait queue will enter the Stream when woken. The caller has claimed the
-    /// perimeter; the fence orders that claim before this load, against the sleeper's
-    /// uncount-then-look (`sleeper_woken`, then the fenced [`Gate::needs_look`]): a sleeper
-    /// that stops counting after this load sees the claim standing and serves it.
+    /// perimeter and asked [`Gate::is_busy`] since (nothing stored in between): that fence
+    /// orders the claim before this load, against the sleeper's uncount-then-look
+    /// (`sleeper_woken`, then the fenced [`Gate::needs_look`]), so a sleeper that stops
+    /// counting after this load sees the claim standing and serves it. One fence per step:
+    /// the claimer's look at *busy*, at the sleepers, at *handoff* and at the head's wait
+    /// queue all follow the one fence (`StrPerim::schedule`).
     pub fn has_sleeper(&self) -> bool {
-        fence(SeqCst);
         self.sleepers.load(SeqCst) != 0
     }
 
