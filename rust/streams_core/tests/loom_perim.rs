@@ -8,7 +8,9 @@
 //!   the sender, or freed by the close — exactly once, never lost, never leaked.
 //! - (e) enable vs run: a put claims the perimeter or finds it claimed; the runner clears the
 //!   claim before it takes the inbound list. Work is never stranded (inbound work with no
-//!   claim). The runner that clears the claim after taking the list is caught.
+//!   claim), also for a put that is not ordinary data (no fence of its own: its relaxed
+//!   store of *pending* reaches the run through the claim). The runner that clears the claim
+//!   after taking the list is caught.
 //! - (g) the hand-off of a busy perimeter: a claimer that finds the Stream lock held leaves
 //!   the run to the holder, who looks at the inbound list once more after letting go. A put
 //!   is never left behind; a holder that does not look again is caught, and so is one that
@@ -184,7 +186,7 @@ fn runner_clear_after(t: &Perim) -> usize {
     n
 }
 
-fn enable_model(runner: fn(&Perim) -> usize) {
+fn enable_model(runner: fn(&Perim) -> usize, ty: streams_core::msg::MsgType) {
     model(move || {
         let t = stream();
         let rq = t.op(|s| s.head_rq());
@@ -197,7 +199,7 @@ fn enable_model(runner: fn(&Perim) -> usize) {
         let producer = {
             let t = t.clone();
             thread::spawn(move || {
-                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"1").expect("msg");
+                let m = Msg::from_bytes(ty, b"1").expect("msg");
                 if t.put_in(rq, m).expect("open") {
                     let p: Arc<dyn Perimeter> = t.clone();
                     p.schedule();
@@ -222,13 +224,21 @@ fn enable_model(runner: fn(&Perim) -> usize) {
 
 #[test]
 fn e_claim_cleared_before_taking_loses_nothing() {
-    enable_model(runner_correct);
+    enable_model(runner_correct, streams_core::msg::M_DATA);
+}
+
+/// A put that is not ordinary data has no fence of its own: its store of *pending* (relaxed)
+/// reaches the run by the claim, or, when the claim fails, by the clear of the claim that
+/// every take makes first (`Gate::put_in_if`).
+#[test]
+fn e_urgent_put_without_a_fence_loses_nothing() {
+    enable_model(runner_correct, streams_core::msg::M_PCPROTO);
 }
 
 #[test]
 #[should_panic(expected = "lost wakeup")]
 fn e_claim_cleared_after_taking_is_caught() {
-    enable_model(runner_clear_after);
+    enable_model(runner_clear_after, streams_core::msg::M_DATA);
 }
 
 // (f) ------------------------------------------------------------------------------------------

@@ -203,8 +203,10 @@ impl Gate {
             inb.puts = Some(mp);
             // Relaxed (every store of `pending` is made under the inbound lock): what orders
             // it for a Stream or a sleeper that must see it is the fence below (ordinary
-            // data), or the claim (anything else: the claimer fences before it looks at
-            // *busy*, `is_busy`).
+            // data), or the claim (anything else). A put that claims hands its store to the
+            // claim's server (the claim's release, the run's `begin_run`); one whose claim
+            // fails found a claim no take has cleared yet, and every take clears the claim
+            // first (`Perim::take_inbound`), so that claim's server takes after this push.
             self.pending.store(true, Relaxed);
             if let Some(f) = flow {
                 f.add_pending(n, blocks);
