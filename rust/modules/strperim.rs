@@ -517,10 +517,10 @@ impl Perimeter for StrPerim {
             return;
         }
         // Pollers enter the Stream too when woken (their poll re-polls it). One that queues
-        // itself after this look enters the Stream afterwards anyway; the fence orders the
-        // claim before the look, as `wq_has_sleeper` does.
+        // itself after this look enters the Stream afterwards anyway: `is_busy`'s fence above
+        // orders the claim before this look, as `wq_has_sleeper`'s does (only loads since,
+        // so one fence serves every look of this claimer: `Gate::has_sleeper`).
         if gate.handoff_ok() {
-            core::sync::atomic::fence(Ordering::SeqCst);
             if self.wq.has_waiters() {
                 self.wq.wake_sleepers();
                 return;

@@ -8,7 +8,9 @@
 //!   the sender, or freed by the close — exactly once, never lost, never leaked.
 //! - (e) enable vs run: a put claims the perimeter or finds it claimed; the runner clears the
 //!   claim before it takes the inbound list. Work is never stranded (inbound work with no
-//!   claim). The runner that clears the claim after taking the list is caught.
+//!   claim), also for a put that is not ordinary data (no fence of its own: its relaxed
+//!   store of *pending* reaches the run through the claim). The runner that clears the claim
+//!   after taking the list is caught.
 //! - (g) the hand-off of a busy perimeter: a claimer that finds the Stream lock held leaves
 //!   the run to the holder, who looks at the inbound list once more after letting go. A put
 //!   is never left behind; a holder that does not look again is caught, and so is one that
@@ -31,7 +33,9 @@
 //!   runner, and a lazy put that finds no sleeper is seen by the reader's look after it
 //!   counted itself. Nothing is stranded, no claim is left standing with nobody to serve it;
 //!   a reader that counts itself before it is on the wait queue, or that sleeps without that
-//!   last look, is caught (a wakeup lost).
+//!   last look, is caught (a wakeup lost). The claimer looks at the sleeper count after the
+//!   one fence of its look at *busy* (`Gate::is_busy`, as `StrPerim::schedule` does): a
+//!   claimer without it is caught too (a mutation of that fence fails this model).
 //! - (l) the give-back (`Gate::give_back`): a claimer that finds nobody asleep or waiting,
 //!   a quiet head and only ordinary data pending clears its claim instead of scheduling the
 //!   runner (the gate was left not lazy by a poller that has gone). A blocking reader and a
@@ -73,6 +77,11 @@
 //!   operation runs, a send after the enter is refused, and each send is counted once on the
 //!   driver's write queue. A sender that looks at the armed word and sends without a claim
 //!   (nothing for the enter to wait for) is caught.
+//! - (q) a watcher arrives (`perim` steps 5, 6): a hold that sees a poller or an O_ASYNC
+//!   owner clears *lazy* (and *handoff*) with relaxed stores, racing with an ordinary put
+//!   that claims as `StrPerim::schedule` does (hand-off, give-back, runner). The put claims
+//!   and is served, or the holder's fenced look sees it; a holder whose look has no fence is
+//!   caught (the put waits unheard), for either watcher.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -177,7 +186,7 @@ fn runner_clear_after(t: &Perim) -> usize {
     n
 }
 
-fn enable_model(runner: fn(&Perim) -> usize) {
+fn enable_model(runner: fn(&Perim) -> usize, ty: streams_core::msg::MsgType) {
     model(move || {
         let t = stream();
         let rq = t.op(|s| s.head_rq());
@@ -190,7 +199,7 @@ fn enable_model(runner: fn(&Perim) -> usize) {
         let producer = {
             let t = t.clone();
             thread::spawn(move || {
-                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"1").expect("msg");
+                let m = Msg::from_bytes(ty, b"1").expect("msg");
                 if t.put_in(rq, m).expect("open") {
                     let p: Arc<dyn Perimeter> = t.clone();
                     p.schedule();
@@ -215,13 +224,21 @@ fn enable_model(runner: fn(&Perim) -> usize) {
 
 #[test]
 fn e_claim_cleared_before_taking_loses_nothing() {
-    enable_model(runner_correct);
+    enable_model(runner_correct, streams_core::msg::M_DATA);
+}
+
+/// A put that is not ordinary data has no fence of its own: its store of *pending* (relaxed)
+/// reaches the run by the claim, or, when the claim fails, by the clear of the claim that
+/// every take makes first (`Gate::put_in_if`).
+#[test]
+fn e_urgent_put_without_a_fence_loses_nothing() {
+    enable_model(runner_correct, streams_core::msg::M_PCPROTO);
 }
 
 #[test]
 #[should_panic(expected = "lost wakeup")]
 fn e_claim_cleared_after_taking_is_caught() {
-    enable_model(runner_clear_after);
+    enable_model(runner_clear_after, streams_core::msg::M_DATA);
 }
 
 // (f) ------------------------------------------------------------------------------------------
@@ -796,8 +813,13 @@ fn sleeper_model(how: Sleeper) {
             thread::spawn(move || {
                 let m = Msg::from_bytes(streams_core::msg::M_DATA, b"d").expect("msg");
                 if t.put_in(rq, m).expect("open") {
-                    // `StrPerim::schedule`: wake a counted sleeper, else the runner.
-                    if t.perim.gate().has_sleeper() {
+                    // `StrPerim::schedule`: the holder's if busy (its fence orders the claim
+                    // before the loads that follow), else wake a counted sleeper, else the
+                    // runner.
+                    let gate = t.perim.gate();
+                    if gate.is_busy() {
+                        // left to the holder (step 4)
+                    } else if gate.has_sleeper() {
                         handed.store(true, SeqCst);
                         if queued.load(SeqCst) {
                             woken.store(true, SeqCst);
@@ -939,7 +961,9 @@ fn give_back_model(how: Waiter) {
                     // `StrPerim::schedule`.
                     let gate = t.perim.gate();
                     let waits = || queued.load(SeqCst);
-                    if gate.has_sleeper() || (gate.handoff_ok() && waits()) {
+                    if gate.is_busy() {
+                        // left to the holder (step 4)
+                    } else if gate.has_sleeper() || (gate.handoff_ok() && waits()) {
                         if waits() {
                             woken.store(true, SeqCst);
                         }
@@ -1592,4 +1616,107 @@ fn p_express_send_vs_lock_hold() {
 #[should_panic(expected = "express send: a hold overlapped")]
 fn p_express_send_without_a_claim_is_caught() {
     express_send_model(Sender::Unclaimed);
+}
+
+// (q) ------------------------------------------------------------------------------------------
+
+/// Who starts watching the head in [`watcher_model`].
+#[derive(Clone, Copy, PartialEq)]
+enum Watcher {
+    /// poll(2): on the wait queue before it enters; its leave clears *lazy*.
+    Poller,
+    /// An O_ASYNC owner: told by a signal, which only a hold that applies the put sends, not
+    /// through the wait queue; its leave clears *lazy* and *handoff*.
+    Owner,
+}
+
+/// A watcher arrives (`perim` steps 5 and 6): the gate is lazy and hands claims off (a quiet
+/// leave, nobody watching), then a hold that sees the watcher clears *lazy* (and, for an
+/// O_ASYNC owner, *handoff*) with relaxed stores, racing with a producer's ordinary put that
+/// claims as `StrPerim::schedule` does. Either the producer sees the clears (it claims, and
+/// wakes the poller or schedules the runner instead of giving the claim back), or the
+/// holder's look after it let go (`Perim::needs_run`, when `fenced`; else the same loads
+/// without the fence) sees the put and runs the perimeter. A put left on the inbound list
+/// with nobody woken and no run is an arrival the watcher never hears of.
+fn watcher_model(who: Watcher, fenced: bool) {
+    model(move || {
+        let t = sth_stream();
+        let rq = t.op(|s| s.head_rq());
+        let gate = t.perim.gate();
+        assert!(
+            gate.is_lazy() && gate.handoff_ok(),
+            "a quiet head, nobody watching"
+        );
+        // The poller queues itself before its poll enters (`poll_wait`).
+        let queued = LArc::new(AtomicBool::new(who == Watcher::Poller));
+        let woken = LArc::new(AtomicBool::new(false));
+        let runner = LArc::new(AtomicBool::new(false));
+        let producer = {
+            let (t, queued, woken, runner) =
+                (t.clone(), queued.clone(), woken.clone(), runner.clone());
+            thread::spawn(move || {
+                let m = Msg::from_bytes(streams_core::msg::M_DATA, b"d").expect("msg");
+                if t.put_in(rq, m).expect("open") {
+                    // `StrPerim::schedule`.
+                    let gate = t.perim.gate();
+                    if gate.is_busy() {
+                        return; // left to the holder (step 4)
+                    }
+                    let waits = || queued.load(SeqCst);
+                    if gate.has_sleeper() || (gate.handoff_ok() && waits()) {
+                        woken.store(true, SeqCst);
+                    } else if !(gate.handoff_ok() && gate.give_back(|| !waits())) {
+                        runner.store(true, SeqCst);
+                    }
+                }
+            })
+        };
+        // The watcher's hold: the poll's enter, or the hold after an O_ASYNC owner was added.
+        {
+            let mut g = t.perim.enter();
+            let later = t.perim.leave_watched(&mut g, true, who == Watcher::Owner);
+            drop(g);
+            later.finish(0);
+        }
+        let look = if fenced {
+            t.perim.needs_run()
+        } else {
+            gate.sched_flag().is_scheduled() || (gate.has_pending() && !gate.is_lazy())
+        };
+        if look {
+            t.run(0);
+        }
+        producer.join().expect("producer");
+        let told = match who {
+            Watcher::Poller => woken.load(SeqCst),
+            Watcher::Owner => false,
+        };
+        assert!(
+            !gate.has_pending() || told || runner.load(SeqCst),
+            "arrival unheard: a put left pending for a watcher nobody tells"
+        );
+        if runner.load(SeqCst) {
+            t.run(0);
+        }
+        let n = t.op(|s| core::iter::from_fn(|| s.read()).count());
+        assert_eq!(n, 1);
+    });
+}
+
+#[test]
+fn q_watcher_arriving_hears_of_every_put() {
+    watcher_model(Watcher::Poller, true);
+    watcher_model(Watcher::Owner, true);
+}
+
+#[test]
+#[should_panic(expected = "arrival unheard")]
+fn q_poller_whose_look_has_no_fence_is_caught() {
+    watcher_model(Watcher::Poller, false);
+}
+
+#[test]
+#[should_panic(expected = "arrival unheard")]
+fn q_owner_whose_look_has_no_fence_is_caught() {
+    watcher_model(Watcher::Owner, false);
 }

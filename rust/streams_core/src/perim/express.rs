@@ -44,11 +44,26 @@
 //! without it by express writers; nothing is taken under it. The target's inbound lock is taken
 //! after `cell` is released, never under it. `word` changes only under the target's inbound
 //! lock (admit, disarm) or under this Stream's lock with no target holding it yet (arm).
+//! So `owed` changes only under the inbound lock of the target the word is armed for: a
+//! load and a store, no read-modify-write. An admit into another target reads another key
+//! and changes nothing; one that reads this target's key either holds that inbound lock
+//! after the disarm that ended an earlier arming for it (the lock orders them), or read the
+//! key of a later arming (the arm's release store, the admit's acquire load), which comes
+//! after the disarm of every earlier target (both under this Stream's lock, the disarm
+//! first). The stores of `state` need no more: the disarm's is ordered for the admits by
+//! the inbound lock, and every other load of it is a hint (`Express::is_armed`) or made
+//! under this Stream's lock (`Express::armed_locked`).
 
 #[cfg(not(loom))]
-use core::sync::atomic::{AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use core::sync::atomic::{
+    AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
+};
 #[cfg(loom)]
-use loom::sync::atomic::{AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use loom::sync::atomic::{
+    AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
+};
 
 use crate::stream::stats::{Stat, Totals};
 use crate::stream::{Perimeter, QRef, QueueId};
@@ -78,20 +93,25 @@ impl ExpressWord {
     }
 
     /// Under the target's inbound lock: whether a put into the target `key` is admitted
-    /// (counted if so).
+    /// (counted if so). The count is a load and a store, not a read-modify-write: it changes
+    /// only under the inbound lock of the target the word is armed for (see `# Locking` in the
+    /// module docs).
     pub fn admit(&self, key: usize) -> bool {
-        if key == 0 || self.state.load(SeqCst) != key {
+        if key == 0 || self.state.load(Acquire) != key {
             return false;
         }
-        self.owed.fetch_add(1, Relaxed);
+        let n = self.owed.load(Relaxed);
+        self.owed.store(n.wrapping_add(1), Relaxed);
         true
     }
 
     /// Under the target's inbound lock (or where no put can be admitted): disarm, and take the
     /// count of the puts admitted.
     pub fn disarm(&self) -> usize {
-        self.state.store(0, SeqCst);
-        self.owed.swap(0, Relaxed)
+        self.state.store(0, Relaxed);
+        let n = self.owed.load(Relaxed);
+        self.owed.store(0, Relaxed);
+        n
     }
 }
 
@@ -158,7 +178,9 @@ impl Express {
     pub(crate) fn arm(&self, to: QRef, q: QueueId, totals: Option<Totals>) -> Option<QRef> {
         let key = key_of(&**to.perim());
         let old = self.cell.lock().replace(Target { to, q, totals });
-        self.word.state.store(key, SeqCst);
+        // Release: an admit that reads this key (acquire) comes after this hold's disarm of
+        // any earlier target, so the count it bumps is no longer that target's to change.
+        self.word.state.store(key, Release);
         old.map(|t| t.to)
     }
 

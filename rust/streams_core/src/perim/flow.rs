@@ -184,10 +184,11 @@ impl Flow {
     /// (under the inbound lock, which every change of the counts holds: no read-modify-write
     /// needed).
     pub fn add_pending(&self, n: usize, blocks: usize) {
+        // Relaxed: a larger count only refuses more (a writer that misses it is let through,
+        // as one that asked just before the put is); what a refused writer must not miss is
+        // the clear (`clear_pending`, fenced by the take).
         let p = self.pending.load(Relaxed);
-        self.pending.store(p.saturating_add(n), SeqCst);
-        // Relaxed: a larger count only refuses more; what a refused writer must not miss is
-        // the clear (`clear_pending`, sequentially consistent and fenced).
+        self.pending.store(p.saturating_add(n), Relaxed);
         let k = self.pending_blocks.load(Relaxed);
         self.pending_blocks.store(k.saturating_add(blocks), Relaxed);
     }

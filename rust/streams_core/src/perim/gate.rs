@@ -11,13 +11,18 @@
 //! `inbound` is a leaf: the Stream lock may be held when it is taken, never the other way
 //! round, and no other lock is taken under it.
 //!
-//! The words read without a lock (`pending`, `busy`, `lazy`, `sleepers`, the flow slots) are
-//! ordered by sequentially consistent fences, one per side of each store-then-look argument
-//! (`perim` steps 4–6, `flow.rs`), not by the orderings of the accesses: `busy` is set and
-//! cleared with relaxed stores by the Stream lock's holder (the claimer fences before it
-//! looks, `is_busy`; the holder after it clears, `needs_look`), and the take clears `pending`
-//! and the pending counts with relaxed stores under the inbound lock, then fences once
-//! (`take_into`). Every store of `pending` is made under the inbound lock.
+//! The words read without a lock (`pending`, `busy`, `lazy`, `handoff`, `sleepers`, the flow
+//! slots) are ordered by sequentially consistent fences, one per side of each
+//! store-then-look argument (`perim` steps 4–6, `flow.rs`), not by the orderings of the
+//! accesses: `busy` is set and cleared with relaxed stores by the Stream lock's holder (the
+//! claimer fences before it looks, `is_busy`; the holder after it clears, `needs_look`);
+//! `lazy` and `handoff` are set and cleared with relaxed stores by the holder's leave (the
+//! ordinary put fences between its store of `pending` and its look at `lazy`, `put_in_if`;
+//! the holder's `needs_look` after the leave); every store of `pending` and of the pending
+//! counts is a relaxed store under the inbound lock (a put's and a back-enable's, ordered
+//! by the put's fence or by the claim; the take's, followed by its one fence, `take_into`).
+//! The writer's side of a put thus has one locked instruction of its own besides the
+//! inbound lock: the fence of an ordinary put (or the claim of another).
 
 #[cfg(not(loom))]
 use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
@@ -196,7 +201,13 @@ impl Gate {
             inb.urgent |= !ordinary;
             mp.0.next = inb.puts.take();
             inb.puts = Some(mp);
-            self.pending.store(true, SeqCst);
+            // Relaxed (every store of `pending` is made under the inbound lock): what orders
+            // it for a Stream or a sleeper that must see it is the fence below (ordinary
+            // data), or the claim (anything else). A put that claims hands its store to the
+            // claim's server (the claim's release, the run's `begin_run`); one whose claim
+            // fails found a claim no take has cleared yet, and every take clears the claim
+            // first (`Perim::take_inbound`), so that claim's server takes after this push.
+            self.pending.store(true, Relaxed);
             if let Some(f) = flow {
                 f.add_pending(n, blocks);
             }
@@ -204,9 +215,11 @@ impl Gate {
         if ordinary {
             // The put's store, then (fenced) the Stream's word that it will look by itself;
             // the Stream clears that word, then (fenced) looks at the list: one sees the other.
+            // This fence carries the argument: the store of `pending` above and the Stream's
+            // clear of `lazy` (`set_lazy`) are relaxed.
             fence(SeqCst);
             // The fence above also orders the claim-less put before the sleeper count's load
-            // (what `has_sleeper`'s own fence is for): no second fence.
+            // (what a claimer's `is_busy` fence does before `has_sleeper`): no second fence.
             if self.lazy.load(SeqCst) && self.sleepers.load(SeqCst) == 0 {
                 return Ok(false);
             }
@@ -215,17 +228,27 @@ impl Gate {
     }
 
     /// Whether the Stream will look at its inbound list by itself (set under the Stream lock
-    /// when it leaves: `Perim::leave`).
+    /// when it leaves: `Perim::leave`). A relaxed store: a put that misses a set only claims
+    /// when it need not; one that misses a clear is seen by the holder's fenced look after
+    /// it lets go ([`Gate::needs_look`], the rule on `PerimGuard`), the put's fence against
+    /// that one (`put_in_if`).
     pub(crate) fn set_lazy(&self, lazy: bool) {
         if self.lazy.load(Relaxed) != lazy {
-            self.lazy.store(lazy, SeqCst);
+            self.lazy.store(lazy, Relaxed);
         }
     }
 
     /// Whether a claim may be handed to the head's wait queue (set when the lock is left).
+    /// A relaxed store, as [`Gate::set_lazy`]: a claimer reads it after its fences (the
+    /// ordinary put's in `put_in_if`, which is all a give-back follows, and
+    /// [`Gate::is_busy`]'s), and the holder that cleared it looks again after its own
+    /// ([`Gate::needs_look`]), so either the claimer sees the clear, or the holder sees the
+    /// claim or, if the claimer gave it back, the put (the leave that clears *handoff*
+    /// clears *lazy* too: `HeadProcs::lazy_ok` said no, or an O_ASYNC owner, which is a
+    /// watcher, is there; `Perim::leave_watched`). Loom model (q).
     pub(crate) fn set_handoff(&self, ok: bool) {
         if self.handoff.load(Relaxed) != ok {
-            self.handoff.store(ok, SeqCst);
+            self.handoff.store(ok, Relaxed);
         }
     }
 
@@ -257,11 +280,13 @@ impl Gate {
 
     /// Whether a claim can be handed to a sleeper (`perim` step 6): some task asleep on the
     /// head's wait queue will enter the Stream when woken. The caller has claimed the
-    /// perimeter; the fence orders that claim before this load, against the sleeper's
-    /// uncount-then-look (`sleeper_woken`, then the fenced [`Gate::needs_look`]): a sleeper
-    /// that stops counting after this load sees the claim standing and serves it.
+    /// perimeter and asked [`Gate::is_busy`] since (nothing stored in between): that fence
+    /// orders the claim before this load, against the sleeper's uncount-then-look
+    /// (`sleeper_woken`, then the fenced [`Gate::needs_look`]), so a sleeper that stops
+    /// counting after this load sees the claim standing and serves it. One fence per step:
+    /// the claimer's look at *busy*, at the sleepers, at *handoff* and at the head's wait
+    /// queue all follow the one fence (`StrPerim::schedule`).
     pub fn has_sleeper(&self) -> bool {
-        fence(SeqCst);
         self.sleepers.load(SeqCst) != 0
     }
 
@@ -324,7 +349,8 @@ impl Gate {
                 None => inb.back_all = true,
             }
             inb.any_back = true;
-            self.pending.store(true, SeqCst);
+            // Relaxed, as in `put_in_if`: a back-enable always claims.
+            self.pending.store(true, Relaxed);
         }
         self.flag.try_schedule()
     }
@@ -431,7 +457,7 @@ impl Gate {
         inb.backs = Default::default();
         inb.back_all = false;
         inb.any_back = false;
-        self.pending.store(false, SeqCst);
+        self.pending.store(false, Relaxed);
         for f in self.flow.iter() {
             f.release();
         }

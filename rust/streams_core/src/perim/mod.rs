@@ -59,7 +59,8 @@
 //!    until it woke) wakes it instead of scheduling the runner: the sleeper's next enter
 //!    applies the inbound list and serves the claim, and a sleeper that wakes for another
 //!    reason after the claim was made sees it standing ([`Perim::needs_run`]) before it
-//!    sleeps again or returns. The same holds for pollers (poll(2) and epoll harvest call the
+//!    sleeps again or returns (the claimer looks at the count after its fenced look at
+//!    *busy*, [`Perim::is_busy`]: one fence for all its looks). The same holds for pollers (poll(2) and epoll harvest call the
 //!    Stream's poll, which enters it), so while nothing in the head must hear of arrivals
 //!    otherwise (`HeadProcs::lazy_ok`, no O_ASYNC owner: `handoff_ok`), a claimer that finds
 //!    anyone on the wait queue wakes it instead. A datagram from the network then reaches a
