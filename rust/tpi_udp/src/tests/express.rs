@@ -361,12 +361,12 @@ fn rx_opts(ttl: u8) -> Vec<u8> {
 /// ordinary enter put up before each read.
 fn a_direct_unitdata_ind_counts_as_put() -> TestResult {
     let (a, b, c) = (open()?, open()?, open()?);
-    bind(&a, &b, addr([10, 42, 0, 1], 0))?;
-    bind(&b, &a, addr([10, 42, 0, 2], 9000))?;
-    bind(&c, &a, addr([10, 42, 0, 3], 9000))?;
+    bind(&a, &b, addr([10, 43, 0, 1], 0))?;
+    bind(&b, &a, addr([10, 43, 0, 2], 9000))?;
+    bind(&c, &a, addr([10, 43, 0, 3], 9000))?;
     let mut got = [Vec::new(), Vec::new()];
     for (i, data) in [&b"x1"[..], b"x2", b"x3"].into_iter().enumerate() {
-        for (k, (to, r)) in [([10, 42, 0, 2], &b), ([10, 42, 0, 3], &c)]
+        for (k, (to, r)) in [([10, 43, 0, 2], &b), ([10, 43, 0, 3], &c)]
             .into_iter()
             .enumerate()
         {
