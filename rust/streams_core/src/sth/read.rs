@@ -20,6 +20,7 @@ use super::write::wait;
 use super::{Block, Stop};
 use crate::errno::Errno;
 use crate::msg::{Msg, MsgFlags, M_DATA, M_PASSFP, M_READ};
+use crate::queue::QFlags;
 use crate::sth::Stream;
 use crate::stream::QueueId;
 
@@ -325,7 +326,9 @@ impl Stream {
     }
 
     /// RFILL: bytes available in the leading M_DATA messages, and whether a read of `len`
-    /// could complete now (enough bytes, or a message boundary that ends the read).
+    /// could complete now (enough bytes, a message boundary that ends the read, or a read
+    /// queue that flow control has filled: the writers wait for this read then, so the read
+    /// cannot wait for them and takes what is there).
     fn sth_fill_avail(&self, len: usize) -> (usize, bool) {
         let Some(q) = self.queue(self.head_rq()) else {
             return (0, false);
@@ -333,10 +336,11 @@ impl Stream {
         if q.first().is_none() {
             return (0, false); // the common case of a reader trying again
         }
+        let full = q.flags().contains(QFlags::QFULL);
         let mut avail = 0usize;
         for pos in 0.. {
             let Some(m) = q.peek(pos) else {
-                return (avail, false);
+                return (avail, full);
             };
             if m.db_type() != M_DATA || m.msgsize() == 0 {
                 return (avail, true);
@@ -346,7 +350,7 @@ impl Stream {
                 return (avail, true);
             }
         }
-        (avail, false)
+        (avail, full)
     }
 
     /// Nothing to read: send M_READ downstream first if asked to (SO_MREADON), then block.

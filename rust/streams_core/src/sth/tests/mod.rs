@@ -651,6 +651,36 @@ fn read_fill_waits_for_full_buffer() -> TestResult {
     Ok(())
 }
 
+/// A blocking read-fill read longer than flow control lets queue: once the head's read queue
+/// is full its writers wait for this read, so the read takes what is there instead of
+/// waiting for bytes that cannot come (both would wait for ever).
+fn read_fill_takes_a_full_queue() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    srdopt(&mut s, RNORM | RFILL)?;
+    let h = s.head_rq();
+    let full = |s: &Stream| {
+        s.queue(h)
+            .is_some_and(|q| q.flags().contains(crate::queue::QFlags::QFULL))
+    };
+    let mut sent = 0;
+    while !full(&s) && sent < 1 << 20 {
+        match wr(&mut s, &[7u8; 64]) {
+            Ok(n) => sent += n,
+            Err(_) => break,
+        }
+    }
+    check!(full(&s));
+    let (msgs, bytes) = nread(&mut s)?;
+    check!(msgs > 0 && bytes > 0 && bytes as usize <= sent);
+    let tok = ReaderToken::new();
+    let mut t = Taken::new();
+    let n = check_ok!(s.strread(sent + 4096, false, &tok, &mut t));
+    check!(n > 0 && n <= sent);
+    let _ = tok.release();
+    check!(!full(&s));
+    Ok(())
+}
+
 fn wroff_reserves_headroom() -> TestResult {
     let mut s = open(&HOLD)?;
     let o = StrOptions {
@@ -724,6 +754,7 @@ ktest_suite!(STH_SUITE, "streams_sth":
     enosr_on_allocation_failure_sends_nothing,
     write_hold_coalesces_small_writes,
     read_fill_waits_for_full_buffer,
+    read_fill_takes_a_full_queue,
     wroff_reserves_headroom,
     sigpoll_events_on_arrival,
     placeholder_head_still_queues_everything,
