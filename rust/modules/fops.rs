@@ -50,6 +50,8 @@ unsafe fn flags_of(file: *mut bindings::file) -> c_uint {
     unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*file).f_flags)) }
 }
 
+// SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
+// with the `file` being opened on a device registered for `T` (misc or character device).
 pub(super) unsafe extern "C" fn open_tramp<T: FileOps>(
     _inode: *mut bindings::inode,
     file: *mut bindings::file,

@@ -56,8 +56,9 @@ const INPUT_EVENTS: u32 = S_INPUT | S_RDNORM | S_RDBAND | S_HIPRI;
 const HOLD_JIFFIES: u64 = 1;
 
 /// A held Stream lock (the gate is busy while it is held: `perim` step 4). Every drop of one
-/// is followed by the fenced `needs_run` (the rule on `PerimGuard`): [`StrPerim::unlock_with`] after
-/// an unlock, [`Perimeter::run`]'s loop, and `strwait.rs` after `unbusy` before it sleeps.
+/// is followed by the fenced `needs_run` (the rule on `PerimGuard`): [`StrPerim::unlock_with`]
+/// after an unlock, [`Perimeter::run`]'s loop, and `strwait.rs` after `unbusy` before it
+/// sleeps.
 pub(crate) type Held<'a> = PerimGuard<'a, StrHead>;
 
 /// Who the operation ending a lock hold is for: the process that gets SIGPIPE.

@@ -12,11 +12,11 @@
 //! This is also the one module of the core that may contain `unsafe`. In the kernel build:
 //! the 6.12 `KBox` has no unsized coercion (see [`box_dyn!`]), `release_kept` re-owns the
 //! run-long test buffers at module exit (test build only), the inbound lock's bottom halves,
-//! the CPU number and the per-CPU statistics counters ([`stat_add`]). In both builds: the per-CPU slots of the message block cache
-//! ([`CpuSlot`], an `UnsafeCell` owned through a busy bit) and [`Recycled`] (a box taken out
-//! of a `ManuallyDrop` exactly once), and [`vec_filled_wait`]/[`UninitBuf`] (a new byte
-//! buffer filled by a copy without being zeroed first; only what the copy wrote becomes its
-//! length). Each block carries a SAFETY comment; the host tests run under valgrind.
+//! the CPU number and the per-CPU statistics counters ([`stat_add`]). In both builds: the
+//! per-CPU slots of the message block cache ([`CpuSlot`], an `UnsafeCell` owned through a
+//! busy bit) and [`Recycled`] (a box taken out of a `ManuallyDrop` exactly once), and
+//! [`vec_filled_wait`]/[`UninitBuf`] (a new byte buffer filled by a copy without being zeroed
+//! first; only what the copy wrote becomes its length). Each block carries a SAFETY comment; the host tests run under valgrind.
 
 #[cfg(not(rstreams_kernel))]
 extern crate alloc;

@@ -115,7 +115,7 @@ impl ReaderToken {
     /// gives the token back) and the answer is no.
     #[inline]
     pub fn free(&self) -> bool {
-        if self.state.load(Acquire) & HELD == 0 {
+        if self.is_idle() {
             return true;
         }
         // The second look is the mark itself: the give-back's swap comes before it (the
@@ -133,7 +133,7 @@ impl ReaderToken {
 
     /// Whether a take is being copied out.
     pub fn is_held(&self) -> bool {
-        self.state.load(Acquire) & HELD != 0
+        !self.is_idle()
     }
 
     /// The holder gives the token back, with or without the Stream lock. Returns whether a

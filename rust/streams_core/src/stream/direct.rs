@@ -26,9 +26,9 @@
 //! not counted again; the one M_PROTO message of a TPI driver goes to the head's put
 //! procedure, as the put stepping over the path would have brought it), when the lock hold
 //! ends, first thing ([`Stream::settle_direct`], from `Perim::leave`), before any later
-//! inbound work: it lands behind the rest of a split message in order. That run is what the enter's put-up would do with it: within the hold
-//! nothing but the read runs, so the path still passes to the head and the Stream is still
-//! open.
+//! inbound work: it lands behind the rest of a split message in order. That run is what the
+//! enter's put-up would do with it: within the hold nothing but the read runs, so the path
+//! still passes to the head and the Stream is still open.
 //!
 //! The take needs the head's read queue empty, so it serves a reader that keeps up with its
 //! writer. A reader that lags (a backlog at the head) reads from the head's queue; when that
@@ -88,13 +88,7 @@ impl<H: HeadProcs> Stream<H> {
         let Some(q) = QueueId::from_raw(dest) else {
             return false;
         };
-        let h = self.head_rq();
-        let head_idle = self
-            .queue(h)
-            .is_some_and(|hq| hq.first().is_none() && !hq.flags().contains(QFlags::QWANTW));
-        // A take still held (never: `Perim::leave` settles it) would be overwritten: refuse.
-        debug_assert!(self.direct.taken.is_none());
-        if self.closed || !head_idle || self.direct.taken.is_some() || !self.passes_to_head(q) {
+        if !self.direct_room() || !self.passes_to_head(q) {
             return false;
         }
         self.count_path(q, n);
@@ -119,19 +113,24 @@ impl<H: HeadProcs> Stream<H> {
         let Some(q) = q else {
             return false;
         };
-        let h = self.head_rq();
-        let head_idle = self
-            .queue(h)
-            .is_some_and(|hq| hq.first().is_none() && !hq.flags().contains(QFlags::QWANTW));
-        if self.closed || !head_idle || self.direct.taken.is_some() {
-            return false;
-        }
-        if !self.passes_to_head_one(q, ty) {
+        if !self.direct_room() || !self.passes_to_head_one(q, ty) {
             return false;
         }
         self.count_path(q, 1);
         self.direct.taken = puts.take().map(|list| (q, list));
         true
+    }
+
+    /// Whether the head can take a direct take now (module docs): the Stream is open, its
+    /// read queue is empty with no writer waiting on it, and no take is held (never: every
+    /// `Perim::leave` settles it; one would be overwritten: refused).
+    #[inline]
+    fn direct_room(&self) -> bool {
+        debug_assert!(self.direct.taken.is_none());
+        let head_idle = self
+            .queue(self.head_rq())
+            .is_some_and(|hq| hq.first().is_none() && !hq.flags().contains(QFlags::QWANTW));
+        !self.closed && head_idle && self.direct.taken.is_none()
     }
 
     /// The read's enter left what waits on the inbound list there (`perim` step 7, the lazy
