@@ -639,6 +639,10 @@ impl<T> Mutex<T> {
     pub fn new(v: T) -> Result<Self, NoMem> {
         Ok(Mutex(std::sync::Mutex::new(v)))
     }
+    /// The host twin of the kernel's `BhLock::new_outer` (lockdep classes exist only there).
+    pub fn new_outer(v: T) -> Result<Self, NoMem> {
+        Self::new(v)
+    }
     /// Take the lock (a panic of another holder does not poison it for us).
     pub fn lock(&self) -> MutexGuard<'_, T> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
@@ -656,6 +660,10 @@ impl<T> Mutex<T> {
     /// A new lock holding `v`.
     pub fn new(v: T) -> Result<Self, NoMem> {
         Ok(Mutex(loom::sync::Mutex::new(v)))
+    }
+    /// The host twin of the kernel's `BhLock::new_outer` (lockdep classes exist only there).
+    pub fn new_outer(v: T) -> Result<Self, NoMem> {
+        Self::new(v)
     }
     /// Take the lock.
     pub fn lock(&self) -> MutexGuard<'_, T> {
@@ -701,6 +709,18 @@ impl<T> BhLock<T> {
         use kernel::init::InPlaceInit;
         kernel::alloc::KBox::pin_init(
             kernel::new_spinlock!(v, "rstreams_inbound"),
+            kernel::alloc::flags::GFP_KERNEL,
+        )
+        .map(BhLock)
+        .map_err(|_| NoMem)
+    }
+    /// [`BhLock::new`] for a lock under which an inbound lock is taken (the express write's
+    /// link, `perim/express.rs`): a lockdep class of its own, so that nesting is not reported
+    /// as recursion on one class.
+    pub fn new_outer(v: T) -> Result<Self, NoMem> {
+        use kernel::init::InPlaceInit;
+        kernel::alloc::KBox::pin_init(
+            kernel::new_spinlock!(v, "rstreams_express_link"),
             kernel::alloc::flags::GFP_KERNEL,
         )
         .map(BhLock)

@@ -13,11 +13,11 @@
 //! ```text
 //!   lock holder (any enter)                 express writer (no lock of this Stream)
 //!   -----------------------                 ---------------------------------------
-//!   under the Stream lock:                  target := the armed link (leaf lock `cell`)
-//!     take the link out of `cell`            bcanput on it (else: the locked write)
-//!     under the target's inbound lock:       under the target's inbound lock:
-//!       word := disarmed                       word armed for this target? put, owed += 1
-//!       n := owed, owed := 0                   else: the locked write
+//!   under the Stream lock:                  under `cell`: target := the armed link
+//!     take the link out of `cell`              bcanput on it (else: the locked write)
+//!     under the target's inbound lock:         under the target's inbound lock:
+//!       word := disarmed                         word armed for this target? put, owed += 1
+//!       n := owed, owed := 0                     else: the locked write
 //!     count n puts on the path
 //! ```
 //!
@@ -40,9 +40,14 @@
 //! any Stream lock, are counted by the writer at once.
 //!
 //! # Locking
-//! `cell` is a leaf lock (BH-safe spinlock), taken under the Stream lock by enter and leave and
-//! without it by express writers; nothing is taken under it. The target's inbound lock is taken
-//! after `cell` is released, never under it. `word` changes only under the target's inbound
+//! `cell` (BH-safe spinlock) is taken under the Stream lock by enter and leave, where nothing is
+//! taken under it, and without it by express writers, which take the target's inbound lock (a
+//! leaf) under it: holding `cell` keeps the link from being disarmed and let go of, so the put
+//! needs no counted reference (only a put that claims the target takes one, to run it once
+//! `cell` is released). The inbound lock never has `cell` taken under it (a disarm takes it
+//! after `cell` is released), so the order is `cell`, then an inbound lock; `cell` has a
+//! lockdep class of its own ([`sys::BhLock::new_outer`]). Two pipe ends writing to each
+//! other each hold their own `cell` and the other's inbound lock: no cycle. `word` changes only under the target's inbound
 //! lock (admit, disarm) or under this Stream's lock with no target holding it yet (arm).
 //! So `owed` changes only under the inbound lock of the target the word is armed for: a
 //! load and a store, no read-modify-write. An admit into another target reads another key
@@ -65,6 +70,7 @@ use loom::sync::atomic::{
     Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
 
+use crate::msg::Msg;
 use crate::stream::stats::{Stat, Totals};
 use crate::stream::{Perimeter, QRef, QueueId};
 use crate::sys::{self, NoMem};
@@ -117,10 +123,19 @@ impl ExpressWord {
 
 /// The armed link: the target, the queue whose put the express writes are (the path's one
 /// queue), and that queue's module-wide totals.
-struct Target {
-    to: QRef,
+pub(crate) struct Target {
+    pub(crate) to: QRef,
     q: QueueId,
     totals: Option<Totals>,
+}
+
+impl Target {
+    /// Count one express put in the module-wide totals of the path's queue.
+    pub(crate) fn count_total(&self) {
+        if let Some(t) = self.totals {
+            t.bump(1, Stat::Put, 1);
+        }
+    }
 }
 
 /// A Stream's express write state (see the module docs). One per perimeter.
@@ -130,27 +145,12 @@ pub struct Express {
     cell: sys::BhLock<Option<Target>>,
 }
 
-/// The link an express write puts through, taken by [`Express::target`].
-pub(crate) struct Armed {
-    pub(crate) to: QRef,
-    totals: Option<Totals>,
-}
-
-impl Armed {
-    /// Count one express put in the module-wide totals of the path's queue.
-    pub(crate) fn count_total(&self) {
-        if let Some(t) = self.totals {
-            t.bump(1, Stat::Put, 1);
-        }
-    }
-}
-
 impl Express {
     /// Disarmed. `NoMem` when memory runs out.
     pub(crate) fn new() -> Result<Express, NoMem> {
         Ok(Express {
             word: ExpressWord::new(),
-            cell: sys::BhLock::new(None)?,
+            cell: sys::BhLock::new_outer(None)?,
         })
     }
 
@@ -192,13 +192,19 @@ impl Express {
         Some((t.to, t.q, n))
     }
 
-    /// Without the Stream lock: the armed link, if any (a counted reference).
-    pub(crate) fn target(&self) -> Option<Armed> {
+    /// Without the Stream lock: `put(link, m)` on the armed link with `cell` held, so that no
+    /// hold disarms the link meanwhile and the put needs no counted reference of its own (no
+    /// write to the target's reference count per express write); `Err(m)` when disarmed.
+    /// `put` must not sleep: it takes the target's inbound lock, nothing else.
+    pub(crate) fn put_armed<R>(
+        &self,
+        m: Msg,
+        put: impl FnOnce(&Target, Msg) -> Result<R, Msg>,
+    ) -> Result<R, Msg> {
         let cell = self.cell.lock();
-        let t = cell.as_ref()?;
-        Some(Armed {
-            to: t.to.clone(),
-            totals: t.totals,
-        })
+        match cell.as_ref() {
+            Some(t) => put(t, m),
+            None => Err(m),
+        }
     }
 }

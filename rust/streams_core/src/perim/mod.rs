@@ -380,19 +380,20 @@ impl<H: HeadProcs> Perim<H> {
         if !self.express.is_armed() || self.gate.has_pending() {
             return Err(m);
         }
-        let Some(armed) = self.express.target() else {
-            return Err(m);
-        };
-        let to = &armed.to;
-        if !to.bcanput(0) {
-            return Err(m);
-        }
         let n = m.msgsize();
-        let perim = to.perim();
-        let claimed =
-            perim.put_express(to.qid(), m, self.express.word(), express::key_of(&**perim))?;
-        armed.count_total();
-        if claimed {
+        let word = self.express.word();
+        // Under the link's `cell`: the link stays armed, so it needs no counted reference
+        // unless the put claimed the target, which is run once `cell` is released.
+        let claimed = self.express.put_armed(m, |t, m| {
+            if !t.to.bcanput(0) {
+                return Err(m);
+            }
+            let perim = t.to.perim();
+            let claimed = perim.put_express(t.to.qid(), m, word, express::key_of(&**perim))?;
+            t.count_total();
+            Ok(claimed.then(|| perim.clone()))
+        })?;
+        if let Some(perim) = claimed {
             // As a locked write's `Later` runs it once the lock is dropped.
             perim.run(1);
         }
