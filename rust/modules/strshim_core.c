@@ -795,6 +795,25 @@ void rstreams_local_bh_enable(void)
 EXPORT_SYMBOL_GPL(rstreams_local_bh_enable);
 
 /*
+ * The inbound lock of a perimeter and the express write's link cell (the core's sys::BhLock):
+ * spin_lock_bh/spin_unlock_bh are inline, so Rust reaches them through here, one call each
+ * way (not local_bh_disable + the kernel crate's SpinLock, five calls each way).
+ */
+void rstreams_spin_lock_bh(spinlock_t *lock);
+void rstreams_spin_lock_bh(spinlock_t *lock)
+{
+	spin_lock_bh(lock);
+}
+EXPORT_SYMBOL_GPL(rstreams_spin_lock_bh);
+
+void rstreams_spin_unlock_bh(spinlock_t *lock);
+void rstreams_spin_unlock_bh(spinlock_t *lock)
+{
+	spin_unlock_bh(lock);
+}
+EXPORT_SYMBOL_GPL(rstreams_spin_unlock_bh);
+
+/*
  * A shrinker around two Rust callbacks (rust/modules/mblkcache.rs: the message block cache):
  * how many objects could be freed, and free up to `nr` of them. 6.12's Rust crate has no
  * shrinker abstraction, and `struct shrinker` wants C callbacks.

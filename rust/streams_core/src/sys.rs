@@ -683,6 +683,47 @@ pub type BhGuard<'a, T> = MutexGuard<'a, T>;
 extern "C" {
     fn rstreams_local_bh_disable();
     fn rstreams_local_bh_enable();
+    fn rstreams_spin_lock_bh(lock: *mut kernel::bindings::spinlock_t);
+    fn rstreams_spin_unlock_bh(lock: *mut kernel::bindings::spinlock_t);
+}
+
+/// The kernel crate's lock backend for a spinlock taken with bottom halves disabled
+/// (`spin_lock_bh`/`spin_unlock_bh`, through `strshim`: one out-of-line call each way, where
+/// `local_bh_disable` plus the crate's `SpinLock` made five).
+#[cfg(rstreams_kernel)]
+pub struct SpinLockBhBackend;
+
+// SAFETY: `init` initialises the spinlock (`__spin_lock_init`, as the crate's `SpinLock`
+// does); `lock` returns only once the lock is held, and `unlock` releases it; the lock gives
+// mutual exclusion over the data, which is what the trait asks.
+#[cfg(rstreams_kernel)]
+unsafe impl kernel::sync::lock::Backend for SpinLockBhBackend {
+    type State = kernel::bindings::spinlock_t;
+    type GuardState = ();
+
+    unsafe fn init(
+        ptr: *mut Self::State,
+        name: *const kernel::ffi::c_char,
+        key: *mut kernel::bindings::lock_class_key,
+    ) {
+        // SAFETY: the caller passes a valid pointer to a spinlock not yet initialised, and a
+        // name and lock class key that live as long as the lock.
+        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    #[inline]
+    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
+        // SAFETY: the caller passes a pointer to an initialised spinlock; no caller of
+        // rstreams runs in hard-interrupt context (documented on `BhLock`).
+        unsafe { rstreams_spin_lock_bh(ptr) }
+    }
+
+    #[inline]
+    unsafe fn unlock(ptr: *mut Self::State, _guard_state: &Self::GuardState) {
+        // SAFETY: the caller holds the lock, taken by `lock` above on this CPU (preemption
+        // is off while it is held).
+        unsafe { rstreams_spin_unlock_bh(ptr) }
+    }
 }
 
 /// A spinlock taken with bottom halves disabled (`spin_lock_bh`): a leaf lock that process,
@@ -692,15 +733,11 @@ extern "C" {
 /// # Invariants
 /// The kernel spinlock is initialised and pinned for the life of `self`.
 #[cfg(rstreams_kernel)]
-pub struct BhLock<T>(core::pin::Pin<Box<kernel::sync::SpinLock<T>>>);
+pub struct BhLock<T>(core::pin::Pin<Box<kernel::sync::lock::Lock<T, SpinLockBhBackend>>>);
 
 /// The guard of a held [`BhLock`]: bottom halves stay disabled until it is dropped.
 #[cfg(rstreams_kernel)]
-pub struct BhGuard<'a, T> {
-    g: core::mem::ManuallyDrop<
-        kernel::sync::lock::Guard<'a, T, kernel::sync::lock::spinlock::SpinLockBackend>,
-    >,
-}
+pub type BhGuard<'a, T> = kernel::sync::lock::Guard<'a, T, SpinLockBhBackend>;
 
 #[cfg(rstreams_kernel)]
 impl<T> BhLock<T> {
@@ -708,7 +745,11 @@ impl<T> BhLock<T> {
     pub fn new(v: T) -> Result<Self, NoMem> {
         use kernel::init::InPlaceInit;
         kernel::alloc::KBox::pin_init(
-            kernel::new_spinlock!(v, "rstreams_inbound"),
+            kernel::sync::lock::Lock::new(
+                v,
+                kernel::c_str!("rstreams_inbound"),
+                kernel::static_lock_class!(),
+            ),
             kernel::alloc::flags::GFP_KERNEL,
         )
         .map(BhLock)
@@ -720,46 +761,20 @@ impl<T> BhLock<T> {
     pub fn new_outer(v: T) -> Result<Self, NoMem> {
         use kernel::init::InPlaceInit;
         kernel::alloc::KBox::pin_init(
-            kernel::new_spinlock!(v, "rstreams_express_link"),
+            kernel::sync::lock::Lock::new(
+                v,
+                kernel::c_str!("rstreams_express_link"),
+                kernel::static_lock_class!(),
+            ),
             kernel::alloc::flags::GFP_KERNEL,
         )
         .map(BhLock)
         .map_err(|_| NoMem)
     }
-    /// Disable bottom halves on this CPU, then take the lock.
+    /// Disable bottom halves on this CPU and take the lock.
+    #[inline]
     pub fn lock(&self) -> BhGuard<'_, T> {
-        // SAFETY: `local_bh_disable` may be called in any context but hard-interrupt
-        // context, which no caller of rstreams is (documented on the type); the matching
-        // `local_bh_enable` is in `BhGuard::drop`, after the lock is released.
-        unsafe { rstreams_local_bh_disable() };
-        BhGuard {
-            g: core::mem::ManuallyDrop::new(self.0.lock()),
-        }
-    }
-}
-
-#[cfg(rstreams_kernel)]
-impl<T> core::ops::Deref for BhGuard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.g
-    }
-}
-
-#[cfg(rstreams_kernel)]
-impl<T> core::ops::DerefMut for BhGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        &mut self.g
-    }
-}
-
-#[cfg(rstreams_kernel)]
-impl<T> Drop for BhGuard<'_, T> {
-    fn drop(&mut self) {
-        // SAFETY: `g` is dropped exactly once, here (it is never touched again).
-        unsafe { core::mem::ManuallyDrop::drop(&mut self.g) };
-        // SAFETY: pairs with the `local_bh_disable` in `BhLock::lock`; the lock is released.
-        unsafe { rstreams_local_bh_enable() };
+        self.0.lock()
     }
 }
 

@@ -291,6 +291,7 @@ impl Data {
         }
     }
     /// Writable bytes, or `None` for a shared (read-only) data block.
+    #[inline]
     pub(crate) fn bytes_mut(&mut self) -> Option<&mut [u8]> {
         match self {
             Data::Fast(b) => Some(b),
@@ -301,6 +302,7 @@ impl Data {
         }
     }
     /// All bytes of the data block (`db_base..db_lim`).
+    #[inline]
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Data::Fast(b) => b,
@@ -359,6 +361,7 @@ impl Mblk {
     pub(crate) fn blen(&self) -> usize {
         self.wptr.saturating_sub(self.rptr)
     }
+    #[inline]
     pub(crate) fn rd(&self) -> &[u8] {
         self.data
             .bytes()
@@ -546,6 +549,7 @@ impl Msg {
         self.0.ty.is_data()
     }
     /// The readable bytes of the first block (`b_rptr..b_wptr`).
+    #[inline]
     pub fn rd(&self) -> &[u8] {
         self.0.rd()
     }
