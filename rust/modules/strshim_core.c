@@ -22,6 +22,8 @@
 #include <linux/workqueue.h>
 #include <linux/wait.h>
 #include <linux/cred.h>
+#include <linux/uaccess.h>
+#include <linux/fault-inject-usercopy.h>
 #include <linux/fcntl.h>
 #include <linux/mount.h>
 #include <linux/pseudo_fs.h>
@@ -812,6 +814,59 @@ void rstreams_spin_unlock_bh(spinlock_t *lock)
 	spin_unlock_bh(lock);
 }
 EXPORT_SYMBOL_GPL(rstreams_spin_unlock_bh);
+
+/*
+ * A copy of at most RSTREAMS_SMALL_COPY bytes in from or out to user space (rust/modules/uio.rs:
+ * the 1-byte read and write) inline, a byte at a time under user_access_begin, instead of
+ * through the kernel crate's UserSlice, the copy_from_user helper and the out-of-line copy
+ * routine. 0, or `n` when any byte faulted (or `n` is too large): the caller then copies
+ * through UserSlice, which finds the fault again and how far the copy got.
+ */
+#define RSTREAMS_SMALL_COPY 16
+
+unsigned long rstreams_copy_in_small(void *dst, const void __user *src, unsigned long n);
+unsigned long rstreams_copy_in_small(void *dst, const void __user *src, unsigned long n)
+{
+	u8 *d = dst;
+	const u8 __user *s = src;
+	unsigned long i;
+
+	might_fault();
+	if (n > RSTREAMS_SMALL_COPY || should_fail_usercopy())
+		return n;
+	if (!user_access_begin(s, n))
+		return n;
+	for (i = 0; i < n; i++)
+		unsafe_get_user(d[i], s + i, fault);
+	user_access_end();
+	return 0;
+fault:
+	user_access_end();
+	return n;
+}
+EXPORT_SYMBOL_GPL(rstreams_copy_in_small);
+
+unsigned long rstreams_copy_out_small(void __user *dst, const void *src, unsigned long n);
+unsigned long rstreams_copy_out_small(void __user *dst, const void *src, unsigned long n)
+{
+	u8 __user *d = dst;
+	const u8 *s = src;
+	unsigned long i;
+
+	might_fault();
+	if (n > RSTREAMS_SMALL_COPY || should_fail_usercopy())
+		return n;
+	if (!user_access_begin(d, n))
+		return n;
+	for (i = 0; i < n; i++)
+		unsafe_put_user(s[i], d + i, fault);
+	user_access_end();
+	return 0;
+fault:
+	user_access_end();
+	return n;
+}
+EXPORT_SYMBOL_GPL(rstreams_copy_out_small);
 
 /*
  * A shrinker around two Rust callbacks (rust/modules/mblkcache.rs: the message block cache):

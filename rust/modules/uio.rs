@@ -8,6 +8,8 @@
 //! copies through it, never with a Stream lock held. One `unsafe` block: a copy into a new
 //! buffer that is not zeroed (`read_raw`) counts what it wrote there as initialised.
 
+use core::ffi::c_void;
+
 use kernel::page::PAGE_SIZE;
 use kernel::uaccess::UserSlice;
 
@@ -101,12 +103,32 @@ impl UserBuf {
     }
 }
 
+/// Up to this many bytes a copy first goes through `strshim_core.c`'s inline byte copy (one
+/// call, not `UserSlice`'s chain of four); the C side's `RSTREAMS_SMALL_COPY`.
+const SMALL_COPY: usize = 16;
+
+extern "C" {
+    fn rstreams_copy_in_small(dst: *mut c_void, src: *const c_void, n: usize) -> usize;
+    fn rstreams_copy_out_small(dst: *mut c_void, src: *const c_void, n: usize) -> usize;
+}
+
 impl UserIo for UserBuf {
     fn copy_from_user(&mut self, dst: &mut [u8], off: usize) -> Result<(), Errno> {
         if dst.is_empty() {
             return Ok(());
         }
         let a = self.at(off, dst.len())?;
+        if dst.len() <= SMALL_COPY {
+            // SAFETY: `dst` is a writable slice of `dst.len()` bytes; `a` is a user address,
+            // which the shim checks (`user_access_begin`) and reads with fault handling, so a
+            // bad one is a nonzero return, never an oops.
+            let left = unsafe {
+                rstreams_copy_in_small(dst.as_mut_ptr().cast(), a as *const c_void, dst.len())
+            };
+            if left == 0 {
+                return Ok(());
+            }
+        }
         UserSlice::new(a, dst.len())
             .reader()
             .read_slice(dst)
@@ -118,6 +140,17 @@ impl UserIo for UserBuf {
             return Ok(());
         }
         let a = self.at(off, src.len())?;
+        if src.len() <= SMALL_COPY {
+            // SAFETY: `src` is a readable slice of `src.len()` bytes; `a` is a user address,
+            // which the shim checks (`user_access_begin`) and writes with fault handling, so a
+            // bad one is a nonzero return, never an oops.
+            let left = unsafe {
+                rstreams_copy_out_small(a as *mut c_void, src.as_ptr().cast(), src.len())
+            };
+            if left == 0 {
+                return Ok(());
+            }
+        }
         UserSlice::new(a, src.len())
             .writer()
             .write_slice(src)
