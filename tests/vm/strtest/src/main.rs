@@ -447,6 +447,38 @@ fn t_efault() -> R {
     ensure!(err == libc::EFAULT, "I_NREAD(8): errno {err}");
     let err = errno_of(ioctl_ptr(&s, I_GETPMSG, page), "I_GETPMSG(unmapped)")?;
     ensure!(err == libc::EFAULT, "I_GETPMSG(unmapped): errno {err}");
+    // A small write (the shim's inline byte copy, `uio.rs`) whose buffer runs into an
+    // unmapped page: the bytes before it are written and counted, as for a large one.
+    // SAFETY: two anonymous pages, the second unmapped at once; only the first is touched.
+    let two = unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            8192,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        ensure!(
+            p != libc::MAP_FAILED,
+            "mmap: {}",
+            io::Error::last_os_error()
+        );
+        libc::munmap(p.cast::<u8>().add(4096).cast(), 4096);
+        p.cast::<u8>()
+    };
+    // SAFETY: the 3 bytes before the unmapped page are mapped and writable.
+    let tail = unsafe {
+        let t = two.add(4093);
+        std::ptr::copy_nonoverlapping(b"abc".as_ptr(), t, 3);
+        t
+    };
+    // SAFETY: deliberately runs 5 bytes into the unmapped page.
+    let r = unsafe { libc::write(s.raw(), tail.cast(), 8) };
+    ensure!(r == 3, "write across an unmapped page: {r}");
+    ensure!(read_n(&s, 3)? == b"abc", "bytes before the unmapped page");
+    // SAFETY: the mapped first page, unmapped once.
+    unsafe { libc::munmap(two.cast(), 4096) };
     Ok(())
 }
 
