@@ -743,29 +743,25 @@ pub type BhGuard<'a, T> = kernel::sync::lock::Guard<'a, T, SpinLockBhBackend>;
 impl<T> BhLock<T> {
     /// A new lock holding `v` (a sleeping allocation: call it in process context).
     pub fn new(v: T) -> Result<Self, NoMem> {
-        use kernel::init::InPlaceInit;
-        kernel::alloc::KBox::pin_init(
-            kernel::sync::lock::Lock::new(
-                v,
-                kernel::c_str!("rstreams_inbound"),
-                kernel::static_lock_class!(),
-            ),
-            kernel::alloc::flags::GFP_KERNEL,
-        )
-        .map(BhLock)
-        .map_err(|_| NoMem)
+        let name = kernel::c_str!("rstreams_inbound");
+        Self::new_in_class(v, name, kernel::static_lock_class!())
     }
     /// [`BhLock::new`] for a lock under which an inbound lock is taken (the express write's
     /// link, `perim/express.rs`): a lockdep class of its own, so that nesting is not reported
     /// as recursion on one class.
     pub fn new_outer(v: T) -> Result<Self, NoMem> {
+        let name = kernel::c_str!("rstreams_express_link");
+        Self::new_in_class(v, name, kernel::static_lock_class!())
+    }
+    /// A lock in the lockdep class `key` (one static per calling site).
+    fn new_in_class(
+        v: T,
+        name: &'static kernel::str::CStr,
+        key: &'static kernel::sync::LockClassKey,
+    ) -> Result<Self, NoMem> {
         use kernel::init::InPlaceInit;
         kernel::alloc::KBox::pin_init(
-            kernel::sync::lock::Lock::new(
-                v,
-                kernel::c_str!("rstreams_express_link"),
-                kernel::static_lock_class!(),
-            ),
+            kernel::sync::lock::Lock::new(v, name, key),
             kernel::alloc::flags::GFP_KERNEL,
         )
         .map(BhLock)
