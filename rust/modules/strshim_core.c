@@ -798,8 +798,9 @@ EXPORT_SYMBOL_GPL(rstreams_local_bh_enable);
 
 /*
  * The inbound lock of a perimeter and the express write's link cell (the core's sys::BhLock):
- * spin_lock_bh/spin_unlock_bh are inline, so Rust reaches them through here, one call each
- * way (not local_bh_disable + the kernel crate's SpinLock, five calls each way).
+ * spin_lock_bh/spin_unlock_bh are inline, so Rust reaches them through here: a lock and an
+ * unlock enter five functions, not the eight of local_bh_disable/enable around the kernel
+ * crate's SpinLock (docs/performance.md, issue 12).
  */
 void rstreams_spin_lock_bh(spinlock_t *lock);
 void rstreams_spin_lock_bh(spinlock_t *lock)

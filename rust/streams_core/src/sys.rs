@@ -688,8 +688,8 @@ extern "C" {
 }
 
 /// The kernel crate's lock backend for a spinlock taken with bottom halves disabled
-/// (`spin_lock_bh`/`spin_unlock_bh`, through `strshim`: one out-of-line call each way, where
-/// `local_bh_disable` plus the crate's `SpinLock` made five).
+/// (`spin_lock_bh`/`spin_unlock_bh`, through `strshim`: a lock and an unlock enter five
+/// functions, where `local_bh_disable`/`enable` around the crate's `SpinLock` entered eight).
 #[cfg(rstreams_kernel)]
 pub struct SpinLockBhBackend;
 
