@@ -211,6 +211,29 @@ pub fn section(pipe: &Summary, syscall: &Summary) -> String {
         }
         m.push('\n');
     }
+    if let Some(w) = syscall.stat("devnull", 1) {
+        let _ = write!(
+            m,
+            "\nWrite floor W (`devnull`: 1-byte write(2) to /dev/null in a loop): {:.0} writes/s{}, {:.1} ns per write.",
+            w.mean,
+            if w.n > 1 {
+                format!(" [{:.0}–{:.0}]", w.min, w.max)
+            } else {
+                String::new()
+            },
+            1e9 / w.mean
+        );
+        let ctx: Vec<String> = [HOLD, "streams", "linux"]
+            .iter()
+            .filter_map(|i| {
+                ratio(pipe, i, 1, syscall, "devnull", 1).map(|(r, n)| format!("{i} {}", r.text(n)))
+            })
+            .collect();
+        if !ctx.is_empty() {
+            let _ = write!(m, " 1-byte writes as a fraction of it: {}.", ctx.join(", "));
+        }
+        m.push('\n');
+    }
     // Per size.
     m.push_str("\n### Goals per size\n\n| size |");
     for g in GOALS {
