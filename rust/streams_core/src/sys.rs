@@ -441,6 +441,26 @@ pub fn vec_filled_wait(n: usize, fill: impl FnOnce(&mut UninitBuf<'_>)) -> Resul
     Ok(v)
 }
 
+/// Lend `room`, uninitialised memory (a staging buffer on the stack), to `fill` as an
+/// [`UninitBuf`], and return the bytes it wrote: the front of `room`, as long as
+/// [`UninitBuf::filled`]. [`vec_filled_wait`] without the allocation: no byte is zeroed first,
+/// and none the copy did not write is ever seen.
+pub fn filled_in(
+    room: &mut [core::mem::MaybeUninit<u8>],
+    fill: impl FnOnce(&mut UninitBuf<'_>),
+) -> &[u8] {
+    let mut b = UninitBuf {
+        buf: &mut *room,
+        filled: 0,
+    };
+    fill(&mut b);
+    let k = b.filled;
+    let front = room.get(..k).unwrap_or_default();
+    // SAFETY: the first `k` bytes of `room` are initialised (`UninitBuf`'s invariant), and a
+    // `MaybeUninit<u8>` has the layout of a `u8`; the shared borrow cannot de-initialise them.
+    unsafe { &*(core::ptr::from_ref(front) as *const [u8]) }
+}
+
 /// Make the byte vector `v` exactly `n` long without reallocating: cut it short, or extend it
 /// with zeros up to its capacity (a cached data buffer made the size of a new message; what
 /// it keeps is initialised, an earlier message's bytes). `NoMem` if `n` is over the capacity.

@@ -393,7 +393,33 @@ fn hangup_keeps_the_held_data_and_fails_writes() -> TestResult {
     Ok(())
 }
 
+/// With SO_DELIM each write is one record (MSGDELIM): write hold holds nothing, so two
+/// small writes read back as two records, not one coalesced message without the mark.
+fn delimited_writes_are_not_held() -> TestResult {
+    let [s, _] = super::readrun::pair(RNORM, true)?;
+    hold_writes(&s, 0)?;
+    check_eq!(write_at(&s, 0, 3), Ok(3));
+    check_eq!(write_at(&s, 3, 2), Ok(2));
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!(s.end(0, Stream::sth_flush_hold), 0);
+    s.end(1, |_| ()); // the data goes up to the head
+    let (first, second) = (
+        super::direct::read(&s, 1, 64),
+        super::direct::read(&s, 1, 64),
+    );
+    check_eq!(
+        super::readrun::bytes(&first),
+        Ok(&[pattern(0), pattern(1), pattern(2)][..])
+    );
+    check_eq!(
+        super::readrun::bytes(&second),
+        Ok(&[pattern(3), pattern(4)][..])
+    );
+    Ok(())
+}
+
 ktest_suite!(PIPE_HOLD_SUITE, "streams_pipe_hold":
+    delimited_writes_are_not_held,
     held_writes_fill_one_message_per_put,
     larger_writes_go_after_what_is_held,
     held_writes_join_without_the_lock,

@@ -23,6 +23,7 @@
 //! (`sys::vec_filled_wait`): only what the copy wrote is ever seen.
 
 use core::cell::Cell;
+use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use super::consts::*;
@@ -131,6 +132,7 @@ impl HeadShared {
 
     /// Join `data`, a whole write, to the held message without the Stream lock
     /// ([`HoldCell::join`]).
+    #[inline]
     fn join_hold(&self, data: &[u8]) -> bool {
         data.len() <= STRHOLDPSZ && self.hold.as_ref().is_some_and(|c| c.join(data))
     }
@@ -264,13 +266,17 @@ pub fn write<H: HeadCall>(
     Ok(done)
 }
 
-/// Copy the `n` bytes at `off` from `io` into the front of the staging buffer `buf`: what
-/// was copied (less on a fault).
+/// Copy the `n` bytes at `off` from `io` into the front of the staging buffer `buf`, not
+/// zeroed first (as the heap buffer): what was copied (less on a fault).
 #[inline]
-fn stage<'b>(buf: &'b mut [u8], io: &mut dyn UserIo, off: usize, n: usize) -> &'b [u8] {
-    let buf = buf.get_mut(..n).unwrap_or_default();
-    let got = io.copy_from_user_partial(buf, off).min(n);
-    buf.get(..got).unwrap_or_default()
+fn stage<'b>(
+    buf: &'b mut [MaybeUninit<u8>],
+    io: &mut dyn UserIo,
+    off: usize,
+    n: usize,
+) -> &'b [u8] {
+    let room = buf.get_mut(..n).unwrap_or_default();
+    sys::filled_in(room, |dst| io.copy_from_user_uninit(dst, off))
 }
 
 /// Stage and send bytes `off..off + n` of a write of `total`: the bytes sent, and whether the
@@ -334,10 +340,10 @@ fn write_chunk<H: HeadCall>(
     let mut mid;
     let heap;
     let bytes: &[u8] = if n <= FASTBUF {
-        small = [0u8; FASTBUF];
+        small = [MaybeUninit::<u8>::uninit(); FASTBUF];
         stage(&mut small, io, off, n)
     } else if n <= STAGE_STACK {
-        mid = [0u8; STAGE_STACK];
+        mid = [MaybeUninit::<u8>::uninit(); STAGE_STACK];
         stage(&mut mid, io, off, n)
     } else {
         // Not zeroed first: the buffer is as long as what the copy wrote.

@@ -19,7 +19,7 @@
 //! # Invariants
 //! While the cell is *open*, a write of up to [`STRHOLDPSZ`](super::STRHOLDPSZ) bytes that
 //! fits in the held message's room would join that message under the Stream lock too:
-//! SNDHOLD is on, the head has no write error and no hangup, is not closed nor linked under a
+//! SNDHOLD is on and SO_DELIM off, the head has no write error and no hangup, is not closed nor linked under a
 //! multiplexor, the top module has no `minpsz` and a piece is at least that. Only [`Stream::sth_hold_write`]
 //! (`write.rs`) opens it, having checked all that; everything that changes one of them under
 //! the Stream lock takes the held message (an ioctl, I_SWROPT, I_LINK, close, a write error's
