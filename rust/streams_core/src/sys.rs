@@ -763,6 +763,49 @@ impl<T> Drop for BhGuard<'_, T> {
     }
 }
 
+/// The host twin of [`LeafLock`].
+#[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
+pub type LeafLock<T> = Mutex<T>;
+/// The guard of a held [`LeafLock`].
+#[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
+pub type LeafGuard<'a, T> = MutexGuard<'a, T>;
+
+/// A plain spinlock (`spin_lock`, bottom halves left on) for a leaf that only process and
+/// workqueue context take: write hold's cell (`sth/hold.rs`), taken by write(2) and under
+/// the Stream lock, a mutex (the hold timer is a work item that takes the Stream lock first).
+/// No softirq or timer callback ever takes it, so a softirq interrupting a holder cannot
+/// spin on it, and it saves [`BhLock`]'s `local_bh_disable`/`local_bh_enable` (two calls and
+/// a pending-softirq test) per hold. Nothing is taken under it.
+///
+/// # Invariants
+/// The kernel spinlock is initialised and pinned for the life of `self`.
+#[cfg(rstreams_kernel)]
+pub struct LeafLock<T>(core::pin::Pin<Box<kernel::sync::SpinLock<T>>>);
+
+/// The guard of a held [`LeafLock`].
+#[cfg(rstreams_kernel)]
+pub type LeafGuard<'a, T> =
+    kernel::sync::lock::Guard<'a, T, kernel::sync::lock::spinlock::SpinLockBackend>;
+
+#[cfg(rstreams_kernel)]
+impl<T> LeafLock<T> {
+    /// A new lock holding `v` (a sleeping allocation: call it in process context).
+    pub fn new(v: T) -> Result<Self, NoMem> {
+        use kernel::init::InPlaceInit;
+        kernel::alloc::KBox::pin_init(
+            kernel::new_spinlock!(v, "rstreams_hold_cell"),
+            kernel::alloc::flags::GFP_KERNEL,
+        )
+        .map(LeafLock)
+        .map_err(|_| NoMem)
+    }
+    /// Take the lock (process or workqueue context only: the type's rule).
+    #[inline]
+    pub fn lock(&self) -> LeafGuard<'_, T> {
+        self.0.lock()
+    }
+}
+
 /// Run `f`, which must not sleep, with bottom halves off in the kernel (`local_bh_disable`:
 /// no softirq runs on this CPU and the task is not preempted meanwhile); on the host, just run
 /// it. For a short section that others may wait for by spinning (the express send's claim,

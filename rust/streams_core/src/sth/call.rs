@@ -137,6 +137,16 @@ impl HeadShared {
         data.len() <= STRHOLDPSZ && self.hold.as_ref().is_some_and(|c| c.join(data))
     }
 
+    /// Join the `len` bytes of a whole write to the held message straight from `io`, without
+    /// the Stream lock ([`HoldCell::join_user`]), when the hint says write hold may be on
+    /// (other writes take no cell lock).
+    #[inline]
+    fn join_user<I: UserIo + ?Sized>(&self, io: &mut I, len: usize) -> bool {
+        len <= STRHOLDPSZ
+            && self.holds()
+            && self.hold.as_ref().is_some_and(|c| c.join_user(io, len))
+    }
+
     /// Give the head the hold cell (under its lock; once).
     fn share_hold(&self, s: &mut Stream) {
         if let Some(c) = &self.hold {
@@ -236,16 +246,23 @@ pub fn read<H: HeadCall>(
 
 /// write(2) of `len` bytes from `io`: staged at most [`STRMSGSZ`] bytes at a time. Returns the
 /// bytes written; after some were, an error (a fault, a signal, EAGAIN) ends the write with
-/// that count instead.
-pub fn write<H: HeadCall>(
+/// that count instead. Generic over the platform's `io` only for the held write, whose copy
+/// is a direct call; the rest takes it as `dyn`.
+pub fn write<H: HeadCall, I: UserIo>(
     h: &H,
-    io: &mut dyn UserIo,
+    io: &mut I,
     len: usize,
     nonblock: bool,
 ) -> Result<usize, Errno> {
     if len == 0 {
         return h.run(nonblock, None, |s| s.strwrite(&[], 0, 0, nonblock), |_| {});
     }
+    // A whole small write joins the held message straight from user space (`hold.rs`); one
+    // whose copy would fault goes the staged way below.
+    if len <= crate::limits::strmsgsz() && h.shared().join_user(io, len) {
+        return Ok(len);
+    }
+    let io: &mut dyn UserIo = io;
     let mut done = 0usize;
     while done < len {
         let n = (len - done).min(crate::limits::strmsgsz());

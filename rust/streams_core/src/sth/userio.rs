@@ -36,6 +36,14 @@ pub trait UserIo {
     fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {
         dst.fill_with(|room| self.copy_from_user_partial(room, off));
     }
+    /// Copy `dst.len()` bytes from user offset `off` into `dst` without taking a page fault,
+    /// so that it may run under a spinlock (the hold cell's, `hold.rs`): false if any byte
+    /// was not at hand (a bad address, or a page not present), `dst` then holding anything;
+    /// the caller copies again the ordinary way, with no lock held. Default: the ordinary
+    /// copy (the host's copies never block).
+    fn copy_from_user_nofault(&mut self, dst: &mut [u8], off: usize) -> bool {
+        self.copy_from_user(dst, off).is_ok()
+    }
 }
 
 /// A user buffer backed by a slice: copies outside it fault.
