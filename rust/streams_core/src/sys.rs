@@ -691,6 +691,26 @@ pub type BhLock<T> = Mutex<T>;
 #[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
 pub type BhGuard<'a, T> = MutexGuard<'a, T>;
 
+/// A new [`BhLock`] holding `v`, `Result<BhLock<_>, NoMem>`, in a lockdep class of its own
+/// named `name` (one per use of the macro; the host ignores the name).
+#[cfg(not(rstreams_kernel))]
+#[macro_export]
+macro_rules! bh_lock {
+    ($v:expr, $name:literal) => {
+        $crate::sys::BhLock::new($v)
+    };
+}
+
+/// A new [`BhLock`] holding `v`, `Result<BhLock<_>, NoMem>`, in a lockdep class of its own
+/// named `name` (one per use of the macro).
+#[cfg(rstreams_kernel)]
+#[macro_export]
+macro_rules! bh_lock {
+    ($v:expr, $name:literal) => {
+        $crate::sys::BhLock::new_in($v, kernel::c_str!($name), kernel::static_lock_class!())
+    };
+}
+
 #[cfg(rstreams_kernel)]
 extern "C" {
     fn rstreams_local_bh_disable();
@@ -716,11 +736,30 @@ pub struct BhGuard<'a, T> {
 
 #[cfg(rstreams_kernel)]
 impl<T> BhLock<T> {
-    /// A new lock holding `v` (a sleeping allocation: call it in process context).
+    /// A new lock holding `v` in the lockdep class shared by every lock made this way (a
+    /// sleeping allocation: call it in process context). The core's locks use
+    /// [`bh_lock!`](crate::bh_lock) instead, a class each.
     pub fn new(v: T) -> Result<Self, NoMem> {
         use kernel::init::InPlaceInit;
         kernel::alloc::KBox::pin_init(
-            kernel::new_spinlock!(v, "rstreams_inbound"),
+            kernel::new_spinlock!(v, "rstreams_bh"),
+            kernel::alloc::flags::GFP_KERNEL,
+        )
+        .map(BhLock)
+        .map_err(|_| NoMem)
+    }
+    /// A new lock holding `v`, in lockdep class `class` named `name` (a sleeping allocation:
+    /// call it in process context). Through [`bh_lock!`](crate::bh_lock), which gives each
+    /// use its own class, so lockdep checks the "never nested" rule of the leaf locks pair by
+    /// pair.
+    pub fn new_in(
+        v: T,
+        name: &'static kernel::str::CStr,
+        class: &'static kernel::sync::LockClassKey,
+    ) -> Result<Self, NoMem> {
+        use kernel::init::InPlaceInit;
+        kernel::alloc::KBox::pin_init(
+            kernel::sync::SpinLock::new(v, name, class),
             kernel::alloc::flags::GFP_KERNEL,
         )
         .map(BhLock)

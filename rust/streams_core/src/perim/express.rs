@@ -150,7 +150,7 @@ impl Express {
     pub(crate) fn new() -> Result<Express, NoMem> {
         Ok(Express {
             word: ExpressWord::new(),
-            cell: sys::BhLock::new(None)?,
+            cell: crate::bh_lock!(None, "rstreams_express")?,
         })
     }
 
