@@ -53,7 +53,7 @@ unsafe fn flags_of(file: *mut bindings::file) -> c_uint {
 // SAFETY (contract): only the kernel calls this, through the `file_operations` built for `T`,
 // with the `file` being opened on a device registered for `T` (misc or character device).
 pub(super) unsafe extern "C" fn open_tramp<T: FileOps>(
-    _inode: *mut bindings::inode,
+    inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
     // SAFETY: called by misc_open under misc_mtx, or by the shim's rstreams_chr_open holding a
@@ -68,7 +68,12 @@ pub(super) unsafe extern "C" fn open_tramp<T: FileOps>(
             let p = Arc::into_raw(obj).cast_mut().cast::<c_void>();
             // SAFETY: `file` is valid; from now on `private_data` owns one reference.
             unsafe { rstreams_file_set_private(file.cast(), p) };
-            0
+            // A Stream has no file position (SVR4, and pipes): `stream_open` clears
+            // FMODE_LSEEK/PREAD/PWRITE and sets FMODE_STREAM, so lseek, pread and pwrite fail
+            // with ESPIPE and read/write pass the VFS no position to update.
+            // SAFETY: `inode` and `file` are the ones being opened (valid during open);
+            // `stream_open` only changes `f_mode` and always succeeds.
+            unsafe { bindings::stream_open(inode, file) }
         }
         Err(e) => errno_ret(e),
     }

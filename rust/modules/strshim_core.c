@@ -585,6 +585,9 @@ void *rstreams_fifo_file(struct file *like, void *private, int nonblock, int *er
 		return NULL;
 	}
 	f->private_data = private;
+	/* No file position, as stream_open() gives the devices: lseek/pread/pwrite ESPIPE. */
+	f->f_mode &= ~(FMODE_LSEEK | FMODE_PREAD | FMODE_PWRITE | FMODE_ATOMIC_POS);
+	f->f_mode |= FMODE_STREAM;
 	return f;
 }
 EXPORT_SYMBOL_GPL(rstreams_fifo_file);

@@ -167,6 +167,26 @@ impl UserIo for UserBuf {
         })
     }
 
+    /// `copy_from_user_nofault` (mm/maccess.c): `access_ok`, then the copy with page faults
+    /// disabled, so it never sleeps; any fault fails the whole copy.
+    fn copy_from_user_nofault(&mut self, dst: &mut [u8], off: usize) -> bool {
+        let Ok(a) = self.at(off, dst.len()) else {
+            return false;
+        };
+        // SAFETY: `dst` is valid for writes of `dst.len()` bytes (a unique borrow). The source
+        // is a user address, which `copy_from_user_nofault` checks itself (`access_ok`) and
+        // reads with page faults disabled: a bad or absent page makes it return nonzero,
+        // never fault or sleep.
+        let left = unsafe {
+            kernel::bindings::copy_from_user_nofault(
+                dst.as_mut_ptr().cast(),
+                a as *const core::ffi::c_void,
+                dst.len(),
+            )
+        };
+        left == 0
+    }
+
     /// Into the new buffer as it is (`read_raw`: no zeroing first), page by page after a fault
     /// as above.
     fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {

@@ -60,6 +60,9 @@ pub(crate) enum Sweep {
     Udp,
     /// The system call floor (`perftest --workload=syscall`), once per repetition.
     Syscall,
+    /// The write floor W (`perftest --workload=devnull -s 1`: 1-byte write(2) to /dev/null),
+    /// once per repetition, next to the system call floor.
+    Devnull,
     /// bw_pipe (seed 001): chunk sizes `Config::bw_sizes` x pipe sizes.
     Bw,
     /// cat | grep (seed 001): pipe sizes.
@@ -72,10 +75,11 @@ pub(crate) enum Sweep {
 
 impl Sweep {
     /// Every sweep, in plan order (the pipe and UDP sweeps first, as before the workloads).
-    pub(crate) const ALL: [Sweep; 7] = [
+    pub(crate) const ALL: [Sweep; 8] = [
         Sweep::Pipe,
         Sweep::Udp,
         Sweep::Syscall,
+        Sweep::Devnull,
         Sweep::Bw,
         Sweep::Grep,
         Sweep::GrepSh,
@@ -144,6 +148,12 @@ pub(crate) const IMPLS: &[Impl] = &[
         args: "--workload=syscall",
         what: "the system call floor: getppid(2) in a loop in one process for -t x -i seconds; calls/s",
         sweep: Sweep::Syscall,
+    },
+    Impl {
+        label: "devnull",
+        args: "--workload=devnull",
+        what: "the write floor W: 1-byte write(2) to /dev/null in a loop in one process for -t x -i seconds; calls/s",
+        sweep: Sweep::Devnull,
     },
     Impl {
         label: "bw-linux",
@@ -529,6 +539,10 @@ impl Config {
                 Sweep::Syscall => {
                     let a = format!("-q -r -t {} -i {}", self.interval, self.iterations);
                     points.push((None, 0, a, self.run_secs()));
+                }
+                Sweep::Devnull => {
+                    let a = format!("-q -r -t {} -i {} -s 1", self.interval, self.iterations);
+                    points.push((None, 1, a, self.run_secs()));
                 }
                 Sweep::Bw | Sweep::Flex => {
                     let sizes = if sweep == Sweep::Bw {
@@ -950,6 +964,15 @@ fn preamble(
             c.run_secs()
         );
     }
+    if has(Sweep::Devnull) {
+        let _ = writeln!(
+            m,
+            "| per devnull run | `perftest -q -r -t {} -i {} -s 1 --workload=devnull --csv` ({} s of 1-byte write(2) to /dev/null) |",
+            c.interval,
+            c.iterations,
+            c.run_secs()
+        );
+    }
     for (w, name) in [
         (Sweep::Bw, "bw"),
         (Sweep::Grep, "grep"),
@@ -1066,7 +1089,7 @@ pub(crate) fn cmd(args: Args) -> Result<()> {
     let out = root.join("target/bench").join(&stamp);
     fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!(
-        "bench: {} runs ({} pipe and {} UDP sizes, the syscall floor, the bw/grep/flex \
+        "bench: {} runs ({} pipe and {} UDP sizes, the syscall and write floors, the bw/grep/flex \
          workloads over {} pipe sizes; {} repeat(s)): about {:.0} min in the guest plus boot; \
          limit {} s; results in {}",
         plan.len(),
@@ -1297,6 +1320,9 @@ fn summary(c: &Config, plan: &[Run], res: &Results, con: &Console, out: &Path) {
     if let Some(f) = mean("syscall", 0) {
         println!("system call floor (getppid): {f:.0} calls/s");
     }
+    if let Some(w) = mean("devnull", 1) {
+        println!("write floor W (1-byte write to /dev/null): {w:.0} writes/s");
+    }
     // The seed-001 workloads: MB/s of Linux and STREAMS pipes at each point.
     for (sweep, what) in [
         (Sweep::Bw, "bw_pipe MB/s"),
@@ -1381,9 +1407,9 @@ mod tests {
         assert_eq!(c.flex_sizes, vec![8192, 32768]);
         assert_eq!(c.grep_mb, 50);
         let plan = c.plan();
-        // The pipe sweep, the UDP sweep, the syscall floor, then bw, grep and flex, in the
+        // The pipe sweep, the UDP sweep, the syscall and write floors, then bw, grep and flex, in the
         // same plan (one guest boot).
-        let (pipe, udp_n, sys) = (14 * 3 * 6, 15 * 3 * 3, 3);
+        let (pipe, udp_n, sys) = (14 * 3 * 6, 15 * 3 * 3, 3 + 3);
         let (bw, grep, grep_sh, flex) = (5 * 5 * 3 * 2, 5 * 3 * 2, 3 * 2, 2 * 5 * 3 * 2);
         assert_eq!(plan.len(), pipe + udp_n + sys + bw + grep + grep_sh + flex);
         assert!(plan[..pipe].iter().all(|r| !r.label.starts_with("udp-")));
@@ -1414,6 +1440,12 @@ mod tests {
         assert_eq!(
             (s.label.as_str(), s.size, s.rep, s.args.as_str()),
             ("syscall", 0, 1, "-q -r -t 1 -i 3 --workload=syscall")
+        );
+        // The write floor next to it: once per repetition, 1 byte.
+        let d = &plan[pipe + udp_n + 3];
+        assert_eq!(
+            (d.label.as_str(), d.size, d.rep, d.args.as_str()),
+            ("devnull", 1, 1, "-q -r -t 1 -i 3 -s 1 --workload=devnull")
         );
         // bw: by chunk size, pipe size, repetition, Linux and STREAMS alternating.
         let w = pipe + udp_n + sys;
@@ -1524,9 +1556,9 @@ mod tests {
             ),
             (vec![4096, 65536], vec![4096, 32768], vec![32768], 10)
         );
-        // --quick: 24 pipe runs and 9 UDP runs of 1 s each, 1 syscall run, 8 bw, 4 + 2 grep and
+        // --quick: 24 pipe runs and 9 UDP runs of 1 s each, 1 syscall and 1 devnull run, 8 bw, 4 + 2 grep and
         // 4 flex runs: under 2 minutes of guest time with boot.
-        assert_eq!(q.plan().len(), 24 + 9 + 1 + 8 + 4 + 2 + 4);
+        assert_eq!(q.plan().len(), 24 + 9 + 1 + 1 + 8 + 4 + 2 + 4);
         assert!(q.expected_secs() <= 75.0, "{}", q.expected_secs());
         let u = parse(&args("--quick --udp-sizes 8 --impls udp-socket,udp-tpi")).unwrap();
         assert_eq!(

@@ -441,6 +441,26 @@ pub fn vec_filled_wait(n: usize, fill: impl FnOnce(&mut UninitBuf<'_>)) -> Resul
     Ok(v)
 }
 
+/// Lend `room`, uninitialised memory (a staging buffer on the stack), to `fill` as an
+/// [`UninitBuf`], and return the bytes it wrote: the front of `room`, as long as
+/// [`UninitBuf::filled`]. [`vec_filled_wait`] without the allocation: no byte is zeroed first,
+/// and none the copy did not write is ever seen.
+pub fn filled_in(
+    room: &mut [core::mem::MaybeUninit<u8>],
+    fill: impl FnOnce(&mut UninitBuf<'_>),
+) -> &[u8] {
+    let mut b = UninitBuf {
+        buf: &mut *room,
+        filled: 0,
+    };
+    fill(&mut b);
+    let k = b.filled;
+    let front = room.get(..k).unwrap_or_default();
+    // SAFETY: the first `k` bytes of `room` are initialised (`UninitBuf`'s invariant), and a
+    // `MaybeUninit<u8>` has the layout of a `u8`; the shared borrow cannot de-initialise them.
+    unsafe { &*(core::ptr::from_ref(front) as *const [u8]) }
+}
+
 /// Make the byte vector `v` exactly `n` long without reallocating: cut it short, or extend it
 /// with zeros up to its capacity (a cached data buffer made the size of a new message; what
 /// it keeps is initialised, an earlier message's bytes). `NoMem` if `n` is over the capacity.
@@ -639,10 +659,6 @@ impl<T> Mutex<T> {
     pub fn new(v: T) -> Result<Self, NoMem> {
         Ok(Mutex(std::sync::Mutex::new(v)))
     }
-    /// The host twin of the kernel's `BhLock::new_outer` (lockdep classes exist only there).
-    pub fn new_outer(v: T) -> Result<Self, NoMem> {
-        Self::new(v)
-    }
     /// Take the lock (a panic of another holder does not poison it for us).
     pub fn lock(&self) -> MutexGuard<'_, T> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
@@ -661,10 +677,6 @@ impl<T> Mutex<T> {
     pub fn new(v: T) -> Result<Self, NoMem> {
         Ok(Mutex(loom::sync::Mutex::new(v)))
     }
-    /// The host twin of the kernel's `BhLock::new_outer` (lockdep classes exist only there).
-    pub fn new_outer(v: T) -> Result<Self, NoMem> {
-        Self::new(v)
-    }
     /// Take the lock.
     pub fn lock(&self) -> MutexGuard<'_, T> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
@@ -678,6 +690,26 @@ pub type BhLock<T> = Mutex<T>;
 /// The guard of a held [`BhLock`].
 #[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
 pub type BhGuard<'a, T> = MutexGuard<'a, T>;
+
+/// A new [`BhLock`] holding `v`, `Result<BhLock<_>, NoMem>`, in a lockdep class of its own
+/// named `name` (one per use of the macro; the host ignores the name).
+#[cfg(not(rstreams_kernel))]
+#[macro_export]
+macro_rules! bh_lock {
+    ($v:expr, $name:literal) => {
+        $crate::sys::BhLock::new($v)
+    };
+}
+
+/// A new [`BhLock`] holding `v`, `Result<BhLock<_>, NoMem>`, in a lockdep class of its own
+/// named `name` (one per use of the macro).
+#[cfg(rstreams_kernel)]
+#[macro_export]
+macro_rules! bh_lock {
+    ($v:expr, $name:literal) => {
+        $crate::sys::BhLock::new_in($v, kernel::c_str!($name), kernel::static_lock_class!())
+    };
+}
 
 #[cfg(rstreams_kernel)]
 extern "C" {
@@ -741,27 +773,25 @@ pub type BhGuard<'a, T> = kernel::sync::lock::Guard<'a, T, SpinLockBhBackend>;
 
 #[cfg(rstreams_kernel)]
 impl<T> BhLock<T> {
-    /// A new lock holding `v` (a sleeping allocation: call it in process context).
+    /// A new lock holding `v` in the lockdep class shared by every lock made this way (a
+    /// sleeping allocation: call it in process context). The core's locks use
+    /// [`bh_lock!`](crate::bh_lock) instead, a class each.
     pub fn new(v: T) -> Result<Self, NoMem> {
-        let name = kernel::c_str!("rstreams_inbound");
-        Self::new_in_class(v, name, kernel::static_lock_class!())
+        Self::new_in(v, kernel::c_str!("rstreams_bh"), kernel::static_lock_class!())
     }
-    /// [`BhLock::new`] for a lock under which an inbound lock is taken (the express write's
-    /// link, `perim/express.rs`): a lockdep class of its own, so that nesting is not reported
-    /// as recursion on one class.
-    pub fn new_outer(v: T) -> Result<Self, NoMem> {
-        let name = kernel::c_str!("rstreams_express_link");
-        Self::new_in_class(v, name, kernel::static_lock_class!())
-    }
-    /// A lock in the lockdep class `key` (one static per calling site).
-    fn new_in_class(
+    /// A new lock holding `v`, in lockdep class `class` named `name` (a sleeping allocation:
+    /// call it in process context). Through [`bh_lock!`](crate::bh_lock), which gives each
+    /// use its own class, so lockdep checks the "never nested" rule of the leaf locks pair by
+    /// pair, and the one nesting there is (an express link's cell, then the target's inbound
+    /// lock, `perim/express.rs`) is not taken for recursion on one class.
+    pub fn new_in(
         v: T,
         name: &'static kernel::str::CStr,
-        key: &'static kernel::sync::LockClassKey,
+        class: &'static kernel::sync::LockClassKey,
     ) -> Result<Self, NoMem> {
         use kernel::init::InPlaceInit;
         kernel::alloc::KBox::pin_init(
-            kernel::sync::lock::Lock::new(v, name, key),
+            kernel::sync::lock::Lock::new(v, name, class),
             kernel::alloc::flags::GFP_KERNEL,
         )
         .map(BhLock)
@@ -770,6 +800,49 @@ impl<T> BhLock<T> {
     /// Disable bottom halves on this CPU and take the lock.
     #[inline]
     pub fn lock(&self) -> BhGuard<'_, T> {
+        self.0.lock()
+    }
+}
+
+/// The host twin of [`LeafLock`].
+#[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
+pub type LeafLock<T> = Mutex<T>;
+/// The guard of a held [`LeafLock`].
+#[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
+pub type LeafGuard<'a, T> = MutexGuard<'a, T>;
+
+/// A plain spinlock (`spin_lock`, bottom halves left on) for a leaf that only process and
+/// workqueue context take: write hold's cell (`sth/hold.rs`), taken by write(2) and under
+/// the Stream lock, a mutex (the hold timer is a work item that takes the Stream lock first).
+/// No softirq or timer callback ever takes it, so a softirq interrupting a holder cannot
+/// spin on it, and it saves [`BhLock`]'s `local_bh_disable`/`local_bh_enable` (two calls and
+/// a pending-softirq test) per hold. Nothing is taken under it.
+///
+/// # Invariants
+/// The kernel spinlock is initialised and pinned for the life of `self`.
+#[cfg(rstreams_kernel)]
+pub struct LeafLock<T>(core::pin::Pin<Box<kernel::sync::SpinLock<T>>>);
+
+/// The guard of a held [`LeafLock`].
+#[cfg(rstreams_kernel)]
+pub type LeafGuard<'a, T> =
+    kernel::sync::lock::Guard<'a, T, kernel::sync::lock::spinlock::SpinLockBackend>;
+
+#[cfg(rstreams_kernel)]
+impl<T> LeafLock<T> {
+    /// A new lock holding `v` (a sleeping allocation: call it in process context).
+    pub fn new(v: T) -> Result<Self, NoMem> {
+        use kernel::init::InPlaceInit;
+        kernel::alloc::KBox::pin_init(
+            kernel::new_spinlock!(v, "rstreams_hold_cell"),
+            kernel::alloc::flags::GFP_KERNEL,
+        )
+        .map(LeafLock)
+        .map_err(|_| NoMem)
+    }
+    /// Take the lock (process or workqueue context only: the type's rule).
+    #[inline]
+    pub fn lock(&self) -> LeafGuard<'_, T> {
         self.0.lock()
     }
 }

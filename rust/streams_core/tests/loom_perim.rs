@@ -47,7 +47,8 @@
 //! - (j) write hold without the Stream lock (`sth/hold.rs`): writes that join the held
 //!   message race with the head taking it (a flush: read, timer, close) and sealing it; every
 //!   byte a join accepted is in what the head took, once, and none joins after the take or the
-//!   seal.
+//!   seal; also for joins straight from user space (`HoldCell::join_user`), where a copy that
+//!   faults appends nothing.
 //! - (k) the idle publish (`Perim::publish_is_idle`): a lock hold that filled and drained
 //!   its entry's flow queue without its published state changing skips the publish unless a
 //!   refused writer waits. A writer refused for the bytes on the inbound list (not for a full
@@ -1086,6 +1087,48 @@ fn j_held_writes_vs_flush_lose_nothing() {
         assert_eq!(taken, 1 + joined, "a joined byte lost or duplicated");
         assert_eq!(sealed, taken, "a byte joined after the seal");
         assert!(!cell.join(b"d"), "joined after the take");
+        assert!(cell.take().is_none());
+    });
+}
+
+/// (j) with the join straight from user space (`HoldCell::join_user`, the copy made under
+/// the cell's lock): a copy that works appends its byte like a join, one that faults appends
+/// nothing and reports so (its write stages the bytes and joins again), and neither joins
+/// after the seal or the take.
+#[test]
+fn j_held_writes_from_user_space_vs_flush_lose_nothing() {
+    use streams_core::sth::hold::HoldCell;
+    use streams_core::sth::{FailIo, SliceIo};
+    model(|| {
+        let cell = Arc::new(HoldCell::new().expect("cell"));
+        let mut m = Msg::with_type(streams_core::msg::M_DATA, 8).expect("msg");
+        m.append(b"a");
+        cell.put(m, true);
+        let copies = {
+            let cell = cell.clone();
+            thread::spawn(move || cell.join_user(&mut SliceIo(&mut [b'b']), 1))
+        };
+        let faults = {
+            let cell = cell.clone();
+            thread::spawn(move || cell.join_user(&mut FailIo, 1))
+        };
+        // The head, under its lock: seal (a hangup), then take (a flush).
+        cell.seal();
+        let sealed = cell.state().map_or(0, |(n, _)| n);
+        let taken = cell.take();
+        let joined = usize::from(copies.join().expect("joiner"));
+        assert!(!faults.join().expect("joiner"), "a faulting copy joined");
+        let bytes = taken.as_ref().map_or(&[][..], |m| m.rd());
+        assert_eq!(bytes.len(), 1 + joined, "a joined byte lost or duplicated");
+        assert!(
+            bytes.iter().all(|&b| b == b'a' || b == b'b'),
+            "a failed copy's bytes kept"
+        );
+        assert_eq!(sealed, bytes.len(), "a byte joined after the seal");
+        assert!(
+            !cell.join_user(&mut SliceIo(&mut [b'd']), 1),
+            "joined after the take"
+        );
         assert!(cell.take().is_none());
     });
 }

@@ -206,6 +206,28 @@ static int t_poll_woken(void)
 	return 0;
 }
 
+/* A Stream has no file position: lseek, pread and pwrite fail with ESPIPE, on a pipe end (as
+ * on a Linux pipe) and on a device Stream (stream_open). */
+static int t_espipe(void)
+{
+	char b[4];
+	int fds[2], e;
+
+	OK(s_pipe(fds));
+	FAILS(lseek(fds[0], 0, SEEK_CUR), ESPIPE);
+	FAILS(lseek(fds[1], 0, SEEK_SET), ESPIPE);
+	FAILS(pwrite(fds[0], "x", 1, 0), ESPIPE);
+	FAILS(pread(fds[1], b, sizeof(b), 0), ESPIPE);
+	close(fds[0]);
+	close(fds[1]);
+	e = OK(open_dev(DEV_ECHO, O_RDWR));
+	FAILS(lseek(e, 0, SEEK_CUR), ESPIPE);
+	FAILS(pwrite(e, "x", 1, 0), ESPIPE);
+	FAILS(pread(e, b, sizeof(b), 0), ESPIPE);
+	close(e);
+	return 0;
+}
+
 static int t_eintr(void)
 {
 	char cb[8], db[8];
@@ -255,5 +277,6 @@ const struct tcase pipe_cases[] = {
 	{ "I_SETSIG/I_GETSIG: SIGPOLL for input, high priority, hangup; EINVAL", t_pipe_sigpoll },
 	{ "poll woken by a write from another process", t_poll_woken },
 	{ "EINTR: blocked read/getmsg/write/putmsg interrupted by SIGALRM, nothing lost", t_eintr },
+	{ "lseek/pread/pwrite: ESPIPE on a pipe end and a device Stream", t_espipe },
 	{ NULL, NULL },
 };

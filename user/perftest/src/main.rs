@@ -117,7 +117,7 @@ fn run_one(o: &Opts) {
 
 /// One run of another workload (`--workload NAME`): banner, the run, summary and CSV line.
 fn run_workload(o: &Opts, w: Workload) {
-    if w != Workload::Syscall {
+    if w.uses_channel() {
         if let Err(e) = run::open_channel(o.kind) {
             fail(&e, 1);
         }
@@ -130,6 +130,11 @@ fn run_workload(o: &Opts, w: Workload) {
             match w {
                 Workload::Syscall =>
                     format!("getppid(2) for {} s", o.time * f64::from(o.iterations)),
+                Workload::Devnull => format!(
+                    "write(2) of {} bytes to /dev/null for {} s",
+                    o.size,
+                    o.time * f64::from(o.iterations)
+                ),
                 Workload::Bw => format!("{} bytes in {}-byte chunks", o.total, o.size),
                 Workload::Grep => format!(
                     "cat {} ({} MiB) | grep -F {:?}",
@@ -153,7 +158,7 @@ fn run_workload(o: &Opts, w: Workload) {
         .unwrap_or_else(|e| fail(&e, 1));
     if o.verbose > 0 {
         match w {
-            Workload::Syscall => println!(
+            Workload::Syscall | Workload::Devnull => println!(
                 "{}: {} calls in {:.3} s: {:.0} calls/s, {:.1} ns/call",
                 row.imp,
                 row.writes,

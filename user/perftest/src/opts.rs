@@ -1,7 +1,7 @@
 //! The options of one measurement: LfS `perftest` options (`-s -t -i -r -w -F -H -M -b -a -p -m
 //! -q -v --hiwat --lowat -R -S`) plus ours (`--pipe KIND`, `--putmsg`, `-c COUNT`, `--csv`,
 //! `--label`, for the UDP test `--udp KIND`, `--bufsize N`, and for the other workloads
-//! `--workload syscall|bw|grep|flex`, `--pipe-size N`, `--total N`, `--file PATH`, `--file-mb N`,
+//! `--workload syscall|devnull|bw|grep|flex`, `--pipe-size N`, `--total N`, `--file PATH`, `--file-mb N`,
 //! `--pattern P`, `--children N`, `--compute-us R`), declared for clap
 //! ([`RunArgs`]) and resolved into [`Opts`].
 //!
@@ -455,7 +455,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "BYTES", value_parser = positive::<u32>)]
     bufsize: Option<u32>,
     /// Another workload over the channel (--pipe linux|streams) instead of the writer/reader
-    /// pair: syscall (getppid(2) in a loop for -t x -i seconds: the system call floor), bw
+    /// pair: syscall (getppid(2) in a loop for -t x -i seconds: the system call floor), devnull
+    /// (write(2) of -s bytes to /dev/null in a loop for -t x -i seconds: the write floor), bw
     /// (lmbench bw_pipe: --total bytes in -s byte chunks), grep (cat FILE | grep PATTERN over
     /// the channel), flex (pipeflex: --children over half as many pipes for -t x -i seconds,
     /// each reader computing 0.5-1.5 x --compute-us after every read)

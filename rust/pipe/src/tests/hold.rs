@@ -14,7 +14,7 @@ use streams_core::msg::Msg;
 use streams_core::sth::call::{self, HeadCall, HeadShared, STAGE_STACK};
 use streams_core::sth::consts::*;
 use streams_core::sth::Stop;
-use streams_core::sth::{IocArg, Part, SliceIo, Stream, STRHOLDPSZ, STRHOLDSZ};
+use streams_core::sth::{IocArg, Part, SliceIo, Stream, UserIo, STRHOLDPSZ, STRHOLDSZ};
 use streams_core::stream::{Registry, STRHIGH};
 use streams_core::sys;
 use streams_core::{check, check_eq, check_ok, ktest_suite};
@@ -217,6 +217,55 @@ fn joins_without_the_lock(n: usize) -> TestResult {
     Ok(())
 }
 
+/// User memory whose copies without a fault all fail (a page not present yet): the ordinary
+/// copies work. Counts the attempts without a fault.
+struct Absent<'a> {
+    io: SliceIo<'a>,
+    nofault: &'a Cell<usize>,
+}
+
+impl UserIo for Absent<'_> {
+    fn copy_from_user(&mut self, dst: &mut [u8], off: usize) -> Result<(), Errno> {
+        self.io.copy_from_user(dst, off)
+    }
+    fn copy_to_user(&mut self, off: usize, src: &[u8]) -> Result<(), Errno> {
+        self.io.copy_to_user(off, src)
+    }
+    fn copy_from_user_nofault(&mut self, dst: &mut [u8], _off: usize) -> bool {
+        self.nofault.set(self.nofault.get() + 1);
+        dst.fill(0xee); // what a copy cut short may leave: never published
+        false
+    }
+}
+
+/// A held write whose copy without a fault fails (under the cell's lock) appends nothing
+/// there, stages its bytes with the ordinary copy and joins from them, still without the
+/// Stream lock; the bytes arrive in order, none of the failed copy's.
+fn a_held_write_that_faults_goes_the_staged_way() -> TestResult {
+    let s = held_pipe()?;
+    let c = Counted {
+        end: s.call(0),
+        holds: Cell::new(0),
+    };
+    check_eq!(counted_write(&c, 0, 100)?, 1); // starts the held message under the lock
+    let nofault = Cell::new(0);
+    for (k, at) in [100usize, 150, 200].into_iter().enumerate() {
+        let mut b = check_ok!(patterned(at, 50));
+        let mut io = Absent {
+            io: SliceIo(b.as_mut_slice()),
+            nofault: &nofault,
+        };
+        c.holds.set(0);
+        check_eq!(call::write(&c, &mut io, 50, true), Ok(50));
+        check_eq!(c.holds.get(), 0); // joined without the Stream lock
+        check_eq!(nofault.get(), k + 1); // after the copy without a fault was tried
+        check_eq!(s.end(0, |s| s.sth().held()), at + 50);
+    }
+    check_eq!(s.end(0, Stream::sth_flush_hold), 250);
+    check_eq!(read_all(&s, 0)?, 250);
+    Ok(())
+}
+
 /// A read at the holding end sends what it holds (SVR4), writes joined without the lock
 /// included, once the cell is shared with the write fast path; a read with nothing held sends
 /// nothing, and the next write holds its bytes under the lock again.
@@ -393,10 +442,37 @@ fn hangup_keeps_the_held_data_and_fails_writes() -> TestResult {
     Ok(())
 }
 
+/// With SO_DELIM each write is one record (MSGDELIM): write hold holds nothing, so two
+/// small writes read back as two records, not one coalesced message without the mark.
+fn delimited_writes_are_not_held() -> TestResult {
+    let [s, _] = super::readrun::pair(RNORM, true)?;
+    hold_writes(&s, 0)?;
+    check_eq!(write_at(&s, 0, 3), Ok(3));
+    check_eq!(write_at(&s, 3, 2), Ok(2));
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!(s.end(0, Stream::sth_flush_hold), 0);
+    s.end(1, |_| ()); // the data goes up to the head
+    let (first, second) = (
+        super::direct::read(&s, 1, 64),
+        super::direct::read(&s, 1, 64),
+    );
+    check_eq!(
+        super::readrun::bytes(&first),
+        Ok(&[pattern(0), pattern(1), pattern(2)][..])
+    );
+    check_eq!(
+        super::readrun::bytes(&second),
+        Ok(&[pattern(3), pattern(4)][..])
+    );
+    Ok(())
+}
+
 ktest_suite!(PIPE_HOLD_SUITE, "streams_pipe_hold":
+    delimited_writes_are_not_held,
     held_writes_fill_one_message_per_put,
     larger_writes_go_after_what_is_held,
     held_writes_join_without_the_lock,
+    a_held_write_that_faults_goes_the_staged_way,
     each_held_message_arms_the_timer_once,
     flow_control_refuses_the_write_that_would_send,
     hangup_keeps_the_held_data_and_fails_writes,

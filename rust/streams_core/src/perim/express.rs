@@ -46,7 +46,7 @@
 //! needs no counted reference (only a put that claims the target takes one, to run it once
 //! `cell` is released). The inbound lock never has `cell` taken under it (a disarm takes it
 //! after `cell` is released), so the order is `cell`, then an inbound lock; `cell` has a
-//! lockdep class of its own ([`sys::BhLock::new_outer`]). Two pipe ends writing to each
+//! lockdep class of its own (`rstreams_express`, [`crate::bh_lock`]). Two pipe ends writing to each
 //! other each hold their own `cell` and the other's inbound lock: no cycle. `word` changes only under the target's inbound
 //! lock (admit, disarm) or under this Stream's lock with no target holding it yet (arm).
 //! So `owed` changes only under the inbound lock of the target the word is armed for: a
@@ -150,7 +150,7 @@ impl Express {
     pub(crate) fn new() -> Result<Express, NoMem> {
         Ok(Express {
             word: ExpressWord::new(),
-            cell: sys::BhLock::new_outer(None)?,
+            cell: crate::bh_lock!(None, "rstreams_express")?,
         })
     }
 

@@ -176,7 +176,7 @@ impl ExpressSend {
             owed: AtomicUsize::new(0),
             stored: AtomicBool::new(false),
             used: AtomicBool::new(false),
-            cell: sys::BhLock::new(None)?,
+            cell: crate::bh_lock!(None, "rstreams_express_send")?,
         })
     }
 

@@ -132,7 +132,7 @@ impl Gate {
     /// An open gate with nothing pending. ENOSR-worthy `NoMem` when memory runs out.
     pub fn new() -> Result<Gate, NoMem> {
         Ok(Gate {
-            inbound: sys::BhLock::new(Inbound::default())?,
+            inbound: crate::bh_lock!(Inbound::default(), "rstreams_inbound")?,
             pending: AtomicBool::new(false),
             busy: AtomicBool::new(false),
             lazy: AtomicBool::new(false),

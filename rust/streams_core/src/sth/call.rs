@@ -23,6 +23,7 @@
 //! (`sys::vec_filled_wait`): only what the copy wrote is ever seen.
 
 use core::cell::Cell;
+use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use super::consts::*;
@@ -131,8 +132,19 @@ impl HeadShared {
 
     /// Join `data`, a whole write, to the held message without the Stream lock
     /// ([`HoldCell::join`]).
+    #[inline]
     fn join_hold(&self, data: &[u8]) -> bool {
         data.len() <= STRHOLDPSZ && self.hold.as_ref().is_some_and(|c| c.join(data))
+    }
+
+    /// Join the `len` bytes of a whole write to the held message straight from `io`, without
+    /// the Stream lock ([`HoldCell::join_user`]), when the hint says write hold may be on
+    /// (other writes take no cell lock).
+    #[inline]
+    fn join_user<I: UserIo + ?Sized>(&self, io: &mut I, len: usize) -> bool {
+        len <= STRHOLDPSZ
+            && self.holds()
+            && self.hold.as_ref().is_some_and(|c| c.join_user(io, len))
     }
 
     /// Give the head the hold cell (under its lock; once).
@@ -234,16 +246,23 @@ pub fn read<H: HeadCall>(
 
 /// write(2) of `len` bytes from `io`: staged at most [`STRMSGSZ`] bytes at a time. Returns the
 /// bytes written; after some were, an error (a fault, a signal, EAGAIN) ends the write with
-/// that count instead.
-pub fn write<H: HeadCall>(
+/// that count instead. Generic over the platform's `io` only for the held write, whose copy
+/// is a direct call; the rest takes it as `dyn`.
+pub fn write<H: HeadCall, I: UserIo>(
     h: &H,
-    io: &mut dyn UserIo,
+    io: &mut I,
     len: usize,
     nonblock: bool,
 ) -> Result<usize, Errno> {
     if len == 0 {
         return h.run(nonblock, None, |s| s.strwrite(&[], 0, 0, nonblock), |_| {});
     }
+    // A whole small write joins the held message straight from user space (`hold.rs`); one
+    // whose copy would fault goes the staged way below.
+    if len <= crate::limits::strmsgsz() && h.shared().join_user(io, len) {
+        return Ok(len);
+    }
+    let io: &mut dyn UserIo = io;
     let mut done = 0usize;
     while done < len {
         let n = (len - done).min(crate::limits::strmsgsz());
@@ -264,13 +283,17 @@ pub fn write<H: HeadCall>(
     Ok(done)
 }
 
-/// Copy the `n` bytes at `off` from `io` into the front of the staging buffer `buf`: what
-/// was copied (less on a fault).
+/// Copy the `n` bytes at `off` from `io` into the front of the staging buffer `buf`, not
+/// zeroed first (as the heap buffer): what was copied (less on a fault).
 #[inline]
-fn stage<'b>(buf: &'b mut [u8], io: &mut dyn UserIo, off: usize, n: usize) -> &'b [u8] {
-    let buf = buf.get_mut(..n).unwrap_or_default();
-    let got = io.copy_from_user_partial(buf, off).min(n);
-    buf.get(..got).unwrap_or_default()
+fn stage<'b>(
+    buf: &'b mut [MaybeUninit<u8>],
+    io: &mut dyn UserIo,
+    off: usize,
+    n: usize,
+) -> &'b [u8] {
+    let room = buf.get_mut(..n).unwrap_or_default();
+    sys::filled_in(room, |dst| io.copy_from_user_uninit(dst, off))
 }
 
 /// Stage and send bytes `off..off + n` of a write of `total`: the bytes sent, and whether the
@@ -334,10 +357,10 @@ fn write_chunk<H: HeadCall>(
     let mut mid;
     let heap;
     let bytes: &[u8] = if n <= FASTBUF {
-        small = [0u8; FASTBUF];
+        small = [MaybeUninit::<u8>::uninit(); FASTBUF];
         stage(&mut small, io, off, n)
     } else if n <= STAGE_STACK {
-        mid = [0u8; STAGE_STACK];
+        mid = [MaybeUninit::<u8>::uninit(); STAGE_STACK];
         stage(&mut mid, io, off, n)
     } else {
         // Not zeroed first: the buffer is as long as what the copy wrote.

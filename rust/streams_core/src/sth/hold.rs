@@ -14,12 +14,16 @@
 //! control, no event (the hold timer is armed when the message is created, under the lock).
 //! So a write that only joins it need not enter the perimeter, and with the lock it skips its
 //! whole protocol (enter, the inbound list, leave, the `Later` list). The cell is a leaf lock
-//! of its own, taken under the Stream lock or alone, with nothing taken under it.
+//! of its own ([`sys::LeafLock`]: process context only, so bottom halves stay on), taken
+//! under the Stream lock or alone, with nothing taken under it. A join copies the user's
+//! bytes straight into the held message under it ([`HoldCell::join_user`]) with a copy that
+//! cannot block (page faults disabled); a copy that would fault appends nothing, and the
+//! write stages its bytes with no lock held and joins from there ([`HoldCell::join`]).
 //!
 //! # Invariants
 //! While the cell is *open*, a write of up to [`STRHOLDPSZ`](super::STRHOLDPSZ) bytes that
 //! fits in the held message's room would join that message under the Stream lock too:
-//! SNDHOLD is on, the head has no write error and no hangup, is not closed nor linked under a
+//! SNDHOLD is on and SO_DELIM off, the head has no write error and no hangup, is not closed nor linked under a
 //! multiplexor, the top module has no `minpsz` and a piece is at least that. Only [`Stream::sth_hold_write`]
 //! (`write.rs`) opens it, having checked all that; everything that changes one of them under
 //! the Stream lock takes the held message (an ioctl, I_SWROPT, I_LINK, close, a write error's
@@ -31,6 +35,7 @@
 //! later takes under the same lock; a join after the take finds no message and goes the slow
 //! way (`tests/loom_perim.rs` (j)).
 
+use super::UserIo;
 use crate::msg::Msg;
 use crate::sys;
 
@@ -44,14 +49,16 @@ struct Held {
 /// Write hold's buffer (see the module docs), one per Stream head, shared through an `Arc`
 /// between the head and the platform's [`HeadShared`](super::call::HeadShared).
 pub struct HoldCell {
-    held: sys::BhLock<Held>,
+    /// A [`sys::LeafLock`]: only write(2) and the Stream head (under the Stream lock, a
+    /// mutex; the hold timer is a work item) take it, never a softirq.
+    held: sys::LeafLock<Held>,
 }
 
 impl HoldCell {
     /// An empty, closed cell (a sleeping allocation: in process context, holding no lock).
     pub fn new() -> Result<HoldCell, sys::NoMem> {
         Ok(HoldCell {
-            held: sys::BhLock::new(Held::default())?,
+            held: sys::LeafLock::new(Held::default())?,
         })
     }
 
@@ -64,6 +71,31 @@ impl HoldCell {
         }
         match h.msg.as_mut() {
             Some(m) if m.wr_room() > data.len() => m.append(data) == data.len(),
+            _ => false,
+        }
+    }
+
+    /// The write fast path straight from user space: copy the `n` bytes of a whole write from
+    /// offset 0 of `io` into the held message's room, under the cell's lock, if the cell is
+    /// open and the message keeps room after them. The copy cannot block
+    /// ([`UserIo::copy_from_user_nofault`]): if it would fault, nothing is appended and the
+    /// caller stages the write the ordinary way, where the fault is taken with no lock held.
+    /// Generic, so that the platform's copy is a direct call. False if the write must go
+    /// another way.
+    #[inline]
+    pub fn join_user<I: UserIo + ?Sized>(&self, io: &mut I, n: usize) -> bool {
+        let mut h = self.held.lock();
+        if !h.open {
+            return false;
+        }
+        match h.msg.as_mut() {
+            Some(m) if m.wr_room() > n => {
+                let copy = |dst: &mut [u8]| match io.copy_from_user_nofault(dst, 0) {
+                    true => dst.len(),
+                    false => 0,
+                };
+                m.fill_spare(n, copy) == Some(n)
+            }
             _ => false,
         }
     }

@@ -36,6 +36,16 @@ pub trait UserIo {
     fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {
         dst.fill_with(|room| self.copy_from_user_partial(room, off));
     }
+    /// Copy `dst.len()` bytes from user offset `off` into `dst` without taking a page fault,
+    /// so that it may run under a spinlock (the hold cell's, `hold.rs`): false if any byte
+    /// was not at hand (a bad address, or a page not present), `dst` then holding anything;
+    /// the caller copies again the ordinary way, with no lock held. Default: false, copying
+    /// nothing (a copy that may block must never run here; a writev's iterator takes the
+    /// staged way); a source that cannot fault or sleep overrides it.
+    fn copy_from_user_nofault(&mut self, dst: &mut [u8], off: usize) -> bool {
+        let _ = (dst, off);
+        false
+    }
 }
 
 /// A user buffer backed by a slice: copies outside it fault.
@@ -61,6 +71,10 @@ impl UserIo for SliceIo<'_> {
     }
     fn copy_from_user_uninit(&mut self, dst: &mut UninitBuf<'_>, off: usize) {
         dst.append(self.0.get(off..).unwrap_or_default());
+    }
+    /// Memory at hand: the ordinary copy, which never blocks.
+    fn copy_from_user_nofault(&mut self, dst: &mut [u8], off: usize) -> bool {
+        self.copy_from_user(dst, off).is_ok()
     }
 }
 

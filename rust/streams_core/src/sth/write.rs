@@ -165,13 +165,21 @@ impl Stream {
     /// piece asks no flow control (LfS: writes go on filling the held buffer while the Stream
     /// is flow controlled); the piece that would fill the message, and so send it, does.
     pub(crate) fn sth_hold_fits(&self, n: usize) -> bool {
-        if self.sth.wropt & SNDHOLD == 0 || n > STRHOLDPSZ {
+        if !self.sth_holds() || n > STRHOLDPSZ {
             return false;
         }
         match self.sth.hold.state() {
             Some((_, room)) => room > n,
             None => self.sth.wroff.saturating_add(n) < self.sth_hold_size(),
         }
+    }
+
+    /// Whether write hold coalesces writes: SNDHOLD is on and SO_DELIM is off. A held
+    /// message carries no MSGDELIM and would join several delimited writes into one record,
+    /// so a head with SO_DELIM holds nothing (its M_SETOPTS seals the hold cell; the next
+    /// write sends what was held before its own message).
+    fn sth_holds(&self) -> bool {
+        self.sth.wropt & SNDHOLD != 0 && !self.sth.delim
     }
 
     /// The size of a new held message, write offset included: [`STRHOLDSZ`], or one piece
@@ -194,7 +202,7 @@ impl Stream {
     fn sth_hold_write(&mut self, data: &[u8]) -> Result<bool, Stop> {
         let wroff = self.sth.wroff;
         let n = data.len();
-        if self.sth.wropt & SNDHOLD == 0 || n > STRHOLDPSZ {
+        if !self.sth_holds() || n > STRHOLDPSZ {
             return Ok(false);
         }
         let size = self.sth_hold_size();

@@ -72,7 +72,8 @@ impl Link {
     /// A link nobody has made yet. ENOSR when memory runs out.
     pub(crate) fn new() -> Result<Arc<Link>, Errno> {
         let l = Link {
-            state: sys::BhLock::new(LinkState::Waiting).map_err(|_| Errno::ENOSR)?,
+            state: crate::bh_lock!(LinkState::Waiting, "rstreams_link_state")
+                .map_err(|_| Errno::ENOSR)?,
             installed: AtomicBool::new(false),
         };
         sys::new_arc(l).map_err(|_| Errno::ENOSR)

@@ -205,7 +205,7 @@ impl MuxTable {
             next_upper: 1,
         };
         let m = MuxTable {
-            inner: sys::BhLock::new(t).map_err(|_| Errno::ENOSR)?,
+            inner: crate::bh_lock!(t, "rstreams_mux_table").map_err(|_| Errno::ENOSR)?,
         };
         sys::new_arc(m).map_err(|_| Errno::ENOSR)
     }

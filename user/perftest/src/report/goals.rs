@@ -112,6 +112,42 @@ fn verdict(met: usize, failed: usize, covered: usize) -> &'static str {
     }
 }
 
+/// The line of a floor (`imp` at `size` in `floors`, `what` it measures, per `unit`): its
+/// rate, the cost of one, and the 1-byte writes as a fraction of it; nothing if not measured.
+fn floor_line(
+    m: &mut String,
+    pipe: &Summary,
+    floors: &Summary,
+    (imp, size): (&str, usize),
+    what: &str,
+    unit: &str,
+) {
+    let Some(f) = floors.stat(imp, size) else {
+        return;
+    };
+    let range = if f.n > 1 {
+        format!(" [{:.0}–{:.0}]", f.min, f.max)
+    } else {
+        String::new()
+    };
+    let _ = write!(
+        m,
+        "\n{what}: {:.0} {unit}s/s{range}, {:.1} ns per {unit}.",
+        f.mean,
+        1e9 / f.mean
+    );
+    let ctx: Vec<String> = [HOLD, "streams", "linux"]
+        .iter()
+        .filter_map(|i| {
+            ratio(pipe, i, 1, floors, imp, size).map(|(r, n)| format!("{i} {}", r.text(n)))
+        })
+        .collect();
+    if !ctx.is_empty() {
+        let _ = write!(m, " 1-byte writes as a fraction of it: {}.", ctx.join(", "));
+    }
+    m.push('\n');
+}
+
 /// The Goals section, or nothing when the run has none of the rows a goal needs.
 pub fn section(pipe: &Summary, syscall: &Summary) -> String {
     let relevant = GOALS
@@ -176,7 +212,6 @@ pub fn section(pipe: &Summary, syscall: &Summary) -> String {
             verdict(met, failed, covered.len())
         );
     }
-    let floor = syscall.stat("syscall", 0);
     let hold1 = ratio(pipe, HOLD, 1, syscall, "syscall", 0);
     let (cell, v) = match hold1 {
         Some((r, _)) if r.mean >= FLOOR_TARGET => (format!("{:.2}", r.mean), "met"),
@@ -188,29 +223,22 @@ pub fn section(pipe: &Summary, syscall: &Summary) -> String {
         "| 1-byte writes with hold vs the system call floor | {HOLD} at 1 byte/syscall | ≥ {FLOOR_TARGET} | {} | {cell} | {v} |",
         if v == "met" { "1 of 1" } else if hold1.is_some() { "0 of 1" } else { "0 of 1 (not measured)" }
     );
-    if let Some(f) = floor {
-        let _ = write!(
-            m,
-            "\nSystem call floor (`syscall`: getppid(2) in a loop): {:.0} calls/s{}, {:.1} ns per call.",
-            f.mean,
-            if f.n > 1 {
-                format!(" [{:.0}–{:.0}]", f.min, f.max)
-            } else {
-                String::new()
-            },
-            1e9 / f.mean
-        );
-        let ctx: Vec<String> = [HOLD, "streams", "linux"]
-            .iter()
-            .filter_map(|i| {
-                ratio(pipe, i, 1, syscall, "syscall", 0).map(|(r, n)| format!("{i} {}", r.text(n)))
-            })
-            .collect();
-        if !ctx.is_empty() {
-            let _ = write!(m, " 1-byte writes as a fraction of it: {}.", ctx.join(", "));
-        }
-        m.push('\n');
-    }
+    floor_line(
+        &mut m,
+        pipe,
+        syscall,
+        ("syscall", 0),
+        "System call floor (`syscall`: getppid(2) in a loop)",
+        "call",
+    );
+    floor_line(
+        &mut m,
+        pipe,
+        syscall,
+        ("devnull", 1),
+        "Write floor W (`devnull`: 1-byte write(2) to /dev/null in a loop)",
+        "write",
+    );
     // Per size.
     m.push_str("\n### Goals per size\n\n| size |");
     for g in GOALS {

@@ -49,7 +49,7 @@ pub enum Test {
     Pipe,
     /// The UDP test (`udp-…` labels): figure of merit the received rate.
     Udp,
-    /// The system call floor (`syscall`): calls/s.
+    /// The floors: the system call floor (`syscall`) and the write floor (`devnull`): calls/s.
     Syscall,
     /// bw_pipe (`bw-…`): bytes/s.
     Bw,
@@ -64,7 +64,7 @@ impl Test {
     pub fn of(imp: &str) -> Test {
         if imp.starts_with(crate::udp::LABEL_PREFIX) {
             Test::Udp
-        } else if imp == "syscall" || imp.starts_with("syscall-") {
+        } else if imp == "syscall" || imp.starts_with("syscall-") || imp == "devnull" {
             Test::Syscall
         } else if imp.starts_with("bw-") {
             Test::Bw

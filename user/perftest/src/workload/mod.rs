@@ -2,6 +2,8 @@
 //! one CSV row in the same columns ([`crate::csv::Row`]):
 //!
 //! * [`syscall`]: the system call floor, getppid(2) in a loop; `writes` are calls.
+//! * [`devnull`]: the write floor, write(2) of `-s` bytes to /dev/null in a loop; `writes`
+//!   are calls.
 //! * [`bw`]: lmbench's bw_pipe as the LKML "larger pipes" thread used it (seed 001): a writer
 //!   moves `--total` bytes (10 MB) through the channel in `-s` byte chunks to a reader reading
 //!   `-s` bytes per call; the figure of merit is bytes/s.
@@ -17,6 +19,7 @@
 //! interposed pipe(2)), sized by `--pipe-size` ([`crate::run::WaterMarks`]), and blocking.
 
 pub mod bw;
+pub mod devnull;
 pub mod flex;
 pub mod grep;
 pub mod syscall;
@@ -33,6 +36,8 @@ use streams::Stream;
 pub enum Workload {
     /// getppid(2) in a loop.
     Syscall,
+    /// write(2) to /dev/null in a loop.
+    Devnull,
     /// bw_pipe.
     Bw,
     /// cat | grep.
@@ -46,6 +51,7 @@ impl Workload {
     pub fn parse(s: &str) -> Option<Workload> {
         match s {
             "syscall" => Some(Workload::Syscall),
+            "devnull" => Some(Workload::Devnull),
             "bw" | "bw_pipe" => Some(Workload::Bw),
             "grep" => Some(Workload::Grep),
             "flex" | "pipeflex" => Some(Workload::Flex),
@@ -56,23 +62,24 @@ impl Workload {
     /// clap's value parser.
     pub fn parse_arg(s: &str) -> Result<Workload, String> {
         Workload::parse(s)
-            .ok_or_else(|| format!("unknown workload {s:?} (syscall, bw, grep, flex)"))
+            .ok_or_else(|| format!("unknown workload {s:?} (syscall, devnull, bw, grep, flex)"))
     }
 
     /// The name, also the prefix of its labels.
     pub fn name(self) -> &'static str {
         match self {
             Workload::Syscall => "syscall",
+            Workload::Devnull => "devnull",
             Workload::Bw => "bw",
             Workload::Grep => "grep",
             Workload::Flex => "flex",
         }
     }
 
-    /// The default label: `syscall`, else `NAME-KIND` and `-psSIZE` with `--pipe-size`
-    /// (`bw-streams-ps16k`).
+    /// The default label: `syscall` or `devnull`, else `NAME-KIND` and `-psSIZE` with
+    /// `--pipe-size` (`bw-streams-ps16k`).
     pub fn label(self, o: &Opts) -> String {
-        if self == Workload::Syscall {
+        if !self.uses_channel() {
             return self.name().into();
         }
         let mut s = format!("{}-{}", self.name(), o.kind);
@@ -86,12 +93,17 @@ impl Workload {
         s
     }
 
-    /// The CSV `size` of a run: the chunk size (`-s`) for bw and flex, the pipe size for grep
-    /// (its sweep variable; 0 = the default), 0 for the system call floor.
+    /// Whether it runs over the channel (the floors do not open one).
+    pub fn uses_channel(self) -> bool {
+        !matches!(self, Workload::Syscall | Workload::Devnull)
+    }
+
+    /// The CSV `size` of a run: the chunk size (`-s`) for bw, flex and the write floor, the
+    /// pipe size for grep (its sweep variable; 0 = the default), 0 for the system call floor.
     pub fn row_size(self, o: &Opts) -> usize {
         match self {
             Workload::Syscall => 0,
-            Workload::Bw | Workload::Flex => o.size,
+            Workload::Devnull | Workload::Bw | Workload::Flex => o.size,
             Workload::Grep => o.pipe_size.map_or(0, |n| n as usize),
         }
     }
@@ -100,6 +112,7 @@ impl Workload {
     pub fn run(self, o: &Opts, warn: &mut dyn FnMut(String)) -> Result<Row, String> {
         match self {
             Workload::Syscall => Ok(syscall::run(o)),
+            Workload::Devnull => devnull::run(o),
             Workload::Bw => bw::run(o, warn),
             Workload::Grep => grep::run(o, warn),
             Workload::Flex => flex::run(o, warn),
