@@ -574,23 +574,13 @@ slow:
 }
 
 /*
- * Send vec[0..nvec] (len bytes in all) as one datagram to daddr:dport; tos and ttl >= 0 set
- * those for this datagram (as the IP_TOS, IP_TTL control messages would), nocheck sends it
- * without a UDP checksum. Directly (rstreams_udp_xmit) when it can, else through the socket.
- * Never sleeps. Returns 0 or -errno (EAGAIN: the send buffer is full, and the write-space
- * callback follows when it is not).
- *
- * direct_only: the express send (perim/express_send.rs), called without the owner's Stream
- * lock, possibly by several tasks at once, with bottom halves off. rstreams_udp_xmit is safe
- * for that (the route cache has its lock, the rest reads the socket with READ_ONCE and sets
- * its flags atomically); the socket's path (kernel_sendmsg, and the sk_no_check_tx it writes)
- * is not: returns RSTREAMS_UDP_SLOW instead, nothing sent, and the owner sends the datagram
- * under its lock.
+ * The socket's path of rstreams_udp_send (kernel_sendmsg ─▶ udp_sendmsg), for what the direct
+ * transmit leaves to it. Out of line: its message header, address and control buffer are
+ * built only for these datagrams, not zeroed on the stack for every direct one.
  */
-int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct kvec *vec,
-		      size_t nvec, size_t len, int tos, int ttl, bool nocheck, bool direct_only);
-int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct kvec *vec,
-		      size_t nvec, size_t len, int tos, int ttl, bool nocheck, bool direct_only)
+static noinline int rstreams_udp_send_sock(struct rstreams_udp *u, __be32 daddr, __be16 dport,
+					   struct kvec *vec, size_t nvec, size_t len, int tos,
+					   int ttl, bool nocheck)
 {
 	struct sockaddr_in sin = {
 		.sin_family = AF_INET,
@@ -611,9 +601,6 @@ int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct
 	size_t clen = 0;
 	int r;
 
-	r = rstreams_udp_xmit(u, daddr, dport, vec, nvec, len, tos, ttl, nocheck);
-	if (r != RSTREAMS_UDP_SLOW || direct_only)
-		return r;
 	if (!u->queued)
 		this_cpu_inc(rstreams_udp_nsock);
 	if (sk->sk_no_check_tx != nocheck)
@@ -642,6 +629,33 @@ int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct
 	}
 	r = kernel_sendmsg(u->sock, &msg, vec, nvec, len);
 	return r < 0 ? r : 0;
+}
+
+/*
+ * Send vec[0..nvec] (len bytes in all) as one datagram to daddr:dport; tos and ttl >= 0 set
+ * those for this datagram (as the IP_TOS, IP_TTL control messages would), nocheck sends it
+ * without a UDP checksum. Directly (rstreams_udp_xmit) when it can, else through the socket.
+ * Never sleeps. Returns 0 or -errno (EAGAIN: the send buffer is full, and the write-space
+ * callback follows when it is not).
+ *
+ * direct_only: the express send (perim/express_send.rs), called without the owner's Stream
+ * lock, possibly by several tasks at once, with bottom halves off. rstreams_udp_xmit is safe
+ * for that (the route cache has its lock, the rest reads the socket with READ_ONCE and sets
+ * its flags atomically); the socket's path (kernel_sendmsg, and the sk_no_check_tx it writes)
+ * is not: returns RSTREAMS_UDP_SLOW instead, nothing sent, and the owner sends the datagram
+ * under its lock.
+ */
+int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct kvec *vec,
+		      size_t nvec, size_t len, int tos, int ttl, bool nocheck, bool direct_only);
+int rstreams_udp_send(struct rstreams_udp *u, __be32 daddr, __be16 dport, struct kvec *vec,
+		      size_t nvec, size_t len, int tos, int ttl, bool nocheck, bool direct_only)
+{
+	int r;
+
+	r = rstreams_udp_xmit(u, daddr, dport, vec, nvec, len, tos, ttl, nocheck);
+	if (r != RSTREAMS_UDP_SLOW || direct_only)
+		return r;
+	return rstreams_udp_send_sock(u, daddr, dport, vec, nvec, len, tos, ttl, nocheck);
 }
 EXPORT_SYMBOL_GPL(rstreams_udp_send);
 

@@ -489,12 +489,19 @@ pub fn manage(cur: &Opts, req: &[u8], flags: i32) -> Result<Answer, i32> {
 /// The transmit options of one T_UNITDATA_REQ: the endpoint's, overridden by the datagram's
 /// IP_TOS, IP_TTL, IP_BROADCAST and UDP_CHECKSUM. `Err(TBADOPT)` for anything else or a bad
 /// value.
+#[inline]
 pub fn unitdata(cur: &Opts, req: &[u8]) -> Result<TxOpts, i32> {
-    let mut tx = cur.tx();
     if req.is_empty() {
-        // The common datagram: what `parse` would find (nothing) without its table.
-        return Ok(tx);
+        // The common datagram: what `parse` would find (nothing) without its table, inlined
+        // into the send path.
+        return Ok(cur.tx());
     }
+    unitdata_listed(cur, req)
+}
+
+/// `unitdata` for a request that lists options (out of line: the rare case).
+fn unitdata_listed(cur: &Opts, req: &[u8]) -> Result<TxOpts, i32> {
+    let mut tx = cur.tx();
     let (list, _) = parse::<MAXREQ>(req)?;
     for o in list.iter().flatten() {
         match (o.level, o.name) {

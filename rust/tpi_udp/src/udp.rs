@@ -702,12 +702,24 @@ pub(crate) fn check_unitdata<'a>(
         Err((_, Bad::Range)) => return Err(Refused::Range),
         _ => return Err(Refused::Fatal),
     };
-    if mp.cont().is_some_and(|d| {
-        d.msgdsize() > TSDU_SIZE as usize || d.blocks().any(|b| b.db_type() != M_DATA)
-    }) {
+    if mp.cont().is_some_and(|d| !is_tsdu(d)) {
         return Err(Refused::Data(dest));
     }
     Ok((dest, tx))
+}
+
+/// Whether the data part `d` of a T_UNITDATA_REQ is a TSDU the endpoint sends: M_DATA blocks
+/// only, no more than `TSDU_SIZE` bytes. One walk of the blocks (msgdsize and a type test
+/// each walked them once per datagram).
+fn is_tsdu(d: &Msg) -> bool {
+    let mut n = 0usize;
+    for b in d.blocks() {
+        if b.db_type() != M_DATA {
+            return false;
+        }
+        n = n.saturating_add(b.blen());
+    }
+    n <= TSDU_SIZE as usize
 }
 
 fn copy16(src: &[u8]) -> Copy16 {

@@ -5,7 +5,9 @@ use super::super::net::{Inet4, RxIp};
 use super::super::opt::{self, *};
 use super::super::prim::{self, *};
 use super::super::state::{check, TpiState, Verdict};
+use super::super::udp::{check_unitdata, Refused, TSDU_SIZE};
 use streams_core::ktest::TestResult;
+use streams_core::msg::{Msg, MsgType, M_CTL, M_DATA, M_PROTO};
 use streams_core::{check, check_eq, check_ok, check_some, ktest_suite};
 
 fn words(w: &[i32]) -> [u8; 64] {
@@ -300,6 +302,46 @@ fn options_malformed_are_tbadopt() -> TestResult {
     Ok(())
 }
 
+/// The data part of a T_UNITDATA_REQ (`udp::check_unitdata`, both send paths): M_DATA blocks
+/// up to a TSDU in all are sent, a byte more (in one block or summed over two) or a block of
+/// another type behind the data is `Refused::Data`.
+fn unitdata_data_part_is_a_tsdu() -> TestResult {
+    let dest = Inet4 {
+        addr: [10, 13, 0, 1],
+        port: 9,
+    };
+    let req = |blocks: &[(MsgType, usize)]| -> Option<Msg> {
+        let mut m = encode_req(&Req::Unitdata {
+            dest: &dest.encode(),
+            opt: &[],
+        })?;
+        for &(ty, n) in blocks {
+            let mut b = Msg::with_type(ty, n).ok()?;
+            (b.adj_wptr(n) == n).then_some(())?;
+            m.linkb(b);
+        }
+        Some(m)
+    };
+    let sent = |m: &Msg| match check_unitdata(&Opts::DEFAULT, m) {
+        Ok((d, _)) => d == dest,
+        Err(_) => false,
+    };
+    let refused =
+        |m: &Msg| matches!(check_unitdata(&Opts::DEFAULT, m), Err(Refused::Data(d)) if d == dest);
+    let tsdu = TSDU_SIZE as usize;
+    check!(sent(&check_some!(req(&[(M_DATA, 1)]))));
+    check!(sent(&check_some!(req(&[(M_DATA, tsdu)]))));
+    check!(sent(&check_some!(req(&[(M_DATA, tsdu - 7), (M_DATA, 7)]))));
+    check!(refused(&check_some!(req(&[(M_DATA, tsdu + 1)]))));
+    check!(refused(&check_some!(req(&[
+        (M_DATA, tsdu - 7),
+        (M_DATA, 8)
+    ]))));
+    check!(refused(&check_some!(req(&[(M_DATA, 4), (M_PROTO, 4)]))));
+    check!(refused(&check_some!(req(&[(M_CTL, 4)]))));
+    Ok(())
+}
+
 ktest_suite!(TPI_CODEC_SUITE, "tpi_codec":
     primitives_roundtrip,
     unitdata_ind_carries_the_ip_header,
@@ -309,4 +351,5 @@ ktest_suite!(TPI_CODEC_SUITE, "tpi_codec":
     state_table,
     options_negotiate_check_default_current,
     options_malformed_are_tbadopt,
+    unitdata_data_part_is_a_tsdu,
 );
