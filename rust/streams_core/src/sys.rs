@@ -777,7 +777,11 @@ impl<T> BhLock<T> {
     /// sleeping allocation: call it in process context). The core's locks use
     /// [`bh_lock!`](crate::bh_lock) instead, a class each.
     pub fn new(v: T) -> Result<Self, NoMem> {
-        Self::new_in(v, kernel::c_str!("rstreams_bh"), kernel::static_lock_class!())
+        Self::new_in(
+            v,
+            kernel::c_str!("rstreams_bh"),
+            kernel::static_lock_class!(),
+        )
     }
     /// A new lock holding `v`, in lockdep class `class` named `name` (a sleeping allocation:
     /// call it in process context). Through [`bh_lock!`](crate::bh_lock), which gives each
