@@ -48,7 +48,8 @@
 //!   message race with the head taking it (a flush: read, timer, close) and sealing it; every
 //!   byte a join accepted is in what the head took, once, and none joins after the take or the
 //!   seal; also for joins straight from user space (`HoldCell::join_user`), where a copy that
-//!   faults appends nothing.
+//!   faults appends nothing; and at the exact fill, where a join may fill the message but
+//!   never go past it.
 //! - (k) the idle publish (`Perim::publish_is_idle`): a lock hold that filled and drained
 //!   its entry's flow queue without its published state changing skips the publish unless a
 //!   refused writer waits. A writer refused for the bytes on the inbound list (not for a full
@@ -1130,6 +1131,42 @@ fn j_held_writes_from_user_space_vs_flush_lose_nothing() {
             "joined after the take"
         );
         assert!(cell.take().is_none());
+    });
+}
+
+/// (j) at the exact fill: two 1-byte joiners race for the held message's last byte of room
+/// while the head takes it (a flush). A join may fill the message exactly, never past it: at
+/// most one joins before the take, the message taken is at most full, and every byte a join
+/// accepted is in it once; the one that found no room (or no message) goes under the lock.
+#[test]
+fn j_held_writes_fill_exactly_and_never_past_full() {
+    use streams_core::sth::hold::HoldCell;
+    model(|| {
+        let cell = Arc::new(HoldCell::new().expect("cell"));
+        let mut m = Msg::with_type(streams_core::msg::M_DATA, 8).expect("msg");
+        let room = m.wr_room();
+        let fill = vec![b'a'; room - 1];
+        m.append(&fill);
+        cell.put(m, true);
+        let joiners: Vec<_> = [b"b", b"c"]
+            .into_iter()
+            .map(|b| {
+                let cell = cell.clone();
+                thread::spawn(move || cell.join(b))
+            })
+            .collect();
+        let taken = cell.take().expect("held");
+        let joined = joiners
+            .into_iter()
+            .map(|j| usize::from(j.join().expect("joiner")))
+            .sum::<usize>();
+        assert!(joined <= 1, "a join went past the full message");
+        assert_eq!(
+            taken.msgsize(),
+            room - 1 + joined,
+            "a joined byte lost or duplicated"
+        );
+        assert_eq!(taken.wr_room(), 1 - joined);
     });
 }
 
