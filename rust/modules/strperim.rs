@@ -364,8 +364,11 @@ impl StrPerim {
             sigs.send(&ev);
         }
         if ev.hold_timer {
+            // A new held message: its timer runs from now. `rearm` moves an expiry still
+            // pending for the message sent before it (by the write that found no room, or by
+            // a flush), which would otherwise send this one early.
             if let Some(w) = &*self.hold.lock() {
-                w.arm(HOLD_JIFFIES);
+                w.rearm(HOLD_JIFFIES);
             }
         }
         if let Some(deadline) = next_timeout {

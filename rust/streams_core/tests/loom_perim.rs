@@ -48,7 +48,8 @@
 //!   message race with the head taking it (a flush: read, timer, close) and sealing it; every
 //!   byte a join accepted is in what the head took, once, and none joins after the take or the
 //!   seal; also for joins straight from user space (`HoldCell::join_user`), where a copy that
-//!   faults appends nothing.
+//!   faults appends nothing; and at the exact fill, where a join may fill the message but
+//!   never go past it.
 //! - (k) the idle publish (`Perim::publish_is_idle`): a lock hold that filled and drained
 //!   its entry's flow queue without its published state changing skips the publish unless a
 //!   refused writer waits. A writer refused for the bytes on the inbound list (not for a full
@@ -1061,29 +1062,46 @@ fn l_give_back_to_a_poller_loses_nothing() {
 
 // (j) ------------------------------------------------------------------------------------------
 
+/// An open hold cell holding a message of an 8-byte buffer (its room rounded up as the block
+/// cache gives it) with `held(room)` bytes of `a` in it.
+fn open_cell(held: impl FnOnce(usize) -> usize) -> Arc<streams_core::sth::hold::HoldCell> {
+    let cell = Arc::new(streams_core::sth::hold::HoldCell::new().expect("cell"));
+    let mut m = Msg::with_type(streams_core::msg::M_DATA, 8).expect("msg");
+    let n = held(m.wr_room());
+    m.append(&vec![b'a'; n]);
+    cell.put(m, true);
+    cell
+}
+
+/// Two threads joining the 1-byte writes `b` and `c` to `cell` without the Stream lock.
+fn bc_joiners(cell: &Arc<streams_core::sth::hold::HoldCell>) -> Vec<thread::JoinHandle<bool>> {
+    [b"b", b"c"]
+        .into_iter()
+        .map(|b| {
+            let cell = cell.clone();
+            thread::spawn(move || cell.join(b))
+        })
+        .collect()
+}
+
+/// How many of `joiners` joined.
+fn joined(joiners: Vec<thread::JoinHandle<bool>>) -> usize {
+    joiners
+        .into_iter()
+        .map(|j| usize::from(j.join().expect("joiner")))
+        .sum()
+}
+
 #[test]
 fn j_held_writes_vs_flush_lose_nothing() {
-    use streams_core::sth::hold::HoldCell;
     model(|| {
-        let cell = Arc::new(HoldCell::new().expect("cell"));
-        let mut m = Msg::with_type(streams_core::msg::M_DATA, 8).expect("msg");
-        m.append(b"a");
-        cell.put(m, true);
-        let joiners: Vec<_> = [b"b", b"c"]
-            .into_iter()
-            .map(|b| {
-                let cell = cell.clone();
-                thread::spawn(move || cell.join(b))
-            })
-            .collect();
+        let cell = open_cell(|_| 1);
+        let joiners = bc_joiners(&cell);
         // The head, under its lock: seal (a hangup), then take (a flush).
         cell.seal();
         let sealed = cell.state().map_or(0, |(n, _)| n);
         let taken = cell.take().map_or(0, |m| m.msgsize());
-        let joined = joiners
-            .into_iter()
-            .map(|j| usize::from(j.join().expect("joiner")))
-            .sum::<usize>();
+        let joined = joined(joiners);
         assert_eq!(taken, 1 + joined, "a joined byte lost or duplicated");
         assert_eq!(sealed, taken, "a byte joined after the seal");
         assert!(!cell.join(b"d"), "joined after the take");
@@ -1097,13 +1115,9 @@ fn j_held_writes_vs_flush_lose_nothing() {
 /// after the seal or the take.
 #[test]
 fn j_held_writes_from_user_space_vs_flush_lose_nothing() {
-    use streams_core::sth::hold::HoldCell;
     use streams_core::sth::{FailIo, SliceIo};
     model(|| {
-        let cell = Arc::new(HoldCell::new().expect("cell"));
-        let mut m = Msg::with_type(streams_core::msg::M_DATA, 8).expect("msg");
-        m.append(b"a");
-        cell.put(m, true);
+        let cell = open_cell(|_| 1);
         let copies = {
             let cell = cell.clone();
             thread::spawn(move || cell.join_user(&mut SliceIo(&mut [b'b']), 1))
@@ -1130,6 +1144,31 @@ fn j_held_writes_from_user_space_vs_flush_lose_nothing() {
             "joined after the take"
         );
         assert!(cell.take().is_none());
+    });
+}
+
+/// (j) at the exact fill: two 1-byte joiners race for the held message's last byte of room
+/// while the head takes it (a flush). A join may fill the message exactly, never past it: at
+/// most one joins before the take, the message taken is at most full, and every byte a join
+/// accepted is in it once; the one that found no room (or no message) goes under the lock.
+#[test]
+fn j_held_writes_fill_exactly_and_never_past_full() {
+    model(|| {
+        let mut room = 0;
+        let cell = open_cell(|r| {
+            room = r;
+            r - 1
+        });
+        let joiners = bc_joiners(&cell);
+        let taken = cell.take().expect("held");
+        let joined = joined(joiners);
+        assert!(joined <= 1, "a join went past the full message");
+        assert_eq!(
+            taken.msgsize(),
+            room - 1 + joined,
+            "a joined byte lost or duplicated"
+        );
+        assert_eq!(taken.wr_room(), 1 - joined);
     });
 }
 

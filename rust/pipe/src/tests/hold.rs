@@ -118,8 +118,9 @@ fn read_all(s: &TestPipe, mut at: usize) -> Result<usize, Failure> {
 }
 
 /// Writes of several sizes up to STRHOLDPSZ (staged on the stack and built before the lock
-/// alike) fill one held message; the write that fills it, or the one that does not fit,
-/// sends it in one put, and the reader gets every byte in order across message boundaries.
+/// alike) fill one held message; a message filled exactly stays held, and the next write,
+/// which does not fit, sends it in one put; the reader gets every byte in order across
+/// message boundaries.
 fn held_writes_fill_one_message_per_put() -> TestResult {
     let s = held_pipe()?;
     // The first round fills a message exactly; the later ones leave room a write does not
@@ -133,10 +134,13 @@ fn held_writes_fill_one_message_per_put() -> TestResult {
         for &n in sizes {
             check_eq!(write_at(&s, at, n), Ok(n));
             at += n;
-            if held + n == STRHOLDSZ {
-                (sent, held, full) = (sent + STRHOLDSZ, 0, full + 1);
-            } else if held + n > STRHOLDSZ {
-                (sent, held, no_room) = (sent + held, n, no_room + 1);
+            if held + n > STRHOLDSZ {
+                if held == STRHOLDSZ {
+                    full += 1;
+                } else {
+                    no_room += 1;
+                }
+                (sent, held) = (sent + held, n);
             } else {
                 held += n;
             }
@@ -169,10 +173,11 @@ fn larger_writes_go_after_what_is_held() -> TestResult {
     Ok(())
 }
 
-/// Held writes join the held message without the Stream lock while it keeps room after
-/// them, staged on the stack (up to `STAGE_STACK`) or from the message built before the
-/// lock (larger ones, up to STRHOLDPSZ); the first write of a message and the one that fills
-/// it or does not fit take the lock.
+/// Held writes join the held message without the Stream lock while it has room for them
+/// (filling it exactly included), staged on the stack (up to `STAGE_STACK`) or from the
+/// message built before the lock (larger ones, up to STRHOLDPSZ); only the write that starts
+/// a message takes the lock, sending the one it found without room: one locked write per
+/// message.
 fn held_writes_join_without_the_lock() -> TestResult {
     joins_without_the_lock(300)?; // staged on the stack
     joins_without_the_lock(STAGE_STACK + 88)?; // built before the lock
@@ -193,12 +198,9 @@ fn joins_without_the_lock(n: usize) -> TestResult {
         let locked = if held == 0 {
             held = n;
             1
-        } else if held + n < STRHOLDSZ {
+        } else if held + n <= STRHOLDSZ {
             held += n;
             0
-        } else if held + n == STRHOLDSZ {
-            (sent, held, sends) = (sent + STRHOLDSZ, 0, sends + 1);
-            1
         } else {
             (sent, held, sends) = (sent + held, n, sends + 1);
             1
@@ -291,6 +293,28 @@ fn a_read_sends_the_shared_cells_message() -> TestResult {
     Ok(())
 }
 
+/// A message filled exactly stays held and arms no timer; the write that finds no room sends
+/// it and arms the timer for the message it starts (the kernel re-arms relative to that
+/// message, so the expiry armed for the full one does not send the new one early); the
+/// timer's flush then sends only the new message.
+fn a_message_started_after_a_full_one_arms_its_own_timer() -> TestResult {
+    let s = held_pipe()?;
+    let _ = s.end(0, |s| s.sth_take_events());
+    for i in 0..STRHOLDSZ / STRHOLDPSZ {
+        check_eq!(write_at(&s, i * STRHOLDPSZ, STRHOLDPSZ), Ok(STRHOLDPSZ));
+        check_eq!(s.end(0, |s| s.sth_take_events().hold_timer), i == 0);
+    }
+    check_eq!(s.end(0, |s| s.sth().held()), STRHOLDSZ);
+    check_eq!(queued(&s), 0);
+    check_eq!(write_at(&s, STRHOLDSZ, 1), Ok(1));
+    check!(s.end(0, |s| s.sth_take_events().hold_timer));
+    check_eq!(queued(&s), STRHOLDSZ);
+    check_eq!(s.end(0, |s| s.sth().held()), 1);
+    check_eq!(s.end(0, Stream::sth_flush_hold), 1);
+    check_eq!(read_all(&s, 0)?, STRHOLDSZ + 1);
+    Ok(())
+}
+
 /// The first write of a held message arms the hold timer; writes joining it do not.
 fn each_held_message_arms_the_timer_once() -> TestResult {
     let s = held_pipe()?;
@@ -336,7 +360,7 @@ fn refused_at(n: usize) -> TestResult {
     }
     check!(refused);
     let held = s.end(0, |s| s.sth().held());
-    check!(held > 0 && held + n >= STRHOLDSZ);
+    check!(held > 0 && held + n > STRHOLDSZ);
     check_eq!(queued(&s) + held, at);
     // The hold timer sends what is held whatever the flow control; held writes still go on
     // (into a new message, asking no flow control) up to the one that would send it.
@@ -345,16 +369,16 @@ fn refused_at(n: usize) -> TestResult {
     while write_at(&s, at, n).is_ok() {
         at += n;
         more += n;
-        check!(more < STRHOLDSZ);
+        check!(more <= STRHOLDSZ);
     }
-    check!(more + n >= STRHOLDSZ);
+    check!(more + n > STRHOLDSZ);
     let held = s.end(0, |s| s.sth().held());
     check_eq!(held, more);
     let got = read_all(&s, 0)?;
     check_eq!(got + held, at);
     // Drained: the refused write goes, sending what was held before it.
     check_eq!(write_at(&s, at, n), Ok(n));
-    let left = if held + n == STRHOLDSZ { 0 } else { n };
+    let left = n;
     check_eq!(s.end(0, |s| s.sth().held()), left);
     at += n;
     check_eq!(read_all(&s, got)?, at - left);
@@ -474,6 +498,7 @@ ktest_suite!(PIPE_HOLD_SUITE, "streams_pipe_hold":
     held_writes_join_without_the_lock,
     a_held_write_that_faults_goes_the_staged_way,
     each_held_message_arms_the_timer_once,
+    a_message_started_after_a_full_one_arms_its_own_timer,
     flow_control_refuses_the_write_that_would_send,
     hangup_keeps_the_held_data_and_fails_writes,
     writes_too_large_to_hold_go_express,

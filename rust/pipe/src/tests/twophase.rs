@@ -253,7 +253,8 @@ fn prebuilt_flow_control_keeps_the_message() -> TestResult {
 }
 
 /// Held writes join the held message without the Stream lock (`sth/hold.rs`) until it is
-/// full (the write that fills it sends it, under the lock) and never after a hangup.
+/// full (a full message waits: the next write sends it, under the lock) and never after a
+/// hangup.
 fn held_writes_join_until_full_or_hangup() -> TestResult {
     let s = check_ok!(TestPipe::new());
     super::hold::hold_writes(&s, 0)?;
@@ -261,12 +262,13 @@ fn held_writes_join_until_full_or_hangup() -> TestResult {
     for i in 0..hold {
         check_eq!(write(&s, 0, &[(i % 251) as u8]), Ok(1));
         let held = s.end(0, |s| s.sth().held());
-        check_eq!(held, (i + 1) % hold);
+        check_eq!(held, i + 1);
     }
+    check_eq!(write(&s, 0, b"x"), Ok(1));
+    check_eq!(s.end(0, |s| s.sth().held()), 1);
     let (b, n) = check_ok!(read(&s, 1, 64));
     check_eq!(n, 64);
     check!(b.iter().enumerate().all(|(i, &x)| x == (i % 251) as u8));
-    check_eq!(write(&s, 0, b"x"), Ok(1));
     check_eq!(write(&s, 0, b"y"), Ok(1));
     check_eq!(s.end(0, |s| s.sth().held()), 2);
     s.close(1);

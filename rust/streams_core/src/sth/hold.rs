@@ -27,9 +27,11 @@
 //! multiplexor, the top module has no `minpsz` and a piece is at least that. Only [`Stream::sth_hold_write`]
 //! (`write.rs`) opens it, having checked all that; everything that changes one of them under
 //! the Stream lock takes the held message (an ioctl, I_SWROPT, I_LINK, close, a write error's
-//! flush) or seals the cell (hangup, M_SETOPTS). A join leaves room for at least one more byte,
-//! so the message that fills up is sent by the write under the lock, never left full here
-//! (that write, unlike a join, asks flow control first: `write.rs` `sth_hold_fits`).
+//! flush) or seals the cell (hangup, M_SETOPTS). A join may fill the held message exactly; a
+//! full message waits here until the next write, which finds no room, takes the Stream lock,
+//! asks flow control and sends it before it starts the next one (`write.rs` `sth_hold_fits`),
+//! or until a flush (read, putmsg, ioctl, close, M_READ) or its hold timer sends it. So a
+//! join never sends anything and never needs flow control.
 //!
 //! Accepted data is never lost: a join appends under the cell's lock to the message the head
 //! later takes under the same lock; a join after the take finds no message and goes the slow
@@ -63,21 +65,22 @@ impl HoldCell {
     }
 
     /// The write fast path: append `data` to the held message if the cell is open and the
-    /// message keeps room after it. False if the write must go under the Stream lock.
+    /// message has room for all of it (it may fill the message exactly). False if the write
+    /// must go under the Stream lock.
     pub fn join(&self, data: &[u8]) -> bool {
         let mut h = self.held.lock();
         if !h.open {
             return false;
         }
         match h.msg.as_mut() {
-            Some(m) if m.wr_room() > data.len() => m.append(data) == data.len(),
+            Some(m) if m.wr_room() >= data.len() => m.append(data) == data.len(),
             _ => false,
         }
     }
 
     /// The write fast path straight from user space: copy the `n` bytes of a whole write from
     /// offset 0 of `io` into the held message's room, under the cell's lock, if the cell is
-    /// open and the message keeps room after them. The copy cannot block
+    /// open and the message has room for them (it may fill it exactly). The copy cannot block
     /// ([`UserIo::copy_from_user_nofault`]): if it would fault, nothing is appended and the
     /// caller stages the write the ordinary way, where the fault is taken with no lock held.
     /// Generic, so that the platform's copy is a direct call. False if the write must go
@@ -89,7 +92,7 @@ impl HoldCell {
             return false;
         }
         match h.msg.as_mut() {
-            Some(m) if m.wr_room() > n => {
+            Some(m) if m.wr_room() >= n => {
                 let copy = |dst: &mut [u8]| match io.copy_from_user_nofault(dst, 0) {
                     true => dst.len(),
                     false => 0,

@@ -36,8 +36,8 @@ fn piece(maxpsz: usize) -> usize {
 }
 
 /// Capacity of the write-hold (SNDHOLD) buffer: small writes (up to [`STRHOLDPSZ`] each) are
-/// coalesced into one message of up to this many bytes, which goes down when it is full, at
-/// the hold timer, at the next read, putmsg, ioctl or close of this head, or at an M_READ
+/// coalesced into one message of up to this many bytes, which goes down with the next write
+/// that finds no room in it (a full message waits for that write), at its hold timer, at the next read, putmsg, ioctl or close of this head, or at an M_READ
 /// from the reader at the other end of a pipe. Writes that only join it do so without the
 /// Stream lock (`hold.rs`).
 ///
@@ -161,16 +161,17 @@ impl Stream {
     }
 
     /// Whether a piece of `n` bytes is held without sending anything (SNDHOLD on, a piece
-    /// small enough to hold, and it leaves room in the held message or in a new one): such a
-    /// piece asks no flow control (LfS: writes go on filling the held buffer while the Stream
-    /// is flow controlled); the piece that would fill the message, and so send it, does.
+    /// small enough to hold, and it fits in the held message's room or in a new message,
+    /// exactly filling it included): such a piece asks no flow control (LfS: writes go on
+    /// filling the held buffer while the Stream is flow controlled); the piece that finds no
+    /// room, and so sends the held message before it starts the next, does.
     pub(crate) fn sth_hold_fits(&self, n: usize) -> bool {
         if !self.sth_holds() || n > STRHOLDPSZ {
             return false;
         }
         match self.sth.hold.state() {
-            Some((_, room)) => room > n,
-            None => self.sth.wroff.saturating_add(n) < self.sth_hold_size(),
+            Some((_, room)) => room >= n,
+            None => self.sth.wroff.saturating_add(n) <= self.sth_hold_size(),
         }
     }
 
@@ -196,7 +197,11 @@ impl Stream {
     }
 
     /// Write hold: coalesce a small piece into the held message. `Ok(false)` if hold is off or
-    /// the piece is too big to hold; the held message is sent when it fills up.
+    /// the piece is too big to hold. A message the piece fills exactly stays held: the next
+    /// write, which finds no room, sends it (after `sth_hold_fits` asked flow control), or a
+    /// flush or the hold timer does. A piece that does not fit sends the held message first
+    /// and starts a new one, which arms the hold timer (the platform re-arms it relative to
+    /// the new message: a timer armed for the one sent must not send this one early).
     /// Afterwards the hold cell is open (`hold.rs`) if later writes may join it without the
     /// lock: this write passed the head's checks and the top module's packet sizes allow it.
     fn sth_hold_write(&mut self, data: &[u8]) -> Result<bool, Stop> {
@@ -223,13 +228,9 @@ impl Stream {
             }
         };
         h.append(data);
-        let full = h.wr_room() == 0;
         let (minpsz, maxpsz) = self.sth_psz();
         let open = minpsz == 0 && piece(maxpsz) >= STRHOLDPSZ && self.sth.plex.is_none();
         self.sth.hold.put(h, open);
-        if full {
-            self.sth_flush_hold();
-        }
         Ok(true)
     }
 }

@@ -184,6 +184,8 @@ fn clearing_sndhold_sends_held_bytes() -> TestResult {
     Ok(())
 }
 
+/// A write may fill the hold buffer exactly; the full buffer goes down with the next write,
+/// which finds no room.
 fn hold_sends_when_buffer_fills() -> TestResult {
     let mut s = open(&STHLOOP)?;
     check_ok!(ioc(&mut s, I_SWROPT, IocArg::Int(i64::from(SNDHOLD))));
@@ -193,8 +195,10 @@ fn hold_sends_when_buffer_fills() -> TestResult {
     }
     check_eq!(s.sth().held(), super::super::STRHOLDSZ - 64);
     check_eq!(nread(&mut s)?.0, 0);
-    check_ok!(wr(&mut s, &piece)); // the hold buffer is full and goes down
-    check_eq!(s.sth().held(), 0);
+    check_ok!(wr(&mut s, &piece)); // the hold buffer is full: it waits
+    check_eq!(s.sth().held(), super::super::STRHOLDSZ);
+    check_ok!(wr(&mut s, &piece)); // no room: the full buffer goes down, 64 are held
+    check_eq!(s.sth().held(), 64);
     check_eq!(nread(&mut s)?, (1, super::super::STRHOLDSZ as i32));
     Ok(())
 }
