@@ -371,7 +371,7 @@ impl Taken {
             };
             if n > 0 {
                 io.copy_to_user(*at, b.rd())?;
-                *at += n;
+                *at = at.saturating_add(n);
             }
         }
         Ok(())
