@@ -349,20 +349,30 @@ impl Taken {
     }
 
     /// getmsg(2), after the lock: copy the control part of the message taken to `ctl` and its
-    /// data part to `data` (each from offset 0; a part not asked for is not copied).
+    /// data part to `data` (each from offset 0; a part not asked for is not copied). One walk
+    /// of the blocks, each copied to its part's buffer at that part's running offset (the
+    /// take already cut the message to the `maxlen`s: every block goes whole).
     pub fn copy_parts(
         &self,
-        ctl: Option<&mut dyn UserIo>,
-        data: Option<&mut dyn UserIo>,
+        mut ctl: Option<&mut dyn UserIo>,
+        mut data: Option<&mut dyn UserIo>,
     ) -> Result<(), Errno> {
         let Some(m) = self.msgs().next() else {
             return Ok(());
         };
-        if let Some(io) = ctl {
-            copy_blocks(m, is_ctl, usize::MAX, io, 0)?;
-        }
-        if let Some(io) = data {
-            copy_blocks(m, |b| !is_ctl(b), usize::MAX, io, 0)?;
+        let mut at = [0usize; 2];
+        for b in m.blocks() {
+            let (io, at): (Option<&mut dyn UserIo>, _) = match is_ctl(b) {
+                true => (ctl.as_deref_mut().map(|i| i as _), &mut at[0]),
+                false => (data.as_deref_mut().map(|i| i as _), &mut at[1]),
+            };
+            let (Some(io), n) = (io, b.blen()) else {
+                continue;
+            };
+            if n > 0 {
+                io.copy_to_user(*at, b.rd())?;
+                *at = at.saturating_add(n);
+            }
         }
         Ok(())
     }

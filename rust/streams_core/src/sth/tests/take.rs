@@ -250,6 +250,36 @@ fn getmsg_takes_both_parts_and_puts_them_back() -> TestResult {
     Ok(())
 }
 
+/// The parts of a message of several blocks each (an empty one among them) are copied in one
+/// walk, each part's blocks one after the other from offset 0 of its own buffer.
+fn getmsg_copies_each_part_at_its_own_offset() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    let mut m = check_ok!(Msg::from_bytes(M_PROTO, b"ab"));
+    for (ty, b) in [
+        (M_PROTO, &b"cd"[..]),
+        (M_DATA, b"ef"),
+        (M_DATA, b""),
+        (M_DATA, b"gh"),
+    ] {
+        m.linkb(check_ok!(Msg::from_bytes(ty, b)));
+    }
+    let rq = check_some!(s.driver_rq());
+    s.put(rq, m);
+    let tok = ReaderToken::new();
+    let mut t = Taken::new();
+    let g = check_ok!(s.strgetpmsg(Some(8), Some(8), 0, 0, true, &tok, &mut t));
+    check_eq!((g.ctl_len, g.data_len, g.more), (4, 4, 0));
+    let (mut cb, mut db) = ([0u8; 8], [0u8; 8]);
+    check_ok!(t.copy_parts(Some(&mut SliceIo(&mut cb)), Some(&mut SliceIo(&mut db))));
+    check_eq!((&cb, &db), (b"abcd\0\0\0\0", b"efgh\0\0\0\0"));
+    // Without a control buffer only the data part is copied.
+    let mut d2 = [0u8; 8];
+    check_ok!(t.copy_parts(None, Some(&mut SliceIo(&mut d2))));
+    check_eq!(&d2, b"efgh\0\0\0\0");
+    check!(t.len() == 1);
+    Ok(())
+}
+
 fn getmsg_that_retrieves_nothing_takes_nothing() -> TestResult {
     let mut s = open(&STHLOOP)?;
     check_ok!(put(&mut s, Some(b"ab"), Some(b"cd"), 0, 0));
@@ -380,6 +410,7 @@ ktest_suite!(STH_TAKE_SUITE, "streams_sth_take":
     flush_between_take_and_fault_frees_the_take,
     zero_length_and_marked_messages,
     getmsg_takes_both_parts_and_puts_them_back,
+    getmsg_copies_each_part_at_its_own_offset,
     getmsg_that_retrieves_nothing_takes_nothing,
     getmsg_whole_message_and_the_split_fallback,
     split_without_memory_fails_and_keeps_the_message,
