@@ -25,6 +25,8 @@ extern "C" {
         ctx: *mut c_void,
         atomic: bool,
     ) -> *mut c_void;
+    // Only the test build arms without moving (xput.rs); the hold timer moves (`rearm`).
+    #[cfg_attr(not(rstreams_test), allow(dead_code))]
     fn rstreams_dwork_arm(d: *mut c_void, delay: c_ulong);
     fn rstreams_dwork_rearm(d: *mut c_void, delay: c_ulong);
     fn rstreams_dwork_free(d: *mut c_void) -> *mut c_void;
@@ -111,7 +113,9 @@ impl<T: Sync> DelayedWork<T> {
         })
     }
 
-    /// Run the callback `delay` jiffies from now, unless it is already pending.
+    /// Run the callback `delay` jiffies from now, unless it is already pending (the test
+    /// build's cross-CPU put kick, `xput.rs`).
+    #[cfg_attr(not(rstreams_test), allow(dead_code))]
     pub(crate) fn arm(&self, delay: u64) {
         // SAFETY: `handle` is live (type invariant).
         unsafe { rstreams_dwork_arm(self.handle, delay as c_ulong) }
