@@ -46,9 +46,10 @@
 //! needs no counted reference (only a put that claims the target takes one, to run it once
 //! `cell` is released). The inbound lock never has `cell` taken under it (a disarm takes it
 //! after `cell` is released), so the order is `cell`, then an inbound lock; `cell` has a
-//! lockdep class of its own (`rstreams_express`, [`crate::bh_lock`]). Two pipe ends writing to each
-//! other each hold their own `cell` and the other's inbound lock: no cycle. `word` changes only under the target's inbound
-//! lock (admit, disarm) or under this Stream's lock with no target holding it yet (arm).
+//! lockdep class of its own (`rstreams_express`, [`crate::bh_lock`]). Two pipe ends writing
+//! to each other each hold their own `cell` and the other's inbound lock: no cycle. `word`
+//! changes only under the target's inbound lock (admit, disarm) or under this Stream's lock
+//! with no target holding it yet (arm).
 //! So `owed` changes only under the inbound lock of the target the word is armed for: a
 //! load and a store, no read-modify-write. An admit into another target reads another key
 //! and changes nothing; one that reads this target's key either holds that inbound lock

@@ -37,9 +37,9 @@ fn piece(maxpsz: usize) -> usize {
 
 /// Capacity of the write-hold (SNDHOLD) buffer: small writes (up to [`STRHOLDPSZ`] each) are
 /// coalesced into one message of up to this many bytes, which goes down with the next write
-/// that finds no room in it (a full message waits for that write), at its hold timer, at the next read, putmsg, ioctl or close of this head, or at an M_READ
-/// from the reader at the other end of a pipe. Writes that only join it do so without the
-/// Stream lock (`hold.rs`).
+/// that finds no room in it (a full message waits for that write), at its hold timer, at the
+/// next read, putmsg, ioctl or close of this head, or at an M_READ from the reader at the
+/// other end of a pipe. Writes that only join it do so without the Stream lock (`hold.rs`).
 ///
 /// A page: what a reader with read fill and PIPE_BUF-sized reads (LfS perftest's `-F -w`)
 /// takes at once, so each message sent is one read and, for a reader asleep on an empty
