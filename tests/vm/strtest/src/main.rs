@@ -448,7 +448,9 @@ fn t_efault() -> R {
     let err = errno_of(ioctl_ptr(&s, I_GETPMSG, page), "I_GETPMSG(unmapped)")?;
     ensure!(err == libc::EFAULT, "I_GETPMSG(unmapped): errno {err}");
     // A small write (the shim's inline byte copy, `uio.rs`) whose buffer runs into an
-    // unmapped page: the bytes before it are written and counted, as for a large one.
+    // unmapped page: a write that is one piece is sent whole or not at all (the host's
+    // `write_efault_at_every_position`), so EFAULT and nothing sent, whether the copy is
+    // the shim's (8 bytes) or `UserSlice`'s (20 bytes).
     // SAFETY: two anonymous pages, the second unmapped at once; only the first is touched.
     let two = unsafe {
         let p = libc::mmap(
@@ -473,10 +475,21 @@ fn t_efault() -> R {
         std::ptr::copy_nonoverlapping(b"abc".as_ptr(), t, 3);
         t
     };
-    // SAFETY: deliberately runs 5 bytes into the unmapped page.
-    let r = unsafe { libc::write(s.raw(), tail.cast(), 8) };
-    ensure!(r == 3, "write across an unmapped page: {r}");
-    ensure!(read_n(&s, 3)? == b"abc", "bytes before the unmapped page");
+    for n in [8usize, 20] {
+        // SAFETY: deliberately runs into the unmapped page.
+        let r = unsafe { libc::write(s.raw(), tail.cast(), n) };
+        let err = io::Error::last_os_error().raw_os_error();
+        ensure!(
+            r == -1 && err == Some(libc::EFAULT),
+            "write of {n} across an unmapped page: {r} {err:?}"
+        );
+    }
+    // Nothing of them was sent: the next bytes read are the next write's.
+    e(s.write(b"xyz"), "write")?;
+    ensure!(
+        read_n(&s, 3)? == b"xyz",
+        "bytes of a faulting write were sent"
+    );
     // SAFETY: the mapped first page, unmapped once.
     unsafe { libc::munmap(two.cast(), 4096) };
     Ok(())
