@@ -181,15 +181,20 @@ impl HeadHold {
         self.nrun == 0
     }
 
-    /// Move the held message to the end of the run (the caller checked [`HeadHold::run_room`]);
-    /// the cell closes until the next message is put.
-    pub(crate) fn retire(&mut self) {
-        if let Some(m) = self.take() {
-            if let Some(slot) = self.run.get_mut(self.nrun) {
-                *slot = Some(m);
+    /// Move the held message to the end of the run, if the run has room (false, and nothing
+    /// moves, if not); the cell closes until the next message is put.
+    pub(crate) fn retire(&mut self) -> bool {
+        if !self.run_room() {
+            return false;
+        }
+        let m = self.take();
+        if let Some(slot) = self.run.get_mut(self.nrun) {
+            if m.is_some() {
+                *slot = m;
                 self.nrun += 1;
             }
         }
+        true
     }
 
     /// Take the run, oldest first (the held message, newer, stays).

@@ -234,9 +234,7 @@ impl Stream {
             return Ok(false);
         }
         if self.sth.hold.state().is_some_and(|(_, room)| room < n) {
-            if self.sth.hold.run_room() {
-                self.sth.hold.retire();
-            } else {
+            if !self.sth.hold.retire() {
                 self.sth_flush_hold();
             }
         }
