@@ -233,10 +233,9 @@ impl Stream {
         if n.saturating_add(wroff) > size {
             return Ok(false);
         }
-        if self.sth.hold.state().is_some_and(|(_, room)| room < n) {
-            if !self.sth.hold.retire() {
-                self.sth_flush_hold();
-            }
+        // No room: the held message moves to the run, or the full run goes down.
+        if self.sth.hold.state().is_some_and(|(_, room)| room < n) && !self.sth.hold.retire() {
+            self.sth_flush_hold();
         }
         let mut h = match self.sth.hold.take() {
             Some(h) => h,
