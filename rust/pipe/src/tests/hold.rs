@@ -1,20 +1,75 @@
 //! Shared tests of write hold (SNDHOLD, `sth/write.rs` and `sth/hold.rs` in the core) across
 //! a STREAMS pipe, through the system calls' platform half (`sth::call`): writes of up to
-//! [`STRHOLDPSZ`] bytes fill one held message of [`STRHOLDSZ`] bytes, which crosses to the
-//! reader in one put when the next write would not fit, with the bytes in order across
-//! message boundaries; a held write asks flow control only when it would send the message,
-//! so what the reader's head queues stays within its high-water mark plus one held message;
-//! the hold timer's flush sends a partial message.
+//! [`STRHOLDPSZ`] bytes fill held messages of [`STRHOLDSZ`] bytes, up to a held run of
+//! [`STRHOLDRUN`] of them, which crosses to the reader when the next write would need one
+//! more, with the bytes in order across message boundaries; a held write asks flow control
+//! only when it would send the run, so what the reader's head queues stays within its
+//! high-water mark plus one run; the hold timer's flush and the other flushes send a partial
+//! run.
+
+/// Bytes a held run holds at most.
+const RUN: usize = STRHOLDRUN * STRHOLDSZ;
+
+/// What write hold holds after each write, as the tests expect it: the newest held message,
+/// the held run before it, and what went across.
+#[derive(Default)]
+struct Model {
+    /// Bytes of the newest held message.
+    held: usize,
+    /// Bytes and messages of the held run.
+    run: usize,
+    nrun: usize,
+    /// Bytes and messages sent, runs sent.
+    sent: usize,
+    msgs: usize,
+    runs: usize,
+    /// Messages that left the cell full (exactly filled), and with room no write fit in.
+    full: usize,
+    no_room: usize,
+}
+
+impl Model {
+    /// A held write of `n` bytes; whether it took the Stream lock (it started a message).
+    fn write(&mut self, n: usize) -> bool {
+        if self.held == 0 {
+            self.held = n;
+            return true;
+        }
+        if self.held + n <= STRHOLDSZ {
+            self.held += n;
+            return false;
+        }
+        if self.held == STRHOLDSZ {
+            self.full += 1;
+        } else {
+            self.no_room += 1;
+        }
+        if self.nrun + 1 < STRHOLDRUN {
+            (self.run, self.nrun) = (self.run + self.held, self.nrun + 1);
+        } else {
+            self.sent += self.run + self.held;
+            (self.msgs, self.runs) = (self.msgs + self.nrun + 1, self.runs + 1);
+            (self.run, self.nrun) = (0, 0);
+        }
+        self.held = n;
+        true
+    }
+
+    /// Bytes held: the run and the newest message.
+    fn holds(&self) -> usize {
+        self.run + self.held
+    }
+}
 
 use super::{EndCall, TestPipe};
 use core::cell::Cell;
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
-use streams_core::msg::Msg;
+use streams_core::msg::{Msg, M_FLUSH};
 use streams_core::sth::call::{self, HeadCall, HeadShared, STAGE_STACK};
 use streams_core::sth::consts::*;
 use streams_core::sth::Stop;
-use streams_core::sth::{IocArg, Part, SliceIo, Stream, UserIo, STRHOLDPSZ, STRHOLDSZ};
+use streams_core::sth::{IocArg, Part, SliceIo, Stream, UserIo, STRHOLDPSZ, STRHOLDRUN, STRHOLDSZ};
 use streams_core::stream::{Registry, STRHIGH};
 use streams_core::sys;
 use streams_core::{check, check_eq, check_ok, ktest_suite};
@@ -118,44 +173,117 @@ fn read_all(s: &TestPipe, mut at: usize) -> Result<usize, Failure> {
 }
 
 /// Writes of several sizes up to STRHOLDPSZ (staged on the stack and built before the lock
-/// alike) fill one held message; a message filled exactly stays held, and the next write,
-/// which does not fit, sends it in one put; the reader gets every byte in order across
-/// message boundaries.
-fn held_writes_fill_one_message_per_put() -> TestResult {
+/// alike) fill held messages; a message filled exactly stays held, and the next write, which
+/// does not fit, moves it to the held run, or, with the run full, sends the run (its
+/// messages in order); the reader gets every byte in order across message boundaries.
+fn held_writes_go_across_a_run_at_a_time() -> TestResult {
     let s = held_pipe()?;
     // The first round fills a message exactly; the later ones leave room a write does not
     // fit in.
     let exact = [64, 200, STRHOLDPSZ, 1000, 129, 7, 1000, 672];
     let short = [64, 200, STRHOLDPSZ, 1000, 129, 7, 1000, 600];
-    let (mut at, mut held, mut sent, mut got) = (0, 0, 0, 0);
-    let (mut full, mut no_room) = (0, 0);
-    for round in 0..4 {
+    let (mut at, mut got, mut m) = (0, 0, Model::default());
+    for round in 0..12 {
         let sizes = if round == 0 { &exact } else { &short };
         for &n in sizes {
             check_eq!(write_at(&s, at, n), Ok(n));
             at += n;
-            if held + n > STRHOLDSZ {
-                if held == STRHOLDSZ {
-                    full += 1;
-                } else {
-                    no_room += 1;
-                }
-                (sent, held) = (sent + held, n);
-            } else {
-                held += n;
-            }
-            check_eq!(s.end(0, |s| s.sth().held()), held);
-            check_eq!(queued(&s), sent - got);
+            m.write(n);
+            check_eq!(s.end(0, |s| s.sth().held()), m.holds());
+            check_eq!(queued(&s), m.sent - got);
         }
         got = read_all(&s, got)?;
-        check_eq!(got, sent);
+        check_eq!(got, m.sent);
     }
-    // One put per message sent.
-    check!(full >= 1 && no_room >= 2);
-    check_eq!(puts_in(&s), full + no_room);
-    // The hold timer's flush sends the partial message after what was sent.
-    check_eq!(s.end(0, Stream::sth_flush_hold), held);
+    check!(m.full >= 1 && m.no_room >= 2 && m.runs >= 2);
+    // Only whole runs went across, a put per message of them.
+    check_eq!(m.msgs, m.runs * STRHOLDRUN);
+    check_eq!(puts_in(&s), m.msgs);
+    // The hold timer's flush sends the partial run after what was sent.
+    check!(m.nrun > 0);
+    check_eq!(s.end(0, Stream::sth_flush_hold), m.holds());
+    check_eq!(puts_in(&s), m.msgs + m.nrun + 1);
     check_eq!(read_all(&s, got)?, at);
+    Ok(())
+}
+
+/// Two full messages in the held run and a partial one: `held` bytes written from offset 0.
+fn partial_run(s: &TestPipe) -> Result<usize, Failure> {
+    let held = 2 * STRHOLDSZ + 100;
+    let mut at = 0;
+    while at < held {
+        let n = STRHOLDPSZ.min(held - at);
+        check_eq!(write_at(s, at, n), Ok(n));
+        at += n;
+    }
+    check_eq!(s.end(0, |s| s.sth().held()), held);
+    check_eq!(queued(s), 0);
+    Ok(held)
+}
+
+/// Each flush sends a partial held run, its messages and then the newest one, in order: a
+/// read (SVR4: a read at the holding end sends what it holds), a putmsg (whose message goes
+/// after them), close, and the hold timer's flush; an M_FLUSH of the write side frees it.
+fn each_flush_sends_a_partial_run_in_order() -> TestResult {
+    // read
+    let s = held_pipe()?;
+    let held = partial_run(&s)?;
+    let mut b = [0u8; 8];
+    let r = call::read(&s.call(0), &mut SliceIo(&mut b), 8, true);
+    check_eq!(r, Err(Errno::EAGAIN));
+    check_eq!((queued(&s), puts_in(&s)), (held, 3));
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!(read_all(&s, 0)?, held);
+    // putmsg
+    let s = held_pipe()?;
+    let held = partial_run(&s)?;
+    let mut d = [0u8; 16];
+    for (i, x) in d.iter_mut().enumerate() {
+        *x = pattern(held + i);
+    }
+    let data = Part {
+        io: &mut SliceIo(&mut d),
+        len: 16,
+    };
+    check_ok!(call::putmsg(&s.call(0), None, Some(data), 0, 0, true));
+    check_eq!((queued(&s), puts_in(&s)), (held + 16, 4));
+    check_eq!(read_all(&s, 0)?, held + 16);
+    // close
+    let s = held_pipe()?;
+    let held = partial_run(&s)?;
+    s.close(0);
+    check_eq!(read_all(&s, 0)?, held); // then the hangup
+                                       // the hold timer
+    let s = held_pipe()?;
+    let held = partial_run(&s)?;
+    check_eq!(s.end(0, Stream::sth_flush_hold), held);
+    check_eq!(s.end(0, Stream::sth_flush_hold), 0);
+    check_eq!(puts_in(&s), 3);
+    check_eq!(read_all(&s, 0)?, held);
+    // M_FLUSH FLUSHW: the run and the newest message are freed, nothing goes
+    let s = held_pipe()?;
+    partial_run(&s)?;
+    s.end(0, |s| {
+        let m = Msg::from_bytes(M_FLUSH, &[FLUSHW]);
+        if let Ok(m) = m {
+            let h = s.head_rq();
+            s.qctx(h).put(m);
+        }
+    });
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!(s.end(0, Stream::sth_flush_hold), 0);
+    check_eq!(queued(&s), 0); // (the M_FLUSH itself goes across the pipe)
+    Ok(())
+}
+
+/// A write too large to hold goes after the held run and the newest held message, in order.
+fn larger_writes_go_after_a_held_run() -> TestResult {
+    let s = held_pipe()?;
+    let held = partial_run(&s)?;
+    check_eq!(write_at(&s, held, STRHOLDPSZ + 1), Ok(STRHOLDPSZ + 1));
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!((queued(&s), puts_in(&s)), (held + STRHOLDPSZ + 1, 4));
+    check_eq!(read_all(&s, 0)?, held + STRHOLDPSZ + 1);
     Ok(())
 }
 
@@ -176,8 +304,8 @@ fn larger_writes_go_after_what_is_held() -> TestResult {
 /// Held writes join the held message without the Stream lock while it has room for them
 /// (filling it exactly included), staged on the stack (up to `STAGE_STACK`) or from the
 /// message built before the lock (larger ones, up to STRHOLDPSZ); only the write that starts
-/// a message takes the lock, sending the one it found without room: one locked write per
-/// message.
+/// a message takes the lock, moving the one it found without room to the held run or sending
+/// the full run: one locked write per message.
 fn held_writes_join_without_the_lock() -> TestResult {
     joins_without_the_lock(300)?; // staged on the stack
     joins_without_the_lock(STAGE_STACK + 88)?; // built before the lock
@@ -191,31 +319,22 @@ fn joins_without_the_lock(n: usize) -> TestResult {
         end: s.call(0),
         holds: Cell::new(0),
     };
-    let (mut at, mut held, mut sent, mut sends) = (0, 0, 0, 0);
-    for _ in 0..40 {
+    let (mut at, mut got, mut m) = (0, 0, Model::default());
+    for _ in 0..3 * RUN / n {
         let holds = counted_write(&c, at, n)?;
         at += n;
-        let locked = if held == 0 {
-            held = n;
-            1
-        } else if held + n <= STRHOLDSZ {
-            held += n;
-            0
-        } else {
-            (sent, held, sends) = (sent + held, n, sends + 1);
-            1
-        };
-        check_eq!(holds, locked);
-        check_eq!(queued(&s), sent);
-        check_eq!(s.end(0, |s| s.sth().held()), held);
-        if sends == 2 {
-            check_eq!(read_all(&s, 0)?, sent);
-            check_eq!(s.end(0, Stream::sth_flush_hold), held);
-            check_eq!(read_all(&s, sent)?, at);
+        check_eq!(holds, usize::from(m.write(n)));
+        check_eq!(queued(&s), m.sent - got);
+        check_eq!(s.end(0, |s| s.sth().held()), m.holds());
+        got = read_all(&s, got)?; // a run is more than the reader's queue takes twice
+        if m.runs == 2 {
+            check_eq!(got, m.sent);
+            check_eq!(s.end(0, Stream::sth_flush_hold), m.holds());
+            check_eq!(read_all(&s, m.sent)?, at);
             return Ok(());
         }
     }
-    check!(false); // not reached: two messages were sent
+    check!(false); // not reached: two runs were sent
     Ok(())
 }
 
@@ -293,25 +412,27 @@ fn a_read_sends_the_shared_cells_message() -> TestResult {
     Ok(())
 }
 
-/// A message filled exactly stays held and arms no timer; the write that finds no room sends
-/// it and arms the timer for the message it starts (the kernel re-arms relative to that
-/// message, so the expiry armed for the full one does not send the new one early); the
-/// timer's flush then sends only the new message.
-fn a_message_started_after_a_full_one_arms_its_own_timer() -> TestResult {
+/// Messages filled exactly stay held, in the held run, and the messages after the run's
+/// first arm no timer (the run's timer bounds its oldest byte); the write that finds no room
+/// with the run full sends the run and arms the timer for the message it starts (the kernel
+/// re-arms relative to that message, so the expiry armed for the run does not send the new
+/// one early); the timer's flush then sends only the new message.
+fn a_message_started_after_a_full_run_arms_its_own_timer() -> TestResult {
     let s = held_pipe()?;
     let _ = s.end(0, |s| s.sth_take_events());
-    for i in 0..STRHOLDSZ / STRHOLDPSZ {
+    for i in 0..RUN / STRHOLDPSZ {
         check_eq!(write_at(&s, i * STRHOLDPSZ, STRHOLDPSZ), Ok(STRHOLDPSZ));
         check_eq!(s.end(0, |s| s.sth_take_events().hold_timer), i == 0);
     }
-    check_eq!(s.end(0, |s| s.sth().held()), STRHOLDSZ);
+    check_eq!(s.end(0, |s| s.sth().held()), RUN);
     check_eq!(queued(&s), 0);
-    check_eq!(write_at(&s, STRHOLDSZ, 1), Ok(1));
+    check_eq!(write_at(&s, RUN, 1), Ok(1));
     check!(s.end(0, |s| s.sth_take_events().hold_timer));
-    check_eq!(queued(&s), STRHOLDSZ);
+    check_eq!(queued(&s), RUN);
+    check_eq!(puts_in(&s), STRHOLDRUN);
     check_eq!(s.end(0, |s| s.sth().held()), 1);
     check_eq!(s.end(0, Stream::sth_flush_hold), 1);
-    check_eq!(read_all(&s, 0)?, STRHOLDSZ + 1);
+    check_eq!(read_all(&s, 0)?, RUN + 1);
     Ok(())
 }
 
@@ -330,8 +451,8 @@ fn each_held_message_arms_the_timer_once() -> TestResult {
 }
 
 /// Held writes go on while the reader's queue is full, but the one that would send the held
-/// message is refused (EAGAIN): the head queues at most its high-water mark plus one held
-/// message, and the writer holds at most one. After the reader drains, the writes go on and
+/// run is refused (EAGAIN): the head queues at most its high-water mark plus one held run,
+/// and the writer holds at most one run. After the reader drains, the writes go on and
 /// every byte arrives in order. Writes that fill a message exactly and writes that leave
 /// room none fits in.
 fn flow_control_refuses_the_write_that_would_send() -> TestResult {
@@ -344,7 +465,7 @@ fn refused_at(n: usize) -> TestResult {
     let s = held_pipe()?;
     let mut at = 0;
     let mut refused = false;
-    for _ in 0..(4 * STRHIGH) / n {
+    for _ in 0..(4 * STRHIGH + 2 * RUN) / n {
         match write_at(&s, at, n) {
             Ok(k) => {
                 check_eq!(k, n);
@@ -356,22 +477,22 @@ fn refused_at(n: usize) -> TestResult {
                 break;
             }
         }
-        check!(queued(&s) <= STRHIGH + STRHOLDSZ);
+        check!(queued(&s) <= STRHIGH + RUN);
     }
     check!(refused);
     let held = s.end(0, |s| s.sth().held());
-    check!(held > 0 && held + n > STRHOLDSZ);
+    check!(held > RUN - STRHOLDSZ && held + n > RUN);
     check_eq!(queued(&s) + held, at);
     // The hold timer sends what is held whatever the flow control; held writes still go on
-    // (into a new message, asking no flow control) up to the one that would send it.
+    // (into a new run, asking no flow control) up to the one that would send it.
     check_eq!(s.end(0, Stream::sth_flush_hold), held);
     let mut more = 0;
     while write_at(&s, at, n).is_ok() {
         at += n;
         more += n;
-        check!(more <= STRHOLDSZ);
+        check!(more <= RUN);
     }
-    check!(more + n > STRHOLDSZ);
+    check!(more + n > RUN);
     let held = s.end(0, |s| s.sth().held());
     check_eq!(held, more);
     let got = read_all(&s, 0)?;
@@ -493,12 +614,14 @@ fn delimited_writes_are_not_held() -> TestResult {
 
 ktest_suite!(PIPE_HOLD_SUITE, "streams_pipe_hold":
     delimited_writes_are_not_held,
-    held_writes_fill_one_message_per_put,
+    held_writes_go_across_a_run_at_a_time,
     larger_writes_go_after_what_is_held,
+    each_flush_sends_a_partial_run_in_order,
+    larger_writes_go_after_a_held_run,
     held_writes_join_without_the_lock,
     a_held_write_that_faults_goes_the_staged_way,
     each_held_message_arms_the_timer_once,
-    a_message_started_after_a_full_one_arms_its_own_timer,
+    a_message_started_after_a_full_run_arms_its_own_timer,
     flow_control_refuses_the_write_that_would_send,
     hangup_keeps_the_held_data_and_fails_writes,
     writes_too_large_to_hold_go_express,

@@ -253,12 +253,12 @@ fn prebuilt_flow_control_keeps_the_message() -> TestResult {
 }
 
 /// Held writes join the held message without the Stream lock (`sth/hold.rs`) until it is
-/// full (a full message waits: the next write sends it, under the lock) and never after a
-/// hangup.
+/// full (a full message waits: the next write moves it to the held run under the lock, and
+/// the write after a full run sends the run) and never after a hangup.
 fn held_writes_join_until_full_or_hangup() -> TestResult {
     let s = check_ok!(TestPipe::new());
     super::hold::hold_writes(&s, 0)?;
-    let hold = STRHOLDSZ;
+    let hold = STRHOLDRUN * STRHOLDSZ;
     for i in 0..hold {
         check_eq!(write(&s, 0, &[(i % 251) as u8]), Ok(1));
         let held = s.end(0, |s| s.sth().held());

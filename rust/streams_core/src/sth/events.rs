@@ -275,6 +275,7 @@ impl Stream {
         }
         if flags & FLUSHW != 0 {
             if matches!(band, None | Some(0)) {
+                drop(self.sth.hold.take_run());
                 drop(self.sth.hold.take());
             }
             let h = self.head_wq();

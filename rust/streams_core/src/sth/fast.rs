@@ -34,7 +34,7 @@ impl Stream {
     fn prebuilt_min_with(&self, minpsz: usize) -> usize {
         if self.sth.wroff != 0 || minpsz != 0 {
             usize::MAX
-        } else if self.sth.wropt & SNDHOLD != 0 || self.sth.hold.state().is_some() {
+        } else if self.sth.wropt & SNDHOLD != 0 || self.sth.hold.is_held() {
             super::call::STAGE_STACK + 1
         } else {
             1

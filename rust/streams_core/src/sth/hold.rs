@@ -28,15 +28,18 @@
 //! (`write.rs`) opens it, having checked all that; everything that changes one of them under
 //! the Stream lock takes the held message (an ioctl, I_SWROPT, I_LINK, close, a write error's
 //! flush) or seals the cell (hangup, M_SETOPTS). A join may fill the held message exactly; a
-//! full message waits here until the next write, which finds no room, takes the Stream lock,
-//! asks flow control and sends it before it starts the next one (`write.rs` `sth_hold_fits`),
-//! or until a flush (read, putmsg, ioctl, close, M_READ) or its hold timer sends it. So a
+//! full message waits here until the next write, which finds no room, takes the Stream lock
+//! and moves it to the head's held run ([`STRHOLDRUN`] messages, outside the cell, under the
+//! Stream lock only) before it starts the next one, or, with the run full, asks flow control
+//! and sends the run and it (`write.rs` `sth_hold_fits`); a flush (read, putmsg, ioctl,
+//! close, M_READ) or the run's hold timer sends the run and the held message, in order. So a
 //! join never sends anything and never needs flow control.
 //!
 //! Accepted data is never lost: a join appends under the cell's lock to the message the head
 //! later takes under the same lock; a join after the take finds no message and goes the slow
 //! way (`tests/loom_perim.rs` (j)).
 
+use super::write::STRHOLDRUN;
 use super::UserIo;
 use crate::msg::Msg;
 use crate::sys;
@@ -148,6 +151,11 @@ pub(crate) struct HeadHold {
     /// under the Stream lock (a join appends to the held message, never makes one). So a
     /// read, putmsg or write with nothing held does not take the cell's lock to learn it.
     held: bool,
+    /// The held run: full messages held before the one in `own` or the cell, oldest first
+    /// (`nrun` of them, in `run[..nrun]`). Only the Stream head touches them, under the Stream
+    /// lock: a join never sees them (it appends to the message in the cell, the newest).
+    run: [Option<Msg>; STRHOLDRUN - 1],
+    nrun: usize,
 }
 
 impl HeadHold {
@@ -157,7 +165,42 @@ impl HeadHold {
             own: None,
             cell: None,
             held: false,
+            run: [const { None }; STRHOLDRUN - 1],
+            nrun: 0,
         }
+    }
+
+    /// Whether the held message, full, may move to the run instead of going down.
+    pub(crate) fn run_room(&self) -> bool {
+        self.nrun < self.run.len()
+    }
+
+    /// Whether nothing is in the run (a new held message then starts it, and arms the hold
+    /// timer).
+    pub(crate) fn run_empty(&self) -> bool {
+        self.nrun == 0
+    }
+
+    /// Move the held message to the end of the run, if the run has room (false, and nothing
+    /// moves, if not); the cell closes until the next message is put.
+    pub(crate) fn retire(&mut self) -> bool {
+        if !self.run_room() {
+            return false;
+        }
+        let m = self.take();
+        if let Some(slot) = self.run.get_mut(self.nrun) {
+            if m.is_some() {
+                *slot = m;
+                self.nrun += 1;
+            }
+        }
+        true
+    }
+
+    /// Take the run, oldest first (the held message, newer, stays).
+    pub(crate) fn take_run(&mut self) -> [Option<Msg>; STRHOLDRUN - 1] {
+        self.nrun = 0;
+        core::mem::take(&mut self.run)
     }
 
     /// Share `cell` with the platform from now on (what is held moves into it, closed).
@@ -171,10 +214,10 @@ impl HeadHold {
         self.cell = Some(cell.clone());
     }
 
-    /// A message is held (with no lock but the Stream's).
+    /// A message is held, in the run or in the cell (with no lock but the Stream's).
     #[inline]
     pub(crate) fn is_held(&self) -> bool {
-        self.held
+        self.held || self.nrun != 0
     }
 
     /// Take the held message; a shared cell closes (it is closed already when nothing is
@@ -205,7 +248,12 @@ impl HeadHold {
         }
     }
 
-    /// Bytes held, and the room left (`None` without a held message).
+    /// Bytes in the run.
+    pub(crate) fn run_bytes(&self) -> usize {
+        self.run.iter().flatten().map(Msg::msgsize).sum()
+    }
+
+    /// Bytes held in the newest message, and the room left (`None` without one).
     pub(crate) fn state(&self) -> Option<(usize, usize)> {
         if !self.held {
             return None;

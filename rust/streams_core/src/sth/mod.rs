@@ -66,7 +66,7 @@ pub use mux::{LinkBlk, LinkReq, UnlinkReq, LINKBLK_SIZE};
 pub use take::{Fault, ReaderToken, Taken};
 pub use transp::{CopyDone, CopyReq, CopyResp, Transp, TranspIoctl, TranspStep, COPYREQ_SIZE};
 pub use userio::{FailIo, SliceIo, UserIo};
-pub use write::{STRHOLDPSZ, STRHOLDSZ};
+pub use write::{STRHOLDPSZ, STRHOLDRUN, STRHOLDSZ};
 
 use crate::errno::Errno;
 use crate::msg::Msg;
@@ -318,9 +318,9 @@ impl StrHead {
     pub fn is_closed(&self) -> bool {
         self.closed
     }
-    /// Bytes held by write hold, not yet sent.
+    /// Bytes held by write hold (the run and the newest message), not yet sent.
     pub fn held(&self) -> usize {
-        self.hold.state().map_or(0, |(n, _)| n)
+        self.hold.run_bytes() + self.hold.state().map_or(0, |(n, _)| n)
     }
     /// The SIGPOLL registrations.
     pub fn sig_list(&self) -> impl Iterator<Item = &SigReg> + '_ {
@@ -406,7 +406,7 @@ impl HeadProcs for StrHead {
             && h.plex.is_none()
             && h.wroff == 0
             && !h.delim
-            && h.hold.state().is_none()
+            && !h.hold.is_held()
             && minpsz == 0
             && maxpsz == crate::queue::INFPSZ
     }
@@ -466,14 +466,18 @@ impl Stream {
     /// [`Stream::sth_flush_hold`] with a message held.
     #[inline(never)]
     fn sth_send_hold(&mut self) -> usize {
-        match self.sth.hold.take() {
-            Some(m) => {
-                let n = m.msgsize();
-                self.write(m);
-                n
-            }
-            None => 0,
+        // The run first, oldest first, then the newest message: one thread's writes stay in
+        // order. A reader's gate claimed by the first put takes the rest with it (one put-up).
+        let mut sent = 0;
+        for m in self.sth.hold.take_run().into_iter().flatten() {
+            sent += m.msgsize();
+            self.write(m);
         }
+        if let Some(m) = self.sth.hold.take() {
+            sent += m.msgsize();
+            self.write(m);
+        }
+        sent
     }
 
     /// close(2) at the head: flush held writes, then close modules and driver (an upper

@@ -44,9 +44,23 @@ fn piece(maxpsz: usize) -> usize {
 /// A page: what a reader with read fill and PIPE_BUF-sized reads (LfS perftest's `-F -w`)
 /// takes at once, so each message sent is one read and, for a reader asleep on an empty
 /// head, one wakeup; the buffer class of the message block cache (`msg/cache.rs`), so the
-/// buffer is a cached block, not an allocation. Held bytes are bounded by it per Stream
-/// (held writes do not ask flow control until one would send the message).
+/// buffer is a cached block, not an allocation. A full message that a write finds without
+/// room joins the held run ([`STRHOLDRUN`]) instead of going down at once.
 pub const STRHOLDSZ: usize = crate::msg::cache::PAGEBUF;
+
+/// Messages write hold keeps per Stream, the held run: a write that finds the held message
+/// full moves it to the run (under the Stream lock, in order) and starts the next one; the
+/// whole run goes down together when the write that finds the last message full would need
+/// a fifth, at its hold timer (armed by the run's first write), and at every flush (read,
+/// putmsg, ioctl, close, M_READ, the write after a new SO_DELIM; a hangup or M_SETOPTS only
+/// seals the cell, and the run stays with the held message). Sent together, the
+/// run reaches a reader's gate as one claim and one put-up (the first put claims it, the
+/// others join its inbound list), so a read-fill reader gets one wakeup per run, not per
+/// message. Held bytes are bounded by `STRHOLDRUN * STRHOLDSZ` (16 KiB) per Stream: held
+/// writes, and the writes that move a full message to the run, ask no flow control; the
+/// write that sends the run asks it (`sth_hold_fits`), so the next Stream queues at most its
+/// high-water mark plus one run. (LfS holds one message; this holds up to four.)
+pub const STRHOLDRUN: usize = 4;
 
 /// Largest write piece write hold coalesces: a quarter of the buffer, so a held message
 /// carries at least four writes (each larger write goes down on its own, as without hold).
@@ -161,17 +175,19 @@ impl Stream {
     }
 
     /// Whether a piece of `n` bytes is held without sending anything (SNDHOLD on, a piece
-    /// small enough to hold, and it fits in the held message's room or in a new message,
-    /// exactly filling it included): such a piece asks no flow control (LfS: writes go on
-    /// filling the held buffer while the Stream is flow controlled); the piece that finds no
-    /// room, and so sends the held message before it starts the next, does.
+    /// small enough to hold, and it fits in the held message's room, exactly filling it
+    /// included, or in a new message, the full one moving to the held run if the run has
+    /// room): such a piece asks no flow control (LfS: writes go on filling the held buffer
+    /// while the Stream is flow controlled); the piece that finds no room with the run full,
+    /// and so sends the run and the held message before it starts the next, does.
     pub(crate) fn sth_hold_fits(&self, n: usize) -> bool {
         if !self.sth_holds() || n > STRHOLDPSZ {
             return false;
         }
+        let fits_new = self.sth.wroff.saturating_add(n) <= self.sth_hold_size();
         match self.sth.hold.state() {
-            Some((_, room)) => room >= n,
-            None => self.sth.wroff.saturating_add(n) <= self.sth_hold_size(),
+            Some((_, room)) => room >= n || (fits_new && self.sth.hold.run_room()),
+            None => fits_new,
         }
     }
 
@@ -199,9 +215,12 @@ impl Stream {
     /// Write hold: coalesce a small piece into the held message. `Ok(false)` if hold is off or
     /// the piece is too big to hold. A message the piece fills exactly stays held: the next
     /// write, which finds no room, sends it (after `sth_hold_fits` asked flow control), or a
-    /// flush or the hold timer does. A piece that does not fit sends the held message first
-    /// and starts a new one, which arms the hold timer (the platform re-arms it relative to
-    /// the new message: a timer armed for the one sent must not send this one early).
+    /// flush or the hold timer does. A piece that does not fit moves the held message to the
+    /// held run ([`STRHOLDRUN`]), or, with the run full, sends the run and the held message
+    /// first, and starts a new one. A new message that starts an empty run arms the hold
+    /// timer (the platform re-arms it relative to that message: a timer armed for the run
+    /// sent must not send this one early); one that joins a run keeps the run's timer, which
+    /// bounds the oldest held byte.
     /// Afterwards the hold cell is open (`hold.rs`) if later writes may join it without the
     /// lock: this write passed the head's checks and the top module's packet sizes allow it.
     fn sth_hold_write(&mut self, data: &[u8]) -> Result<bool, Stop> {
@@ -214,7 +233,8 @@ impl Stream {
         if n.saturating_add(wroff) > size {
             return Ok(false);
         }
-        if self.sth.hold.state().is_some_and(|(_, room)| room < n) {
+        // No room: the held message moves to the run, or the full run goes down.
+        if self.sth.hold.state().is_some_and(|(_, room)| room < n) && !self.sth.hold.retire() {
             self.sth_flush_hold();
         }
         let mut h = match self.sth.hold.take() {
@@ -223,7 +243,10 @@ impl Stream {
                 let mut m = Msg::with_type(M_DATA, size)?;
                 m.adj_wptr(wroff);
                 m.adj_rptr(wroff);
-                self.sth.ev.hold_timer = true;
+                // The timer runs from the run's first write: it bounds the oldest held byte.
+                if self.sth.hold.run_empty() {
+                    self.sth.ev.hold_timer = true;
+                }
                 m
             }
         };

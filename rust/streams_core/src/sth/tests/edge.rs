@@ -184,8 +184,8 @@ fn clearing_sndhold_sends_held_bytes() -> TestResult {
     Ok(())
 }
 
-/// A write may fill the hold buffer exactly; the full buffer goes down with the next write,
-/// which finds no room.
+/// A write may fill the hold buffer exactly; the next write, which finds no room, moves the
+/// full buffer to the held run, and the write that finds no room with the run full sends it.
 fn hold_sends_when_buffer_fills() -> TestResult {
     let mut s = open(&STHLOOP)?;
     check_ok!(ioc(&mut s, I_SWROPT, IocArg::Int(i64::from(SNDHOLD))));
@@ -197,14 +197,27 @@ fn hold_sends_when_buffer_fills() -> TestResult {
     check_eq!(nread(&mut s)?.0, 0);
     check_ok!(wr(&mut s, &piece)); // the hold buffer is full: it waits
     check_eq!(s.sth().held(), super::super::STRHOLDSZ);
-    check_ok!(wr(&mut s, &piece)); // no room: the full buffer goes down, 64 are held
+    // No room: the full buffer joins the held run, up to STRHOLDRUN full buffers.
+    let run = super::super::STRHOLDRUN * super::super::STRHOLDSZ;
+    for held in (super::super::STRHOLDSZ + 64..=run).step_by(64) {
+        check_ok!(wr(&mut s, &piece));
+        check_eq!(s.sth().held(), held);
+        check_eq!(nread(&mut s)?.0, 0);
+    }
+    check_ok!(wr(&mut s, &piece)); // no room, the run full: the run goes down, 64 are held
     check_eq!(s.sth().held(), 64);
-    check_eq!(nread(&mut s)?, (1, super::super::STRHOLDSZ as i32));
+    check_eq!(
+        nread(&mut s)?,
+        (
+            super::super::STRHOLDRUN as i32,
+            super::super::STRHOLDSZ as i32
+        )
+    );
     Ok(())
 }
 
 /// The held message keeps to the top module's `maxpsz` (it goes down whole): under `psz1k`
-/// it is sent at 1024 bytes; under `psz4` nothing is held (a fast buffer is no smaller than
+/// it is sent at 1024 bytes (1000 here, a run of them); under `psz4` nothing is held (a fast buffer is no smaller than
 /// its bytes).
 fn hold_keeps_to_the_top_modules_maxpsz() -> TestResult {
     let mut s = open(&PSZ1K)?;
@@ -215,9 +228,15 @@ fn hold_keeps_to_the_top_modules_maxpsz() -> TestResult {
         check_eq!(s.sth().held(), 200 * i);
     }
     check_eq!(nread(&mut s)?.0, 0);
-    check_ok!(wr(&mut s, &piece)); // no room: the 1000 held bytes go down, 200 are held
+    // No room: the 1000 held bytes join the held run, up to STRHOLDRUN messages of 1000.
+    for i in 6..=5 * super::super::STRHOLDRUN {
+        check_ok!(wr(&mut s, &piece));
+        check_eq!(s.sth().held(), 200 * i);
+    }
+    check_eq!(nread(&mut s)?.0, 0);
+    check_ok!(wr(&mut s, &piece)); // the run full: it goes down, 200 are held
     check_eq!(s.sth().held(), 200);
-    check_eq!(nread(&mut s)?, (1, 1000));
+    check_eq!(nread(&mut s)?, (super::super::STRHOLDRUN as i32, 1000));
     let mut s = open(&PSZ4)?;
     check_ok!(ioc(&mut s, I_SWROPT, IocArg::Int(i64::from(SNDHOLD))));
     check_ok!(wr(&mut s, b"abcdef"));
