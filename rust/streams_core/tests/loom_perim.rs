@@ -188,6 +188,28 @@ fn runner_clear_after(t: &Perim) -> usize {
     n
 }
 
+/// A holder outside a run (an enter: `Perim::take_inbound` clears the claim first, only when
+/// its load shows it set), then nothing else: what it took is applied to the head.
+fn holder_enter(t: &Perim) -> usize {
+    t.op(|_| ());
+    0
+}
+
+/// The wrong order for that holder, by hand on the gate: take the inbound list, then load the
+/// claim and clear it when set. The puts it took are counted and freed.
+fn holder_clear_if_set_after(t: &Perim) -> usize {
+    let gate = t.perim.gate();
+    let mut taken = gate.take();
+    let mut n = 0;
+    while taken.next_put().is_some() {
+        n += 1;
+    }
+    if gate.sched_flag().is_scheduled() {
+        gate.sched_flag().begin_run();
+    }
+    n
+}
+
 fn enable_model(runner: fn(&Perim) -> usize, ty: streams_core::msg::MsgType) {
     model(move || {
         let t = stream();
@@ -241,6 +263,22 @@ fn e_urgent_put_without_a_fence_loses_nothing() {
 #[should_panic(expected = "lost wakeup")]
 fn e_claim_cleared_after_taking_is_caught() {
     enable_model(runner_clear_after, streams_core::msg::M_DATA);
+}
+
+#[test]
+fn e_holder_clearing_a_seen_claim_before_taking_loses_nothing() {
+    enable_model(holder_enter, streams_core::msg::M_DATA);
+}
+
+#[test]
+fn e_holder_clearing_a_seen_claim_loses_no_urgent_put() {
+    enable_model(holder_enter, streams_core::msg::M_PCPROTO);
+}
+
+#[test]
+#[should_panic(expected = "lost wakeup")]
+fn e_holder_clearing_a_seen_claim_after_taking_is_caught() {
+    enable_model(holder_clear_if_set_after, streams_core::msg::M_DATA);
 }
 
 // (f) ------------------------------------------------------------------------------------------

@@ -205,8 +205,9 @@ impl Gate {
             // it for a Stream or a sleeper that must see it is the fence below (ordinary
             // data), or the claim (anything else). A put that claims hands its store to the
             // claim's server (the claim's release, the run's `begin_run`); one whose claim
-            // fails found a claim no take has cleared yet, and every take clears the claim
-            // first (`Perim::take_inbound`), so that claim's server takes after this push.
+            // fails found a claim no take has cleared yet, and every take clears a claim it
+            // sees set first (`Perim::take_inbound`; one it does not see stays for its
+            // server), so that claim's server takes after this push.
             self.pending.store(true, Relaxed);
             if let Some(f) = flow {
                 f.add_pending(n, blocks);

@@ -432,7 +432,13 @@ impl<H: HeadProcs> Perim<H> {
     /// are put, oldest first, runs of ordinary data up to the head in one step
     /// (`stream/batch.rs`).
     fn take_inbound(&self, s: &mut Stream<H>, direct: bool) {
-        self.gate.flag.begin_run();
+        // The claim is cleared before the take, and only when a load shows it set (a lazy
+        // put claims nothing, so most direct takes find it clear and skip the swap): a claim
+        // made after that load stands, and its server, or this holder's fenced
+        // `Gate::needs_look`, runs the Stream once more (at worst a run that finds nothing).
+        if self.gate.flag.is_scheduled() {
+            self.gate.flag.begin_run();
+        }
         let mut t = gate::Taken::default();
         self.gate.take_into(&mut t);
         // The pending counts went back to zero (fenced): a writer refused for them is

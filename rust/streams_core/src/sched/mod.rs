@@ -48,6 +48,10 @@ pub trait Schedulable {
 ///   BEFORE it takes the stream lock and calls `runqueues` ([`run`](Self::run) does both in this
 ///   order). An enable that happens during or after the run then finds the flag clear and
 ///   schedules the Stream again; an enable that happened before the run is seen by it.
+///   A holder that takes the inbound list outside a run (`Perim::take_inbound`) clears the
+///   claim first too, but only when [`is_scheduled`](Self::is_scheduled) shows it set: a claim
+///   it does not see stays standing, and its server (or the holder's fenced look at its
+///   unlock, `Gate::needs_look`) runs the Stream once more.
 #[derive(Debug)]
 pub struct SchedFlag {
     scheduled: AtomicBool,
