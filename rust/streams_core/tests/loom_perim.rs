@@ -178,14 +178,15 @@ fn runner_correct(t: &Perim) -> usize {
 /// The wrong order, by hand on the gate (the real `Perim` always clears first): take the
 /// inbound list, then clear the claim. The puts it took are counted and freed.
 fn runner_clear_after(t: &Perim) -> usize {
-    let gate = t.perim.gate();
-    let mut taken = gate.take();
-    let mut n = 0;
-    while taken.next_put().is_some() {
-        n += 1;
-    }
-    gate.sched_flag().begin_run();
+    let n = take_and_count(t);
+    t.perim.gate().sched_flag().begin_run();
     n
+}
+
+/// Take the inbound list by hand on the gate; how many puts it held (they are freed).
+fn take_and_count(t: &Perim) -> usize {
+    let mut taken = t.perim.gate().take();
+    core::iter::from_fn(|| taken.next_put()).count()
 }
 
 /// A holder outside a run (an enter: `Perim::take_inbound` clears the claim first, only when
@@ -198,14 +199,10 @@ fn holder_enter(t: &Perim) -> usize {
 /// The wrong order for that holder, by hand on the gate: take the inbound list, then load the
 /// claim and clear it when set. The puts it took are counted and freed.
 fn holder_clear_if_set_after(t: &Perim) -> usize {
-    let gate = t.perim.gate();
-    let mut taken = gate.take();
-    let mut n = 0;
-    while taken.next_put().is_some() {
-        n += 1;
-    }
-    if gate.sched_flag().is_scheduled() {
-        gate.sched_flag().begin_run();
+    let n = take_and_count(t);
+    let claim = t.perim.gate().sched_flag();
+    if claim.is_scheduled() {
+        claim.begin_run();
     }
     n
 }
@@ -253,7 +250,7 @@ fn e_claim_cleared_before_taking_loses_nothing() {
 
 /// A put that is not ordinary data has no fence of its own: its store of *pending* (relaxed)
 /// reaches the run by the claim, or, when the claim fails, by the clear of the claim that
-/// every take makes first (`Gate::put_in_if`).
+/// every take that sees it set makes first (`Gate::put_in_if`).
 #[test]
 fn e_urgent_put_without_a_fence_loses_nothing() {
     enable_model(runner_correct, streams_core::msg::M_PCPROTO);
