@@ -29,6 +29,7 @@ extern "C" {
     #[cfg_attr(not(rstreams_test), allow(dead_code))]
     fn rstreams_dwork_arm(d: *mut c_void, delay: c_ulong);
     fn rstreams_dwork_rearm(d: *mut c_void, delay: c_ulong);
+    fn rstreams_dwork_pending(d: *mut c_void) -> bool;
     fn rstreams_dwork_free(d: *mut c_void) -> *mut c_void;
 }
 
@@ -125,6 +126,13 @@ impl<T: Sync> DelayedWork<T> {
     pub(crate) fn rearm(&self, delay: u64) {
         // SAFETY: `handle` is live (type invariant).
         unsafe { rstreams_dwork_rearm(self.handle, delay as c_ulong) }
+    }
+
+    /// Whether the callback is queued to run (again), armed and not yet started: false in a
+    /// callback unless it was re-armed after it started (`delayed_work_pending`).
+    pub(crate) fn pending(&self) -> bool {
+        // SAFETY: `handle` is live (type invariant).
+        unsafe { rstreams_dwork_pending(self.handle) }
     }
 }
 

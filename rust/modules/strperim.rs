@@ -28,7 +28,7 @@
 //! token is taken under the Stream lock and given back without it (core `sth/take.rs` has the
 //! protocol).
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use kernel::prelude::*;
 use kernel::sync::{Arc, SpinLock};
@@ -99,6 +99,11 @@ pub(crate) struct StrPerim {
     /// (cancelled, waiting for a running callback) before the Stream it flushes.
     #[pin]
     hold: SpinLock<Option<DelayedWork<StrPerim>>>,
+    /// The generation of the held run the hold timer was last armed for
+    /// (`HeadEvents::hold_gen`). Written and read only under `hold`'s lock, which
+    /// [`StrPerim::act_events`] holds across recording it and re-arming, and
+    /// [`StrPerim::hold_expired`] across reading it and asking whether the timer is pending.
+    hold_gen: AtomicU32,
     /// The qtimeout timer (`stream/timeout.rs`), armed for the earliest deadline.
     #[pin]
     tick: SpinLock<Option<DelayedWork<StrPerim>>>,
@@ -151,6 +156,7 @@ impl StrPerim {
                 shared: HeadShared::new(),
                 work <- new_work!("rstreams_run"),
                 opens: AtomicUsize::new(0),
+                hold_gen: AtomicU32::new(0),
                 pipe <- kernel::new_spinlock!(None, "rstreams_pipe"),
             }),
             GFP_KERNEL,
@@ -364,10 +370,12 @@ impl StrPerim {
             sigs.send(&ev);
         }
         if ev.hold_timer {
-            // A new held message: its timer runs from now. `rearm` moves an expiry still
-            // pending for the message sent before it (by the write that found no room, or by
-            // a flush), which would otherwise send this one early.
+            // A new held run: its timer runs from now. `rearm` moves an expiry still pending
+            // for the run sent before it (by the write that found no room, or by a flush),
+            // which would otherwise send this one early; an expiry already running for it
+            // finds the new generation, or the timer pending again, and sends nothing.
             if let Some(w) = &*self.hold.lock() {
+                self.hold_gen.store(ev.hold_gen, Ordering::Relaxed);
                 w.rearm(HOLD_JIFFIES);
             }
         }
@@ -403,10 +411,21 @@ impl StrPerim {
         }
     }
 
-    /// The hold timer fired: send what write hold has coalesced.
+    /// The hold timer fired: send the held run it was armed for (docs/concurrency.md, "The
+    /// hold timer"). Under the Stream lock, and under `hold`'s lock for the check: a write
+    /// may have sent that run and started the next while this callback waited for the
+    /// Stream lock. Then either its `act_events` has not re-armed yet (the generation
+    /// recorded is the old run's, which the head no longer holds: nothing is sent), or it
+    /// has (the timer is pending again, and that expiry sends the new run at its time).
     fn hold_expired(&self) {
         let mut g = self.enter();
-        g.sth_flush_hold();
+        let gen = match &*self.hold.lock() {
+            Some(w) if !w.pending() => Some(self.hold_gen.load(Ordering::Relaxed)),
+            _ => None,
+        };
+        if let Some(gen) = gen {
+            g.sth_hold_expired(gen);
+        }
         let mut post = self.leave(&mut g);
         // Never re-arm from the callback: the timer is only armed by writes, which hold a
         // reference to this object (the drop of the last one cancels the timer).

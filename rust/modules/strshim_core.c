@@ -287,6 +287,16 @@ void rstreams_dwork_rearm(void *p, unsigned long delay)
 }
 EXPORT_SYMBOL_GPL(rstreams_dwork_rearm);
 
+/* Whether the work is queued to run (again): false while only its callback runs. */
+bool rstreams_dwork_pending(void *p);
+bool rstreams_dwork_pending(void *p)
+{
+	struct rstreams_dwork *d = p;
+
+	return delayed_work_pending(&d->dw);
+}
+EXPORT_SYMBOL_GPL(rstreams_dwork_pending);
+
 /* Cancel (waiting for a running callback), free, and give back the context pointer. */
 void *rstreams_dwork_free(void *p);
 void *rstreams_dwork_free(void *p)

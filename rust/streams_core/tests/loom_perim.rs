@@ -84,6 +84,14 @@
 //!   that claims as `StrPerim::schedule` does (hand-off, give-back, runner). The put claims
 //!   and is served, or the holder's fenced look sees it; a holder whose look has no fence is
 //!   caught (the put waits unheard), for either watcher.
+//! - (r) the hold timer (`docs/concurrency.md`, "the timer rule"; `strperim.rs`
+//!   `act_events` / `hold_expired`, modelled: the kernel glue does not build on the host):
+//!   an expiry armed for run 1, already running and waiting for the Stream lock, races with
+//!   a write that sends run 1, starts run 2 (a new generation) and then records that
+//!   generation and re-arms under the timer's lock. The stale expiry never sends run 2, and
+//!   run 2's own expiry does. An expiry that checks the generation but not whether the
+//!   timer is pending again is caught (it sends run 2 early), and so is one that checks
+//!   neither.
 //! - (f) back-enable across the perimeter: a writer refused by the published flow control is
 //!   always back-enabled once the reader drains, and a back-enable racing with the writer's
 //!   close is ignored, not applied to a closed Stream. Publishing that reads the writers'
@@ -1836,4 +1844,107 @@ fn q_poller_whose_look_has_no_fence_is_caught() {
 #[should_panic(expected = "arrival unheard")]
 fn q_owner_whose_look_has_no_fence_is_caught() {
     watcher_model(Watcher::Owner, false);
+}
+
+/// What the stale hold expiry of model (r) checks before it sends.
+#[derive(Clone, Copy, PartialEq)]
+enum ExpiryCheck {
+    /// The generation recorded, and that the timer is not pending again (`hold_expired`).
+    GenAndPending,
+    /// The generation only.
+    Gen,
+    /// Nothing: it sends whatever is held.
+    Nothing,
+}
+
+/// The Stream head's side of model (r): the run's generation and which run is held.
+struct HeldRun {
+    gen: u32,
+    held: Option<u32>,
+}
+
+/// The timer's lock of model (r): the generation recorded and the work item's pending bit.
+struct HoldTimer {
+    armed: u32,
+    pending: bool,
+}
+
+/// The expiry (`hold_expired`) under the Stream lock: returns the run it sent, if any.
+fn hold_expiry(
+    s: &mut HeldRun,
+    timer: &loom::sync::Mutex<HoldTimer>,
+    check: ExpiryCheck,
+) -> Option<u32> {
+    let send = {
+        let t = timer.lock().unwrap();
+        match check {
+            ExpiryCheck::GenAndPending => !t.pending && t.armed == s.gen,
+            ExpiryCheck::Gen => t.armed == s.gen,
+            ExpiryCheck::Nothing => true,
+        }
+    };
+    if send {
+        s.held.take()
+    } else {
+        None
+    }
+}
+
+fn hold_timer_model(check: ExpiryCheck) {
+    loom::model(move || {
+        // Run 1 is held and its expiry is running (dequeued: not pending).
+        let head = LArc::new(loom::sync::Mutex::new(HeldRun {
+            gen: 1,
+            held: Some(1),
+        }));
+        let timer = LArc::new(loom::sync::Mutex::new(HoldTimer {
+            armed: 1,
+            pending: false,
+        }));
+        let (h, t) = (head.clone(), timer.clone());
+        let writer = thread::spawn(move || {
+            let gen = {
+                let mut s = h.lock().unwrap();
+                // The write that finds the run full sends it (unless run 1's expiry came
+                // first) and starts run 2.
+                let _ = s.held.take();
+                s.gen += 1;
+                s.held = Some(s.gen);
+                s.gen
+            };
+            // `act_events`, after the Stream lock: record and re-arm under the timer's lock.
+            let mut t = t.lock().unwrap();
+            t.armed = gen;
+            t.pending = true;
+        });
+        let stale = hold_expiry(&mut head.lock().unwrap(), &timer, check);
+        writer.join().unwrap();
+        assert_ne!(
+            stale,
+            Some(2),
+            "run 2 sent early: by the expiry armed for run 1"
+        );
+        // Run 2's own expiry: the work item re-armed for it is dequeued, then runs.
+        let pending = core::mem::replace(&mut timer.lock().unwrap().pending, false);
+        assert!(pending, "run 2 has no expiry of its own");
+        let own = hold_expiry(&mut head.lock().unwrap(), &timer, check);
+        assert_eq!(own, Some(2), "run 2 not sent by its own expiry");
+    });
+}
+
+#[test]
+fn r_stale_hold_expiry_sends_nothing() {
+    hold_timer_model(ExpiryCheck::GenAndPending);
+}
+
+#[test]
+#[should_panic(expected = "sent early")]
+fn r_expiry_without_the_pending_check_is_caught() {
+    hold_timer_model(ExpiryCheck::Gen);
+}
+
+#[test]
+#[should_panic(expected = "sent early")]
+fn r_expiry_without_any_check_is_caught() {
+    hold_timer_model(ExpiryCheck::Nothing);
 }

@@ -72,7 +72,7 @@ use streams_core::sth::Stop;
 use streams_core::sth::{IocArg, Part, SliceIo, Stream, UserIo, STRHOLDPSZ, STRHOLDRUN, STRHOLDSZ};
 use streams_core::stream::{Registry, STRHIGH};
 use streams_core::sys;
-use streams_core::{check, check_eq, check_ok, ktest_suite};
+use streams_core::{check, check_eq, check_ok, check_some, ktest_suite};
 
 /// The byte at offset `i` of everything written.
 fn pattern(i: usize) -> u8 {
@@ -436,6 +436,39 @@ fn a_message_started_after_a_full_run_arms_its_own_timer() -> TestResult {
     Ok(())
 }
 
+/// The hold timer race: the expiry armed for a run, run late (it waited for the Stream lock
+/// while a write sent that run and started the next), sends nothing; the next run's own
+/// expiry sends it. Each run's arm carries a new generation.
+fn a_stale_hold_expiry_does_not_send_the_next_run() -> TestResult {
+    let s = held_pipe()?;
+    let _ = s.end(0, |s| s.sth_take_events());
+    let mut first = None;
+    for i in 0..RUN / STRHOLDPSZ {
+        check_eq!(write_at(&s, i * STRHOLDPSZ, STRHOLDPSZ), Ok(STRHOLDPSZ));
+        let ev = s.end(0, |s| s.sth_take_events());
+        check_eq!(ev.hold_timer, i == 0);
+        if ev.hold_timer {
+            first = Some(ev.hold_gen);
+        }
+    }
+    // The write that finds the run full sends it and starts the next run.
+    check_eq!(write_at(&s, RUN, 1), Ok(1));
+    let ev = s.end(0, |s| s.sth_take_events());
+    check!(ev.hold_timer);
+    let (first, second) = (check_some!(first), ev.hold_gen);
+    check!(first != second);
+    check_eq!(queued(&s), RUN);
+    check_eq!(s.end(0, |s| s.sth_hold_expired(first)), 0);
+    check_eq!(s.end(0, |s| s.sth().held()), 1);
+    check_eq!(queued(&s), RUN);
+    check_eq!(s.end(0, |s| s.sth_hold_expired(second)), 1);
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!(read_all(&s, 0)?, RUN + 1);
+    // An expiry after a flush sent its run, with nothing held, sends nothing either.
+    check_eq!(s.end(0, |s| s.sth_hold_expired(second)), 0);
+    Ok(())
+}
+
 /// The first write of a held message arms the hold timer; writes joining it do not.
 fn each_held_message_arms_the_timer_once() -> TestResult {
     let s = held_pipe()?;
@@ -622,6 +655,7 @@ ktest_suite!(PIPE_HOLD_SUITE, "streams_pipe_hold":
     a_held_write_that_faults_goes_the_staged_way,
     each_held_message_arms_the_timer_once,
     a_message_started_after_a_full_run_arms_its_own_timer,
+    a_stale_hold_expiry_does_not_send_the_next_run,
     flow_control_refuses_the_write_that_would_send,
     hangup_keeps_the_held_data_and_fails_writes,
     writes_too_large_to_hold_go_express,

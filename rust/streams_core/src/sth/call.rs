@@ -211,6 +211,18 @@ fn untake<H: HeadCall>(h: &H, t: &mut Taken, from: usize) {
     );
 }
 
+/// The result of a read's or getmsg's [`HeadCall::run_read`], with what its op took in `t`.
+/// An error after a take (no op returns one today, nor does a platform after the op
+/// succeeded, but nothing in their types forbids it) puts the take back and gives the reader
+/// token back before it is returned: accepted data is never lost, and the token never stays
+/// held.
+fn keep_taken<H: HeadCall, R>(h: &H, t: &mut Taken, r: Result<R, Errno>) -> Result<R, Errno> {
+    if r.is_err() && !t.is_empty() {
+        untake(h, t, 0);
+    }
+    r
+}
+
 /// read(2) of up to `len` bytes into `io`.
 pub fn read<H: HeadCall>(
     h: &H,
@@ -224,7 +236,8 @@ pub fn read<H: HeadCall>(
         nonblock,
         |s| tok.is_idle() && s.sth_read_ready(len),
         |s| s.strread(len, nonblock, tok, &mut t),
-    )?;
+    );
+    let n = keep_taken(h, &mut t, n)?;
     if t.is_empty() {
         return Ok(n);
     }
@@ -538,7 +551,8 @@ pub fn getmsg<H: HeadCall>(
         nonblock,
         |s| tok.is_idle() && s.sth_getmsg_ready(band, flags),
         |s| s.strgetpmsg(cmax, dmax, band, flags, nonblock, tok, &mut t),
-    )?;
+    );
+    let g = keep_taken(h, &mut t, g)?;
     let copied = match t.is_empty() {
         true => Ok(()),
         false => t.copy_parts(part_io(&mut ctl), part_io(&mut data)),

@@ -11,7 +11,8 @@
 //! ```
 //!
 //! A held write changes nothing in the Stream but the held message's bytes: no queue, no flow
-//! control, no event (the hold timer is armed when the message is created, under the lock).
+//! control, no event (the hold timer is armed when a run's first message is created, under the
+//! lock, with the run's generation: an expiry sends only the run it was armed for).
 //! So a write that only joins it need not enter the perimeter, and with the lock it skips its
 //! whole protocol (enter, the inbound list, leave, the `Later` list). The cell is a leaf lock
 //! of its own ([`sys::LeafLock`]: process context only, so bottom halves stay on), taken
@@ -156,6 +157,12 @@ pub(crate) struct HeadHold {
     /// lock: a join never sees them (it appends to the message in the cell, the newest).
     run: [Option<Msg>; STRHOLDRUN - 1],
     nrun: usize,
+    /// The held run's generation: bumped when a message starts an empty run (and arms the
+    /// hold timer for it, `HeadEvents::hold_gen`). The timer's flush sends only the run it
+    /// was armed for (`Stream::sth_hold_expired`, `mod.rs`),
+    /// so an expiry of run k that waited for the Stream lock while a write sent run k and
+    /// started run k + 1 does not send run k + 1 before its hold time.
+    gen: u32,
 }
 
 impl HeadHold {
@@ -167,7 +174,19 @@ impl HeadHold {
             held: false,
             run: [const { None }; STRHOLDRUN - 1],
             nrun: 0,
+            gen: 0,
         }
+    }
+
+    /// A new run starts: its generation, for the hold timer armed for it.
+    pub(crate) fn start_run(&mut self) -> u32 {
+        self.gen = self.gen.wrapping_add(1);
+        self.gen
+    }
+
+    /// The generation of the run held (or of the last one, if nothing is held).
+    pub(crate) fn gen(&self) -> u32 {
+        self.gen
     }
 
     /// Whether the held message, full, may move to the run instead of going down.

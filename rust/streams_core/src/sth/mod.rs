@@ -128,8 +128,11 @@ pub struct HeadEvents {
     pub signals: u64,
     /// Send SIGPIPE to the writer (write on a hung-up pipe with SNDPIPE).
     pub sigpipe: bool,
-    /// A write was held (SNDHOLD): call [`Stream::sth_flush_hold`] after a short delay.
+    /// A write started a held run (SNDHOLD): call [`Stream::sth_hold_expired`] with
+    /// `hold_gen` after a short delay.
     pub hold_timer: bool,
+    /// The generation of the run `hold_timer` was armed for (0 without `hold_timer`).
+    pub hold_gen: u32,
 }
 
 /// Most SIGPOLL registrations one Stream keeps (I_SETSIG).
@@ -259,6 +262,7 @@ impl StrHead {
                 signals: 0,
                 sigpipe: false,
                 hold_timer: false,
+                hold_gen: 0,
             },
             mux: None,
             plex: None,
@@ -461,6 +465,18 @@ impl Stream {
             return 0;
         }
         self.sth_send_hold()
+    }
+
+    /// The hold timer armed for the run of generation `gen` (`HeadEvents::hold_gen`)
+    /// expired: send the held run if it is still that run. Nothing if a write sent it (or a
+    /// flush did) and started another, whose own timer then sends it: an expiry that waited
+    /// for the Stream lock while that happened must not send the new run before its hold
+    /// time. Returns the bytes sent.
+    pub fn sth_hold_expired(&mut self, gen: u32) -> usize {
+        if self.sth.hold.gen() != gen {
+            return 0;
+        }
+        self.sth_flush_hold()
     }
 
     /// [`Stream::sth_flush_hold`] with a message held.

@@ -1,7 +1,9 @@
 //! Two-phase reads: read(2) and getmsg(2) take messages off the Stream head under the Stream
 //! lock ([`Taken`]); the platform copies them to the user after it has dropped the lock, and
 //! if a copy faults it puts back at the front, in order, what was not delivered
-//! ([`Stream::sth_untake`]), so an EFAULT loses nothing. While a take is being copied out, the
+//! ([`Stream::sth_untake`]), so an EFAULT loses nothing; so does an error the platform's
+//! read step returns after the take (`call.rs` `keep_taken`: the take goes back whole and the
+//! token is given back). While a take is being copied out, the
 //! head's [`ReaderToken`] keeps the head's other readers waiting, so that no reader overtakes
 //! bytes that may yet come back.
 //!

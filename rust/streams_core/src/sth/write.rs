@@ -218,9 +218,10 @@ impl Stream {
     /// flush or the hold timer does. A piece that does not fit moves the held message to the
     /// held run ([`STRHOLDRUN`]), or, with the run full, sends the run and the held message
     /// first, and starts a new one. A new message that starts an empty run arms the hold
-    /// timer (the platform re-arms it relative to that message: a timer armed for the run
-    /// sent must not send this one early); one that joins a run keeps the run's timer, which
-    /// bounds the oldest held byte.
+    /// timer with a new generation (the platform re-arms it relative to that message, and
+    /// its expiry sends only the run of its generation, `sth_hold_expired`: a timer armed for
+    /// the run sent must not send this one early); one that joins a run keeps the run's
+    /// timer, which bounds the oldest held byte.
     /// Afterwards the hold cell is open (`hold.rs`) if later writes may join it without the
     /// lock: this write passed the head's checks and the top module's packet sizes allow it.
     fn sth_hold_write(&mut self, data: &[u8]) -> Result<bool, Stop> {
@@ -246,6 +247,7 @@ impl Stream {
                 // The timer runs from the run's first write: it bounds the oldest held byte.
                 if self.sth.hold.run_empty() {
                     self.sth.ev.hold_timer = true;
+                    self.sth.ev.hold_gen = self.sth.hold.start_run();
                 }
                 m
             }

@@ -398,6 +398,64 @@ fn fast_paths_are_one_lock_hold() -> TestResult {
     Ok(())
 }
 
+/// A platform whose read step fails (EIO) after its op succeeded, with what the op took:
+/// `call::read` and `call::getmsg` must put the take back and free the reader token.
+struct FailAfterTake<'a>(Direct<'a>);
+
+impl HeadCall for FailAfterTake<'_> {
+    fn run<R>(
+        &self,
+        nonblock: bool,
+        limit_ms: Option<u32>,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+        cancel: impl FnOnce(&mut Stream),
+    ) -> Result<R, Errno> {
+        self.0.run(nonblock, limit_ms, op, cancel)
+    }
+
+    fn run_read<R>(
+        &self,
+        nonblock: bool,
+        _ready: impl Fn(&Stream) -> bool,
+        op: impl FnMut(&mut Stream) -> Result<R, Stop>,
+    ) -> Result<R, Errno> {
+        self.0.run(nonblock, None, op, |_| {})?;
+        Err(Errno::EIO)
+    }
+
+    fn shared(&self) -> &HeadShared {
+        self.0.shared()
+    }
+}
+
+fn an_error_after_a_take_puts_it_back() -> TestResult {
+    let mut s = open(&STHLOOP)?;
+    for m in [&b"ab"[..], b"cd", b"ef"] {
+        check_ok!(wr(&mut s, m));
+    }
+    let h = FailAfterTake(Direct::new(&mut s));
+    let mut b = [0u8; BUF];
+    check_eq!(
+        call::read(&h, &mut SliceIo(&mut b), 5, true),
+        Err(Errno::EIO)
+    );
+    check!(h.shared().reader.is_idle());
+    let d = Some(Part {
+        io: &mut SliceIo(&mut b),
+        len: 1,
+    });
+    check_eq!(
+        call::getmsg(&h, None, d, 0, 0, true, |_| Ok(())).err(),
+        Some(Errno::EIO)
+    );
+    check!(h.shared().reader.is_idle());
+    drop(h);
+    // Nothing lost, in order, the split "ef" rejoined.
+    check_eq!(nread(&mut s)?, (3, 2));
+    check_eq!(check_ok!(rd(&mut s, 8)).bytes(), b"abcdef");
+    Ok(())
+}
+
 ktest_suite!(STH_TAKE_SUITE, "streams_sth_take":
     take_whole_messages_then_copy_out,
     token_keeps_other_readers_out,
@@ -415,4 +473,5 @@ ktest_suite!(STH_TAKE_SUITE, "streams_sth_take":
     getmsg_whole_message_and_the_split_fallback,
     split_without_memory_fails_and_keeps_the_message,
     fast_paths_are_one_lock_hold,
+    an_error_after_a_take_puts_it_back,
 );
