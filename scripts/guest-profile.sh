@@ -4,6 +4,8 @@
 # (Debian package linux-perf) and the libraries it links into a directory that
 # `cargo xtask vm --copy` puts at /host, then runs a guest script there (default:
 # scripts/guest-profile-run.sh; the lean kernel and the production streams.ko, as the bench).
+# `cargo xtask bench` records the same cases itself after its sweep (profile.md); this script
+# stays for one-off guest scripts.
 # Usage: scripts/guest-profile.sh [GUEST-SCRIPT]     (one guest at a time: flock as the bench)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -5,6 +5,7 @@
 #   RSTREAMS-END rc=<n>           the test run finished (missing = failure)
 #   RSTREAMS-VM-START / RSTREAMS-EXIT rc=<n>   around the user command of `cargo xtask vm`
 #   RSTREAMS-BENCH-* / RSTREAMS-SCLS          the sweep of `cargo xtask bench` (xtask/src/bench.rs)
+#   RSTREAMS-BENCH-PROF                       its guest profile (xtask/src/profile.rs)
 # Mode `stress` (`cargo xtask stress`) is test mode's end without the tests: strstress with the
 # arguments of /etc/rstreams/stress.args, then kmemleak and unload.
 export PATH=/usr/bin:/bin:/sbin
@@ -72,6 +73,53 @@ dkms_modules() {
 		grep -q "^$m " /proc/modules && { echo "dkms: modprobe -r streams left $m loaded"; return 1; }
 	done
 	echo "dkms: modprobe loaded and removed streams, strattach, strshim from updates/dkms"
+}
+
+# The guest profile of cargo xtask bench, after the sweep (xtask/src/profile.rs parses the
+# markers; keep them in step): perf record -e cpu-clock -a -g over one perftest run per line of
+# the plan $1 (LABEL SIZE PERFTEST-ARGS...), then three reports: the perftest processes' top
+# symbols by self time and with children, and the share of every command. perf is the host's,
+# with its libraries and loader in /opt/perf.
+bench_profile() {
+	plan=$1
+	perf="/opt/perf/ld.so --library-path /opt/perf/lib /opt/perf/perf"
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	# -t '|': perf puts the separator only between fields (it replaces it inside names).
+	# shellcheck disable=SC2086 # $perf is a word list on purpose
+	report() { timeout 300 $perf report -i /tmp/perf.data --stdio -g none -t '|' "$@" 2>>/tmp/perr; }
+	echo "guest profile: $(grep -c . "$plan") case(s) under perf record (rates under perf are not bench figures)"
+	while read -r label size args; do
+		[ -n "$label" ] || continue
+		m="RSTREAMS-BENCH-PROF $label $size"
+		echo "$m start"
+		t0=$(date +%s)
+		# The sweep's watchdog (-t and -i are words 4 and 6 of $args).
+		lim=$(echo "$args" | awk '{ printf "%d", $4 * $6 * 3 + 30 }')
+		# shellcheck disable=SC2086 # $perf and $args are word lists on purpose
+		timeout "$lim" $perf record -q -N -B -e cpu-clock -a -g -o /tmp/perf.data -- \
+			perftest $args --csv --label="$label" </dev/null >/tmp/out 2>/tmp/err
+		rc=$?
+		sed "s|^|$m note |" /tmp/err
+		row=$(tail -n 1 /tmp/out)
+		if [ "$rc" != 0 ] || [ -z "$row" ]; then
+			echo "$m fail perf record (perftest $label) exit status $rc"
+			echo "profile $label size $size: failed (rc=$rc) $(tail -n 1 /tmp/err)"
+			rm -f /tmp/perf.data
+			continue
+		fi
+		echo "$m row $row"
+		: >/tmp/perr
+		report --no-children --sort comm >/tmp/rep
+		sed -n "s|^# Samples: |$m samples |p" /tmp/rep | head -n 1
+		grep -v '^#' /tmp/rep | grep . | head -n 8 | sed "s|^|$m comm |"
+		report --no-children --comm perftest --sort sym | grep -v '^#' | grep . | head -n 40 | sed "s|^|$m self |"
+		report --children --comm perftest --sort sym | grep -v '^#' | grep . | head -n 40 | sed "s|^|$m children |"
+		sed "s|^|$m note perf report: |" /tmp/perr | head -n 5
+		rm -f /tmp/perf.data /tmp/rep
+		echo "$m end"
+		echo "profile $label size $size: recorded and reported in $(($(date +%s) - t0)) s"
+	done <"$plan"
 }
 
 leaks() {
@@ -215,6 +263,8 @@ bench)
 	# Again after the sweep: with kernel statistics this shows what the runs did.
 	scls -a 2>&1 | sed 's/^/RSTREAMS-SCLS-AFTER /'
 	echo "RSTREAMS-BENCH-DONE n=$n"
+	# After the sweep, so that no measured run shares the guest with perf.
+	[ -s /etc/rstreams/profile.plan ] && bench_profile /etc/rstreams/profile.plan
 	echo "RSTREAMS-EXIT rc=0"
 	;;
 *)

@@ -17,6 +17,7 @@
 //! RSTREAMS-BENCH-FAIL i rc=N            run i produced no result
 //! RSTREAMS-SCLS-AFTER <line>            scls -a output after the sweep
 //! RSTREAMS-BENCH-DONE n=N               the sweep finished
+//! RSTREAMS-BENCH-PROF label size ...     the guest profile after the sweep (xtask/src/profile.rs)
 //! ```
 //!
 //! The console is the transport because it is the one channel that survives everything short
@@ -25,6 +26,10 @@
 //! `failed`, `not-run`) and runs `perftest report` on it. No number is ever invented: an
 //! implementation that could not run (no STREAMS pipe device yet) is reported as such and the
 //! command exits non-zero.
+//!
+//! With the profile on (the default, except for `--quick`), the guest then records a `perf`
+//! profile of a few of the sweep's cases (`crate::profile`); the host writes `profile.md` and a
+//! "Guest profile" section at the end of `report.md`. The profile never changes the exit status.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -36,6 +41,7 @@ use std::time::{Duration, Instant, SystemTime};
 use perftest::csv::{Row, State, Status};
 
 use crate::kernel::Variant;
+use crate::profile::{self, Profile};
 use crate::util::{self, Result};
 
 /// One implementation of the sweep: its report label and perftest options.
@@ -273,6 +279,8 @@ pub(crate) struct Config {
     pub(crate) timeout: Option<u64>,
     /// `--quick` was given (for the report's command line).
     pub(crate) quick: bool,
+    /// Record the guest profile after the sweep (`crate::profile`).
+    pub(crate) profile: bool,
     /// The command line as given (for the report).
     pub(crate) argv: Vec<String>,
 }
@@ -293,12 +301,19 @@ the LKML \"larger pipes\" thread, Linux pipes against STREAMS pipes over pipe si
 pipeline at the default pipe size, LD_PRELOAD=libstreams_pipe.so for STREAMS), pipeflex (2 \
 children over 1 pipe, chunks of 8192 and 32768 bytes, the reader computing 250..750 us per \
 read, 2 s); default -t 1 -i 3, 3 repeats, 636 runs, about 29 minutes under TCG (an estimate); \
-then write the report \
-(report.md with the goals table, 4 pipe charts, 4 UDP charts, one chart per workload, \
-bench.csv, console.log) to target/bench/<UTC time>/ and target/bench/latest.
+then, in the same boot, the guest profile (on unless --no-profile; with --quick only if \
+--profile is given): perf record -e cpu-clock -a -g (the host's perf, Debian linux-perf, copied \
+into the guest) over one -t 1 -i 2 run each of linux, streams and streams+H+w+F+M at 1 and 4096 \
+bytes, streams-putmsg at 16 and udp-socket and udp-tpi at 64 bytes (those of --impls); then \
+write the report (report.md with the goals table, 4 pipe charts, 4 UDP charts, one chart per \
+workload and the guest profile's top 10 self symbols per case; profile.md with the top 40 self \
+and children symbols and the share by command; bench.csv, console.log) to \
+target/bench/<UTC time>/ and target/bench/latest. Rates under perf are not bench figures.
 
 Exits non-zero if any run gave no number (e.g. no STREAMS pipe driver, no TPI UDP driver), the \
-guest crashed or timed out; the report says which runs and why. XTI over sockets missing from \
+guest crashed or timed out during the sweep; the report says which runs and why. A profile \
+that could not be recorded (no perf, a case that failed) is reported as such and does not \
+change the exit status. XTI over sockets missing from \
 the kernel (no /dev/streams/clone/xtiso-udp) is reported as unavailable, not as a failure. Under TCG absolute numbers mean nothing: compare \
 implementations (ratios) within the run.";
 
@@ -344,7 +359,7 @@ fn impl_label(l: &str) -> std::result::Result<&'static Impl, String> {
 pub(crate) struct Args {
     /// -t 0.5 -i 2, 1 repeat, sizes 1,64,1024,4096, UDP sizes 1,64,1024, workload pipe sizes
     /// 4096,65536, bw sizes 4096,32768, flex size 32768, grep file 10 MiB (about a minute of
-    /// runs); the other options win over it
+    /// runs), no guest profile; the other options win over it
     #[arg(long)]
     quick: bool,
     /// perftest -t: report interval [default: 1]
@@ -382,9 +397,17 @@ pub(crate) struct Args {
     /// Kernel variant: lean or test [default: lean]
     #[arg(long, value_name = "lean|test", value_parser = Variant::parse)]
     variant: Option<Variant>,
-    /// Guest time limit in seconds [default: the plan's expected time + 0.5 s per run + 5 min]
+    /// Guest time limit in seconds [default: the plan's expected time + 0.5 s per run + 5 min,
+    /// + 60 s per profiled case]
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
+    /// After the sweep, profile the 1-byte and 4 KiB pipe runs, putmsg at 16 bytes and UDP at
+    /// 64 bytes with perf in the guest (profile.md) [default: on, off with --quick]
+    #[arg(long, overrides_with = "no_profile")]
+    profile: bool,
+    /// No guest profile
+    #[arg(long, overrides_with = "profile")]
+    no_profile: bool,
 }
 
 impl Config {
@@ -435,6 +458,7 @@ impl Config {
             variant: a.variant.unwrap_or(Variant::Lean),
             timeout: a.timeout,
             quick: a.quick,
+            profile: if a.quick { a.profile } else { !a.no_profile },
             argv,
         }
     }
@@ -465,22 +489,29 @@ pub(crate) struct Run {
     pub(crate) pipe_size: Option<usize>,
 }
 
+/// The perftest options common to every pipe run (the paper's) with `-t interval -i
+/// iterations`; the guest profile uses them with its own `-t`/`-i`.
+pub(crate) fn pipe_base_args(interval: f64, iterations: u32, size: usize) -> String {
+    format!(
+        "-q -r -t {interval} -i {iterations} -m nullmod -p 0 -s {size} -a -S10 --hiwat=65536 --lowat=8192"
+    )
+}
+
+/// The perftest options common to every UDP run: the paper's buffers, `-t`/`-i` as words 4 and
+/// 6, where the guest's watchdog reads them, as in [`pipe_base_args`].
+pub(crate) fn udp_base_args(interval: f64, iterations: u32, size: usize) -> String {
+    format!("-q -r -t {interval} -i {iterations} -s {size} --bufsize={UDP_BUFSIZE}")
+}
+
 impl Config {
-    /// The perftest options common to every run (the paper's, with our -t/-i).
+    /// The perftest options common to every pipe run, with our -t/-i.
     pub(crate) fn base_args(&self, size: usize) -> String {
-        format!(
-            "-q -r -t {} -i {} -m nullmod -p 0 -s {size} -a -S10 --hiwat=65536 --lowat=8192",
-            self.interval, self.iterations
-        )
+        pipe_base_args(self.interval, self.iterations, size)
     }
 
-    /// The perftest options common to every UDP run: the paper's buffers, our -t/-i (words 4
-    /// and 6, where the guest's watchdog reads them, as in [`Config::base_args`]).
+    /// The perftest options common to every UDP run, with our -t/-i.
     pub(crate) fn udp_base_args(&self, size: usize) -> String {
-        format!(
-            "-q -r -t {} -i {} -s {size} --bufsize={UDP_BUFSIZE}",
-            self.interval, self.iterations
-        )
+        udp_base_args(self.interval, self.iterations, size)
     }
 
     /// The options of a seed-001 workload run at chunk `size` (bw, flex) over a pipe of
@@ -604,10 +635,20 @@ impl Config {
     }
 
     /// Default guest time limit: every run's expected seconds plus 0.5 s (three times the
-    /// measured overhead), and 5 minutes for boot and slack.
+    /// measured overhead), 5 minutes for boot and slack, and the profile's budget.
     pub(crate) fn default_timeout(&self) -> u64 {
         let plan = self.plan();
-        (plan.iter().map(|r| r.secs + 0.5).sum::<f64>() + 300.0).ceil() as u64
+        let profile = self.profile_cases().len() as f64 * profile::CASE_BUDGET_SECS;
+        (plan.iter().map(|r| r.secs + 0.5).sum::<f64>() + 300.0 + profile).ceil() as u64
+    }
+
+    /// The cases the guest profiles after the sweep (none with the profile off).
+    pub(crate) fn profile_cases(&self) -> Vec<profile::Case> {
+        if self.profile {
+            profile::cases(&self.impls)
+        } else {
+            Vec::new()
+        }
     }
 }
 
@@ -859,6 +900,21 @@ fn first_line(cmd: &mut Command) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// The report's first line: the command, when, the commit.
+fn measured_by(c: &Config, when: &str) -> String {
+    let cmd = if c.argv.is_empty() {
+        "cargo xtask bench".to_string()
+    } else {
+        format!("cargo xtask bench {}", c.argv.join(" "))
+    };
+    let commit = first_line(
+        Command::new("git")
+            .current_dir(util::repo_root())
+            .args(["describe", "--always", "--dirty"]),
+    );
+    format!("Measured by `{cmd}` at {when} (rstreams `{commit}`), all runs in one guest boot.")
+}
+
 /// The Markdown put before perftest's tables: command, TCG notice, environment, notes, scls.
 fn preamble(
     c: &Config,
@@ -870,21 +926,7 @@ fn preamble(
     guest_secs: f64,
 ) -> String {
     let mut m = String::new();
-    let cmd = if c.argv.is_empty() {
-        "cargo xtask bench".to_string()
-    } else {
-        format!("cargo xtask bench {}", c.argv.join(" "))
-    };
-    let root = util::repo_root();
-    let commit = first_line(
-        Command::new("git")
-            .current_dir(&root)
-            .args(["describe", "--always", "--dirty"]),
-    );
-    let _ = writeln!(
-        m,
-        "Measured by `{cmd}` at {when} (rstreams `{commit}`), all runs in one guest boot.\n"
-    );
+    let _ = writeln!(m, "{}\n", measured_by(c, when));
     if accel == "tcg" {
         m.push_str(
             "> **QEMU TCG (software emulation), not KVM.** Absolute numbers under TCG are \
@@ -1088,25 +1130,49 @@ pub(crate) fn cmd(args: Args) -> Result<()> {
     let root = util::repo_root();
     let out = root.join("target/bench").join(&stamp);
     fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let prof_cases = c.profile_cases();
     eprintln!(
         "bench: {} runs ({} pipe and {} UDP sizes, the syscall and write floors, the bw/grep/flex \
-         workloads over {} pipe sizes; {} repeat(s)): about {:.0} min in the guest plus boot; \
-         limit {} s; results in {}",
+         workloads over {} pipe sizes; {} repeat(s)): about {:.0} min in the guest plus boot, \
+         then a guest profile of {} case(s); limit {} s; results in {}",
         plan.len(),
         c.sizes.len(),
         c.udp_sizes.len(),
         c.pipe_sizes.len(),
         c.repeats,
         c.expected_secs() / 60.0,
+        prof_cases.len(),
         limit,
         out.display()
     );
     let plan_txt = plan_text(&plan);
     util::write_atomic(&out.join("plan.txt"), plan_txt.as_bytes())?;
+    // perf for the guest, only when there is something to profile; without it the report says
+    // why and the sweep runs as usual.
+    let (shipment, perf_missing) = if prof_cases.is_empty() {
+        (None, None)
+    } else {
+        match profile::perf_files() {
+            Ok(perf) => (
+                Some(profile::Shipment {
+                    plan: profile::plan_text(&prof_cases),
+                    perf,
+                }),
+                None,
+            ),
+            Err(e) => {
+                eprintln!("bench: no guest profile: {e}");
+                (None, Some(e))
+            }
+        }
+    };
     let start = Instant::now();
     let (run, g) = crate::guest(
         c.variant,
-        &crate::Mode::Bench { plan: &plan_txt },
+        &crate::Mode::Bench {
+            plan: &plan_txt,
+            profile: shipment.as_ref(),
+        },
         Duration::from_secs(limit),
     )?;
     let guest_secs = start.elapsed().as_secs_f64();
@@ -1125,6 +1191,27 @@ pub(crate) fn cmd(args: Args) -> Result<()> {
         "guest stopped without finishing the sweep".to_string()
     };
     let res = results(&plan, &con, &guest_end);
+    let prof = if !c.profile {
+        Profile::Off(if c.quick {
+            "`--quick` runs without it unless `--profile` is given"
+        } else {
+            "`--no-profile`"
+        })
+    } else if prof_cases.is_empty() {
+        Profile::NoCases
+    } else if let Some(e) = perf_missing {
+        Profile::Unavailable(e)
+    } else {
+        let end = if run.timed_out {
+            guest_end.clone()
+        } else {
+            "the guest stopped".to_string()
+        };
+        Profile::Ran {
+            perf: profile::host_perf_version(),
+            cases: profile::results(&prof_cases, &run.lines, &end),
+        }
+    };
     let _ = fs::copy(&run.log, out.join("console.log"));
     util::write_atomic(&out.join("bench.csv"), res.csv.as_bytes())?;
     util::write_atomic(
@@ -1132,6 +1219,12 @@ pub(crate) fn cmd(args: Args) -> Result<()> {
         (con.scls.join("\n") + "\n").as_bytes(),
     )?;
     let when = format!("{stamp} (UTC)");
+    // The profile is never a reason to stop: a file it cannot write is a warning.
+    if let Some(md) = prof.markdown(&measured_by(&c, &when)) {
+        if let Err(e) = util::write_atomic(&out.join("profile.md"), md.as_bytes()) {
+            eprintln!("bench: warning: profile.md not written: {e}");
+        }
+    }
     let pre = preamble(&c, &con, &res, &g.accel, &g, &when, guest_secs);
     util::write_atomic(&out.join("preamble.md"), pre.as_bytes())?;
     // The report: perftest's own (the static binary built for the guest runs on the host too).
@@ -1152,11 +1245,21 @@ pub(crate) fn cmd(args: Args) -> Result<()> {
             .arg(out.join("preamble.md")),
     );
     st.done();
+    // The profile's section closes the report perftest wrote.
+    let report_md = out.join("report.md");
+    if rep.is_ok() {
+        let appended = util::read(&report_md).and_then(|text| {
+            util::write_atomic(&report_md, (text + &prof.report_section()).as_bytes())
+        });
+        if let Err(e) = appended {
+            eprintln!("bench: warning: no guest profile section in report.md: {e}");
+        }
+    }
     let latest = root.join("target/bench/latest");
     let _ = fs::remove_file(&latest);
     let _ = std::os::unix::fs::symlink(&stamp, &latest);
     summary(&c, &plan, &res, &con, &out);
-    let report_md = out.join("report.md");
+    println!("bench: note: {}", prof.summary());
     println!(
         "bench: report: {} (also {})",
         report_md.display(),
@@ -1539,10 +1642,16 @@ mod tests {
             "-q -r -t 1 -i 3 -m nullmod -p 0 -s 1 -a -S10 --hiwat=65536 --lowat=8192 --pipe=streams -H -M -F -w"
         );
         // About 29 minutes expected in the guest (the syscall floor and the workloads about 8
-        // of them); the limit adds 0.5 s per run and 5 minutes and stays under 40 minutes.
+        // of them); the limit adds 0.5 s per run and 5 minutes and stays under 40 minutes,
+        // then the profile's budget.
         let expected = c.expected_secs();
         assert!((1500.0..1800.0).contains(&expected), "{expected}");
-        assert!(c.default_timeout() < 40 * 60, "{}", c.default_timeout());
+        let sweep_limit = parse(&args("--no-profile")).unwrap().default_timeout();
+        assert!(sweep_limit < 40 * 60, "{sweep_limit}");
+        assert_eq!(
+            c.default_timeout(),
+            sweep_limit + (profile::CASES.len() as f64 * profile::CASE_BUDGET_SECS) as u64
+        );
         let q = parse(&args("--quick")).unwrap();
         assert_eq!((q.interval, q.iterations, q.repeats), (0.5, 2, 1));
         assert_eq!(q.sizes, vec![1, 64, 1024, 4096]);
@@ -1607,6 +1716,48 @@ mod tests {
         ] {
             assert!(parse(&args(bad)).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn profile_options() {
+        // On for the full bench, off for --quick; --profile and --no-profile win, the last one
+        // given if both are.
+        for (line, on) in [
+            ("", true),
+            ("--quick", false),
+            ("--quick --profile", true),
+            ("--profile --quick", true),
+            ("--no-profile", false),
+            ("--profile", true),
+            ("--quick --profile --no-profile", false),
+            ("--no-profile --profile", true),
+            ("--repeats 1 --no-profile --sizes 1", false),
+        ] {
+            let c = parse(&args(line)).unwrap();
+            assert_eq!(c.profile, on, "{line:?}");
+            assert_eq!(c.profile_cases().is_empty(), !on, "{line:?}");
+        }
+        // --quick stays as it was: no profile, no budget for one in its limit.
+        let q = parse(&args("--quick")).unwrap();
+        let qp = parse(&args("--quick --profile")).unwrap();
+        assert_eq!(q.plan(), qp.plan());
+        assert_eq!(
+            qp.default_timeout() - q.default_timeout(),
+            (profile::CASES.len() as f64 * profile::CASE_BUDGET_SECS) as u64
+        );
+        // The cases follow --impls: here the pipe cases of linux and UDP TPI only.
+        let c = parse(&args("--impls linux,udp-tpi,syscall")).unwrap();
+        let cases: Vec<(&str, usize)> = c
+            .profile_cases()
+            .iter()
+            .map(|k| (k.label, k.size))
+            .collect();
+        assert_eq!(cases, [("linux", 1), ("linux", 4096), ("udp-tpi", 64)]);
+        assert!(parse(&args("--impls bw-linux"))
+            .unwrap()
+            .profile_cases()
+            .is_empty());
+        assert!(parse(&args("--profile=yes")).is_err());
     }
 
     const ROW1: &str = "linux,1,1.5,300000,200000,200000,0.000005,300000,300000";

@@ -48,6 +48,8 @@ const PACKAGES: &[(&str, Option<&str>)] = &[
     ("dkms", None),
     ("dpkg-dev", None),
     ("lintian", None),
+    // the guest profile of `cargo xtask bench`: the host's perf, copied into the guest
+    ("linux-perf", None),
 ];
 
 /// Packages installed without their recommendations (dkms would pull in the Debian kernel's

@@ -4,8 +4,9 @@
 //! `/lib/modules/<release>/extra/` (the guest runs `depmod`, so `modprobe streams` works),
 //! the static user programs in `/usr/bin`, the VM suites from `tests/vm/suites/`, and for
 //! `cargo xtask vm --copy DIR` the folder as `/host`, and extra files such as the plan of
-//! `cargo xtask bench` (`/etc/rstreams/bench.plan`). For LD_PRELOAD runs (the pipeline suite)
-//! also a dynamically linked shell, `/usr/bin/dash`, the interposer
+//! `cargo xtask bench` (`/etc/rstreams/bench.plan`), and host files at a path of their own
+//! (the bench's guest profile: the host's perf under `/opt/perf`). For LD_PRELOAD runs (the
+//! pipeline suite) also a dynamically linked shell, `/usr/bin/dash`, the interposer
 //! `/usr/lib/libstreams_pipe.so`, and the host's shared libraries and loader they need (found
 //! with `ldd`): busybox is static, so only dash's pipes can be interposed.
 //!
@@ -218,6 +219,9 @@ pub(crate) struct Contents<'a> {
     /// More files: (path in the guest without the leading `/`, contents), e.g. the bench plan
     /// `etc/rstreams/bench.plan`.
     pub(crate) extra: &'a [(&'a str, &'a [u8])],
+    /// Host files: (path in the guest without the leading `/`, file on the host), the host
+    /// file's mode kept, e.g. the bench profile's perf (`opt/perf/perf`).
+    pub(crate) host_files: &'a [(String, PathBuf)],
     /// `cargo xtask test`: the files the packages ship come from them.
     pub(crate) packaged: Option<&'a Packaged>,
 }
@@ -306,6 +310,14 @@ pub(crate) fn build(c: &Contents<'_>, out: &Path) -> Result<()> {
     }
     for (path, data) in c.extra {
         a.file(path, 0o644, data);
+    }
+    for (path, host) in c.host_files {
+        let err = |e: std::io::Error| format!("{}: {e}", host.display());
+        let mode = {
+            use std::os::unix::fs::PermissionsExt;
+            fs::metadata(host).map_err(err)?.permissions().mode() & 0o777
+        };
+        a.file(path, mode, &fs::read(host).map_err(err)?);
     }
     let data = a.finish();
     util::write_atomic(out, &data)?;

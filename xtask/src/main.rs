@@ -17,6 +17,7 @@ mod ktap;
 mod man;
 mod modules;
 mod package;
+mod profile;
 mod util;
 mod vm;
 
@@ -304,8 +305,12 @@ enum Mode<'a> {
         copy: Option<&'a std::path::Path>,
         cmd: &'a str,
     },
-    /// `cargo xtask bench`: the plan file for the guest's sweep.
-    Bench { plan: &'a str },
+    /// `cargo xtask bench`: the plan file for the guest's sweep, and what the guest profile
+    /// after it needs (its case list and perf), when it is on.
+    Bench {
+        plan: &'a str,
+        profile: Option<&'a profile::Shipment>,
+    },
     /// `cargo xtask stress`: strstress's arguments, and fault.sh's (`PERCENT CALLS`) when
     /// the fault-injection pass runs after it.
     Stress {
@@ -361,12 +366,13 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
             Some(*cmd),
             vec![],
         ),
-        Mode::Bench { plan } => (
-            "bench",
-            None,
-            None,
-            vec![("etc/rstreams/bench.plan", plan.as_bytes())],
-        ),
+        Mode::Bench { plan, profile } => {
+            let mut extra = vec![("etc/rstreams/bench.plan", plan.as_bytes())];
+            if let Some(p) = profile {
+                extra.push(("etc/rstreams/profile.plan", p.plan.as_bytes()));
+            }
+            ("bench", None, None, extra)
+        }
         Mode::Stress { args, faults } => {
             let mut extra = vec![("etc/rstreams/stress.args", args.as_bytes())];
             if let Some(f) = faults {
@@ -384,6 +390,12 @@ fn guest(v: Variant, mode: &Mode<'_>, limit: Duration) -> Result<(vm::Run, Guest
             copy,
             cmd,
             extra: &extra,
+            host_files: match mode {
+                Mode::Bench {
+                    profile: Some(p), ..
+                } => &p.perf,
+                _ => &[],
+            },
             packaged: match mode {
                 Mode::Test { packaged, .. } => *packaged,
                 _ => None,
