@@ -398,7 +398,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "lean|test", value_parser = Variant::parse)]
     variant: Option<Variant>,
     /// Guest time limit in seconds [default: the plan's expected time + 0.5 s per run + 5 min,
-    /// + 60 s per profiled case]
+    /// + 30 s per profiled case]
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
     /// After the sweep, profile the 1-byte and 4 KiB pipe runs, putmsg at 16 bytes and UDP at

@@ -57,8 +57,9 @@ pub(crate) const INTERVAL: f64 = 1.0;
 pub(crate) const ITERATIONS: u32 = 2;
 
 /// Guest seconds budgeted per case for the guest time limit: the recording (`INTERVAL` x
-/// `ITERATIONS`), perftest's start-up, and three `perf report`s under TCG.
-pub(crate) const CASE_BUDGET_SECS: f64 = 60.0;
+/// `ITERATIONS`), perftest's start-up and three `perf report`s took 5–6 s per case under TCG
+/// in the quick bench of 2026-12-07 (host busy with a kernel build); five times that.
+pub(crate) const CASE_BUDGET_SECS: f64 = 30.0;
 
 /// The host's perf: the Debian package `linux-perf` (the bench's dependency step installs it).
 pub(crate) const HOST_PERF: &str = "/usr/bin/perf";
@@ -373,9 +374,23 @@ fn idle_cell(r: &CaseResult) -> String {
 }
 
 /// A symbol or command as a Markdown code span (perf's names hold no backquote in practice;
-/// one is replaced rather than breaking the table).
+/// one is replaced rather than breaking the table), Rust names demangled ([`readable`]).
 fn code(name: &str) -> String {
-    format!("`{}`", name.replace('`', "'"))
+    format!("`{}`", readable(name).replace('`', "'"))
+}
+
+/// A symbol as people read it: perf's `[k] ` (kernel) or `[.] ` (user space) kept, a
+/// Rust-mangled name demangled without its crate hashes (perf 6.1 leaves the kernel's v0
+/// names, `_RNv…`, mangled); anything else as it is.
+fn readable(name: &str) -> String {
+    let (prefix, sym) = match name.split_once("] ") {
+        Some((p, s)) if p.starts_with('[') => (&name[..p.len() + 2], s),
+        _ => ("", name),
+    };
+    match rustc_demangle::try_demangle(sym) {
+        Ok(d) => format!("{prefix}{d:#}"),
+        Err(_) => name.to_string(),
+    }
 }
 
 impl Profile {
@@ -399,6 +414,20 @@ impl Profile {
                 rate_cell(r),
                 r.log.samples.as_deref().unwrap_or("?")
             );
+            // perftest's warnings and perf report's, once each.
+            let mut notes: Vec<&str> = Vec::new();
+            for n in r.log.notes.iter().map(|n| n.trim()) {
+                if !n.is_empty() && !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
+            if !notes.is_empty() {
+                m.push_str("Notes:\n\n");
+                for n in notes {
+                    let _ = writeln!(m, "- {n}");
+                }
+                m.push('\n');
+            }
             if !r.log.comm.is_empty() {
                 m.push_str("By command:\n\n| % | command |\n|---:|---|\n");
                 for e in &r.log.comm {
@@ -716,6 +745,7 @@ mod tests {
         assert!(md.contains("| children % | self % | symbol |\n|---:|---:|---|\n| 35.00 | 0.10 | `[k] ksys_write` |"));
         assert!(md.contains("| 39.83 | `swapper` |"));
         assert!(md.contains("**No profile:** perf report listed no samples"));
+        assert!(md.contains("Notes:\n\n- perftest: STREAMS options (-H -w -M -p N --hiwat --lowat) ignored for linux\n"));
         assert_eq!(
             p.summary(),
             "guest profile: 1 of 5 case(s) profiled (profile.md)"
@@ -732,6 +762,32 @@ mod tests {
         );
         for (label, _) in CASES {
             assert!(help.contains(label), "{label}");
+        }
+        use clap::CommandFactory;
+        let options = bench::Args::command().render_long_help().to_string();
+        let options = options.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            options.contains(&format!("+ {CASE_BUDGET_SECS} s per profiled case")),
+            "{options}"
+        );
+    }
+
+    #[test]
+    fn rust_symbols_demangled() {
+        assert_eq!(
+            readable("[k] _RNvMNtNtCsfkFf9C7TBbn_7streams3sth4readINtNtB6_6stream6StreamNtB4_7StrHeadE7strread"),
+            "[k] <streams::stream::Stream<streams::sth::StrHead>>::strread"
+        );
+        assert_eq!(
+            readable("[.] _ZN8perftest3run3run17h0123456789abcdefE"),
+            "[.] perftest::run::run"
+        );
+        for as_is in [
+            "[k] pipe_write",
+            "[.] perftest::run::run::{{closure}}",
+            "swapper",
+        ] {
+            assert_eq!(readable(as_is), as_is);
         }
     }
 
