@@ -57,8 +57,9 @@ pub(crate) const INTERVAL: f64 = 1.0;
 pub(crate) const ITERATIONS: u32 = 2;
 
 /// Guest seconds budgeted per case for the guest time limit: the recording (`INTERVAL` x
-/// `ITERATIONS`), perftest's start-up and three `perf report`s took 5–6 s per case under TCG
-/// in the quick bench of 2026-12-07 (host busy with a kernel build); five times that.
+/// `ITERATIONS`), perftest's start-up and three `perf report`s took 5–7 s per case under TCG
+/// in the two quick benches with `--profile` of 2026-12-07 (host busy with a kernel build);
+/// about five times that.
 pub(crate) const CASE_BUDGET_SECS: f64 = 30.0;
 
 /// The host's perf: the Debian package `linux-perf` (the bench's dependency step installs it).
