@@ -300,7 +300,7 @@ the LKML \"larger pipes\" thread, Linux pipes against STREAMS pipes over pipe si
 2048..32768 bytes), cat | grep -F of a 50 MiB file (busybox cat and grep; also once as a dash \
 pipeline at the default pipe size, LD_PRELOAD=libstreams_pipe.so for STREAMS), pipeflex (2 \
 children over 1 pipe, chunks of 8192 and 32768 bytes, the reader computing 250..750 us per \
-read, 2 s); default -t 1 -i 3, 3 repeats, 636 runs, about 29 minutes under TCG (an estimate); \
+read, 2 s); default -t 1 -i 3, 3 repeats, 639 runs, about 29 minutes under TCG (an estimate); \
 then, in the same boot, the guest profile (on unless --no-profile; with --quick only if \
 --profile is given): perf record -e cpu-clock -a -g (the host's perf, Debian linux-perf, copied \
 into the guest) over one -t 1 -i 2 run each of linux, streams and streams+H+w+F+M at 1 and 4096 \
