@@ -830,6 +830,25 @@ void rstreams_spin_unlock_bh(spinlock_t *lock)
 EXPORT_SYMBOL_GPL(rstreams_spin_unlock_bh);
 
 /*
+ * Write hold's cell (the core's sys::LeafLock, taken in process and workqueue context only):
+ * spin_lock/spin_unlock, one call each way from Rust instead of the kernel crate's backend
+ * and its rust_helper_spin_lock/unlock.
+ */
+void rstreams_spin_lock(spinlock_t *lock);
+void rstreams_spin_lock(spinlock_t *lock)
+{
+	spin_lock(lock);
+}
+EXPORT_SYMBOL_GPL(rstreams_spin_lock);
+
+void rstreams_spin_unlock(spinlock_t *lock);
+void rstreams_spin_unlock(spinlock_t *lock)
+{
+	spin_unlock(lock);
+}
+EXPORT_SYMBOL_GPL(rstreams_spin_unlock);
+
+/*
  * A copy of at most RSTREAMS_SMALL_COPY bytes in from or out to user space (rust/modules/uio.rs:
  * the 1-byte read and write) inline, a byte at a time under user_access_begin, instead of
  * through the kernel crate's UserSlice, the copy_from_user helper and the out-of-line copy
