@@ -263,6 +263,8 @@ impl FileOps for StrFile {
         self.read_io(buf, buf.len(), f_flags)
     }
 
+    /// Inline, so that the held write's join runs in `write_tramp` itself (`call::write`).
+    #[inline]
     fn write(&self, buf: UserBuf, f_flags: u32) -> Result<usize, Errno> {
         self.write_io(buf, buf.len(), f_flags)
     }

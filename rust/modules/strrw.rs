@@ -28,6 +28,7 @@ impl StrFile {
     }
 
     /// write(2) and writev(2): `len` bytes from `buf`, one write.
+    #[inline]
     pub(crate) fn write_io<B: UserIo>(
         &self,
         mut buf: B,

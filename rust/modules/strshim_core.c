@@ -830,6 +830,25 @@ void rstreams_spin_unlock_bh(spinlock_t *lock)
 EXPORT_SYMBOL_GPL(rstreams_spin_unlock_bh);
 
 /*
+ * Write hold's cell (the core's sys::LeafLock, taken in process and workqueue context only):
+ * spin_lock/spin_unlock, one call each way from Rust instead of the kernel crate's backend
+ * and its rust_helper_spin_lock/unlock.
+ */
+void rstreams_spin_lock(spinlock_t *lock);
+void rstreams_spin_lock(spinlock_t *lock)
+{
+	spin_lock(lock);
+}
+EXPORT_SYMBOL_GPL(rstreams_spin_lock);
+
+void rstreams_spin_unlock(spinlock_t *lock);
+void rstreams_spin_unlock(spinlock_t *lock)
+{
+	spin_unlock(lock);
+}
+EXPORT_SYMBOL_GPL(rstreams_spin_unlock);
+
+/*
  * A copy of at most RSTREAMS_SMALL_COPY bytes in from or out to user space (rust/modules/uio.rs:
  * the 1-byte read and write) inline, a byte at a time under user_access_begin, instead of
  * through the kernel crate's UserSlice, the copy_from_user helper and the out-of-line copy
@@ -881,6 +900,53 @@ fault:
 	return n;
 }
 EXPORT_SYMBOL_GPL(rstreams_copy_out_small);
+
+/*
+ * The held write's copy (rust/modules/uio.rs, UserIo::copy_from_user_nofault) of at most
+ * RSTREAMS_NOFAULT_COPY bytes, under write hold's spinlock: what copy_from_user_nofault
+ * (mm/maccess.c) does, inline, a word at a time, then the tail a byte at a time, the address
+ * checked as _inline_copy_from_user checks it (masked where the arch can). Page faults
+ * are disabled, so a fault never sleeps: it fails the copy (the caller appends nothing and
+ * stages the write with no lock held). No might_fault and no should_fail_usercopy, as in
+ * copy_from_user_nofault. Its nmi_uaccess_okay is left out: it guards NMI context, where the
+ * loaded mm may not be current's; write(2) runs in its caller's process context, with its
+ * own mm loaded (as every copy_from_user assumes). 0, or `n` when the copy faulted (or `n`
+ * is too large).
+ */
+#define RSTREAMS_NOFAULT_COPY 64
+
+unsigned long rstreams_copy_in_nofault(void *dst, const void __user *src, unsigned long n);
+unsigned long rstreams_copy_in_nofault(void *dst, const void __user *src, unsigned long n)
+{
+	u8 *d = dst;
+	const u8 __user *s = src;
+	unsigned long i = 0;
+
+	if (n > RSTREAMS_NOFAULT_COPY)
+		return n;
+	pagefault_disable();
+	if (can_do_masked_user_access())
+		s = masked_user_access_begin(s);
+	else if (!user_access_begin(s, n))
+		goto out;
+	for (; i + sizeof(u64) <= n; i += sizeof(u64)) {
+		u64 w;
+
+		unsafe_get_user(w, (const u64 __user *)(s + i), fault);
+		memcpy(d + i, &w, sizeof(w));
+	}
+	for (; i < n; i++)
+		unsafe_get_user(d[i], s + i, fault);
+	user_access_end();
+	pagefault_enable();
+	return 0;
+fault:
+	user_access_end();
+out:
+	pagefault_enable();
+	return n;
+}
+EXPORT_SYMBOL_GPL(rstreams_copy_in_nofault);
 
 /*
  * A shrinker around two Rust callbacks (rust/modules/mblkcache.rs: the message block cache):

@@ -107,9 +107,15 @@ impl UserBuf {
 /// call, not `UserSlice`'s chain of four); the C side's `RSTREAMS_SMALL_COPY`.
 const SMALL_COPY: usize = 16;
 
+/// Up to this many bytes the held write's copy without a fault goes through `strshim_core.c`'s
+/// inline word copy (one call, not `copy_from_user_nofault`'s three); the C side's
+/// `RSTREAMS_NOFAULT_COPY`.
+const NOFAULT_COPY: usize = 64;
+
 extern "C" {
     fn rstreams_copy_in_small(dst: *mut c_void, src: *const c_void, n: usize) -> usize;
     fn rstreams_copy_out_small(dst: *mut c_void, src: *const c_void, n: usize) -> usize;
+    fn rstreams_copy_in_nofault(dst: *mut c_void, src: *const c_void, n: usize) -> usize;
 }
 
 impl UserIo for UserBuf {
@@ -168,11 +174,23 @@ impl UserIo for UserBuf {
     }
 
     /// `copy_from_user_nofault` (mm/maccess.c): `access_ok`, then the copy with page faults
-    /// disabled, so it never sleeps; any fault fails the whole copy.
+    /// disabled, so it never sleeps; any fault fails the whole copy. Up to [`NOFAULT_COPY`]
+    /// bytes the shim's inline copy does the same in one call.
+    #[inline]
     fn copy_from_user_nofault(&mut self, dst: &mut [u8], off: usize) -> bool {
         let Ok(a) = self.at(off, dst.len()) else {
             return false;
         };
+        if dst.len() <= NOFAULT_COPY {
+            // SAFETY: `dst` is valid for writes of `dst.len()` bytes (a unique borrow). `a` is
+            // a user address, which the shim checks (`user_access_begin` or the arch's
+            // masking) and reads with page faults disabled and fault handling: a bad or absent
+            // page makes it return nonzero, never fault or sleep.
+            let left = unsafe {
+                rstreams_copy_in_nofault(dst.as_mut_ptr().cast(), a as *const c_void, dst.len())
+            };
+            return left == 0;
+        }
         // SAFETY: `dst` is valid for writes of `dst.len()` bytes (a unique borrow). The source
         // is a user address, which `copy_from_user_nofault` checks itself (`access_ok`) and
         // reads with page faults disabled: a bad or absent page makes it return nonzero,

@@ -717,6 +717,8 @@ extern "C" {
     fn rstreams_local_bh_enable();
     fn rstreams_spin_lock_bh(lock: *mut kernel::bindings::spinlock_t);
     fn rstreams_spin_unlock_bh(lock: *mut kernel::bindings::spinlock_t);
+    fn rstreams_spin_lock(lock: *mut kernel::bindings::spinlock_t);
+    fn rstreams_spin_unlock(lock: *mut kernel::bindings::spinlock_t);
 }
 
 /// The kernel crate's lock backend for a spinlock taken with bottom halves disabled
@@ -815,6 +817,45 @@ pub type LeafLock<T> = Mutex<T>;
 #[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
 pub type LeafGuard<'a, T> = MutexGuard<'a, T>;
 
+/// The kernel crate's lock backend for a plain spinlock (`spin_lock`/`spin_unlock`, through
+/// `strshim`: a lock and an unlock enter three functions, where the crate's `SpinLock` enters
+/// five, its backend and `rust_helper_spin_lock`/`unlock` around `_raw_spin_lock`).
+#[cfg(rstreams_kernel)]
+pub struct SpinLockLeafBackend;
+
+// SAFETY: `init` initialises the spinlock (`__spin_lock_init`, as the crate's `SpinLock`
+// does); `lock` returns only once the lock is held, and `unlock` releases it; the lock gives
+// mutual exclusion over the data, which is what the trait asks.
+#[cfg(rstreams_kernel)]
+unsafe impl kernel::sync::lock::Backend for SpinLockLeafBackend {
+    type State = kernel::bindings::spinlock_t;
+    type GuardState = ();
+
+    unsafe fn init(
+        ptr: *mut Self::State,
+        name: *const kernel::ffi::c_char,
+        key: *mut kernel::bindings::lock_class_key,
+    ) {
+        // SAFETY: the caller passes a valid pointer to a spinlock not yet initialised, and a
+        // name and lock class key that live as long as the lock.
+        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    #[inline]
+    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
+        // SAFETY: the caller passes a pointer to an initialised spinlock; only process and
+        // workqueue context take it (documented on `LeafLock`).
+        unsafe { rstreams_spin_lock(ptr) }
+    }
+
+    #[inline]
+    unsafe fn unlock(ptr: *mut Self::State, _guard_state: &Self::GuardState) {
+        // SAFETY: the caller holds the lock, taken by `lock` above on this CPU (preemption
+        // is off while it is held).
+        unsafe { rstreams_spin_unlock(ptr) }
+    }
+}
+
 /// A plain spinlock (`spin_lock`, bottom halves left on) for a leaf that only process and
 /// workqueue context take: write hold's cell (`sth/hold.rs`), taken by write(2) and under
 /// the Stream lock, a mutex (the hold timer is a work item that takes the Stream lock first).
@@ -825,20 +866,24 @@ pub type LeafGuard<'a, T> = MutexGuard<'a, T>;
 /// # Invariants
 /// The kernel spinlock is initialised and pinned for the life of `self`.
 #[cfg(rstreams_kernel)]
-pub struct LeafLock<T>(core::pin::Pin<Box<kernel::sync::SpinLock<T>>>);
+pub struct LeafLock<T>(core::pin::Pin<Box<kernel::sync::lock::Lock<T, SpinLockLeafBackend>>>);
 
 /// The guard of a held [`LeafLock`].
 #[cfg(rstreams_kernel)]
-pub type LeafGuard<'a, T> =
-    kernel::sync::lock::Guard<'a, T, kernel::sync::lock::spinlock::SpinLockBackend>;
+pub type LeafGuard<'a, T> = kernel::sync::lock::Guard<'a, T, SpinLockLeafBackend>;
 
 #[cfg(rstreams_kernel)]
 impl<T> LeafLock<T> {
-    /// A new lock holding `v` (a sleeping allocation: call it in process context).
+    /// A new lock holding `v` (a sleeping allocation: call it in process context), in the
+    /// lockdep class `rstreams_hold_cell`.
     pub fn new(v: T) -> Result<Self, NoMem> {
         use kernel::init::InPlaceInit;
         kernel::alloc::KBox::pin_init(
-            kernel::new_spinlock!(v, "rstreams_hold_cell"),
+            kernel::sync::lock::Lock::new(
+                v,
+                kernel::c_str!("rstreams_hold_cell"),
+                kernel::static_lock_class!(),
+            ),
             kernel::alloc::flags::GFP_KERNEL,
         )
         .map(LeafLock)

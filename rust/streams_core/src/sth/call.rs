@@ -261,21 +261,34 @@ pub fn read<H: HeadCall>(
 /// bytes written; after some were, an error (a fault, a signal, EAGAIN) ends the write with
 /// that count instead. Generic over the platform's `io` only for the held write, whose copy
 /// is a direct call; the rest takes it as `dyn`.
+///
+/// Inline, so that the held write is a short straight path in the platform's entry: a whole
+/// small write joins the held message straight from user space (`hold.rs`), and everything
+/// else (one whose copy would fault included) is one call to [`write_staged`].
+#[inline]
 pub fn write<H: HeadCall, I: UserIo>(
     h: &H,
     io: &mut I,
     len: usize,
     nonblock: bool,
 ) -> Result<usize, Errno> {
+    if len != 0 && len <= crate::limits::strmsgsz() && h.shared().join_user(io, len) {
+        return Ok(len);
+    }
+    write_staged(h, io, len, nonblock)
+}
+
+/// The rest of [`write`]: stage and send.
+#[inline(never)]
+fn write_staged<H: HeadCall>(
+    h: &H,
+    io: &mut dyn UserIo,
+    len: usize,
+    nonblock: bool,
+) -> Result<usize, Errno> {
     if len == 0 {
         return h.run(nonblock, None, |s| s.strwrite(&[], 0, 0, nonblock), |_| {});
     }
-    // A whole small write joins the held message straight from user space (`hold.rs`); one
-    // whose copy would fault goes the staged way below.
-    if len <= crate::limits::strmsgsz() && h.shared().join_user(io, len) {
-        return Ok(len);
-    }
-    let io: &mut dyn UserIo = io;
     let mut done = 0usize;
     while done < len {
         let n = (len - done).min(crate::limits::strmsgsz());

@@ -95,16 +95,13 @@ impl HoldCell {
         if !h.open {
             return false;
         }
-        match h.msg.as_mut() {
-            Some(m) if m.wr_room() >= n => {
-                let copy = |dst: &mut [u8]| match io.copy_from_user_nofault(dst, 0) {
-                    true => dst.len(),
-                    false => 0,
-                };
-                m.fill_spare(n, copy) == Some(n)
-            }
-            _ => false,
-        }
+        // `fill_spare` refuses (`None`) a shared block or one with less than `n` bytes of
+        // room, before any copy.
+        let copy = |dst: &mut [u8]| match io.copy_from_user_nofault(dst, 0) {
+            true => dst.len(),
+            false => 0,
+        };
+        h.msg.as_mut().and_then(|m| m.fill_spare(n, copy)) == Some(n)
     }
 
     /// Take the held message (to send it or free it); the cell closes. The Stream head's

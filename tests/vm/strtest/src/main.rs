@@ -495,6 +495,90 @@ fn t_efault() -> R {
     Ok(())
 }
 
+/// `n` bytes of anonymous memory, mapped and never touched (no page present yet).
+fn untouched(n: usize) -> Result<*mut u8, String> {
+    // SAFETY: a new anonymous private mapping; nothing else refers to it.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            n,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    ensure!(
+        p != libc::MAP_FAILED,
+        "mmap: {}",
+        io::Error::last_os_error()
+    );
+    Ok(p.cast())
+}
+
+/// With write hold on and its cell open, a write joins the held message with a copy that
+/// cannot fault (`uio.rs`: the shim's up to 64 bytes, else `copy_from_user_nofault`); one
+/// that would fault appends nothing and goes the staged way. A bad pointer or a buffer
+/// running into an unmapped page: EFAULT, nothing held; a buffer in pages not yet present
+/// (the copy without a fault fails, the staged copy faults them in): written, in order.
+fn t_efault_held() -> R {
+    let (a, b) = e(Stream::pipe(), "s_pipe")?;
+    e(a.set_write_opt(SNDHOLD), "I_SWROPT SNDHOLD")?;
+    e(a.write(b"a"), "write")?; // held under the Stream lock; the cell opens
+    let bad = 8usize as *const libc::c_void;
+    // SAFETY: deliberately invalid user pointer: the kernel must fail with EFAULT.
+    let r = unsafe { libc::write(a.raw(), bad, 10) };
+    let err = io::Error::last_os_error().raw_os_error();
+    ensure!(
+        r == -1 && err == Some(libc::EFAULT),
+        "held write(8): {r} {err:?}"
+    );
+    let two = untouched(8192)?;
+    // SAFETY: the second page of the mapping, unmapped; the first stays mapped.
+    unsafe { libc::munmap(two.add(4096).cast(), 4096) };
+    // SAFETY: the 3 bytes before the unmapped page are mapped and writable.
+    let tail = unsafe {
+        let t = two.add(4093);
+        std::ptr::copy_nonoverlapping(b"abc".as_ptr(), t, 3);
+        t
+    };
+    for n in [8usize, 64, 100] {
+        // SAFETY: deliberately runs into the unmapped page.
+        let r = unsafe { libc::write(a.raw(), tail.cast(), n) };
+        let err = io::Error::last_os_error().raw_os_error();
+        ensure!(
+            r == -1 && err == Some(libc::EFAULT),
+            "held write of {n} across an unmapped page: {r} {err:?}"
+        );
+    }
+    let sizes = [16usize, 64, 100];
+    let fresh = untouched(4096 * sizes.len())?;
+    for (i, n) in sizes.into_iter().enumerate() {
+        // SAFETY: `n` bytes inside page `i` of the untouched mapping, readable.
+        let r = unsafe { libc::write(a.raw(), fresh.add(4096 * i).cast(), n) };
+        ensure!(
+            r == n as isize,
+            "held write of {n} from a page not present: {r} {:?}",
+            io::Error::last_os_error()
+        );
+    }
+    e(a.write(b"xyz"), "write")?;
+    e(a.set_write_opt(0), "I_SWROPT 0")?; // an ioctl: sends what is held
+    let mut want = b"a".to_vec();
+    want.resize(want.len() + sizes.iter().sum::<usize>(), 0);
+    want.extend(b"xyz");
+    ensure!(
+        read_n(&b, want.len())? == want,
+        "held bytes differ (a faulting write held something, or lost some)"
+    );
+    // SAFETY: the mapped pages of both mappings, unmapped once.
+    unsafe {
+        libc::munmap(two.cast(), 4096);
+        libc::munmap(fresh.cast(), 4096 * sizes.len());
+    }
+    Ok(())
+}
+
 fn look(s: &Stream) -> io::Result<String> {
     let mut name = [0u8; FMNAMESZ + 1];
     ioctl_ptr(s, I_LOOK, name.as_mut_ptr().cast())?;
@@ -671,6 +755,10 @@ fn main() {
             t_flow_control,
         ),
         ("bad user pointers -> EFAULT, nothing lost", t_efault),
+        (
+            "write hold: bad user pointers -> EFAULT, nothing held; pages not present joined",
+            t_efault_held,
+        ),
         ("I_PUSH nullmod / I_LOOK / I_FIND / I_POP", t_push_look_pop),
         ("I_NREAD counts messages and first size", t_nread),
         ("I_FLUSH FLUSHRW and FLUSHW turned around", t_flush),
