@@ -563,36 +563,17 @@ impl Perimeter for StrPerim {
     }
 
     fn schedule(self: Arc<Self>) {
-        if self.hand_off() {
-            return;
-        }
-        // Already queued: that run serves this claim too (it has not cleared the flag yet).
-        // Not queued because the module is unloading: no Stream exists any more.
-        let _ = RunQueue::enqueue(self);
-    }
-
-    fn hand_off_or_run(&self, depth: u32) {
-        if !self.hand_off() {
-            Perimeter::run(self, depth);
-        }
-    }
-}
-
-impl StrPerim {
-    /// Hand a claim off (`perim` step 6) instead of running the perimeter for it: whether
-    /// that was done, else the claimer runs it or has the runner run it.
-    fn hand_off(&self) -> bool {
         // A system call asleep in the head enters the Stream when woken: it serves the claim
-        // (`perim` step 6), one wakeup instead of a run and a second one. The lock's holder
-        // looks at the inbound list once more after letting go (`perim` step 4): no run, no
-        // wakeup.
+        // (`perim` step 6), one wakeup instead of the runner's work item and a second one.
+        // The lock's holder looks at the inbound list once more after letting go (`perim`
+        // step 4): no work item, no wakeup.
         if self.perim.is_busy() {
-            return true;
+            return;
         }
         let gate = self.perim.gate();
         if gate.has_sleeper() {
             self.wq.wake_sleepers();
-            return true;
+            return;
         }
         // Pollers enter the Stream too when woken (their poll re-polls it). One that queues
         // itself after this look enters the Stream afterwards anyway: `is_busy`'s fence above
@@ -601,17 +582,19 @@ impl StrPerim {
         if gate.handoff_ok() {
             if self.wq.has_waiters() {
                 self.wq.wake_sleepers();
-                return true;
+                return;
             }
             // Nobody to tell, and nothing that must be served now: ordinary data the gate
             // would have left for the next enter had its last leave not seen a poller (a
-            // poll(2) that has returned since). No run: the data waits for the reader's next
-            // call, as a lazy put's does (`Gate::give_back`).
+            // poll(2) that has returned since). No runner: the data waits for the reader's
+            // next call, as a lazy put's does (`Gate::give_back`).
             if gate.give_back(|| !self.wq.has_waiters()) {
-                return true;
+                return;
             }
         }
-        false
+        // Already queued: that run serves this claim too (it has not cleared the flag yet).
+        // Not queued because the module is unloading: no Stream exists any more.
+        let _ = RunQueue::enqueue(self);
     }
 }
 

@@ -43,8 +43,8 @@
 //! `cell` (BH-safe spinlock) is taken under the Stream lock by enter and leave, where nothing is
 //! taken under it, and without it by express writers, which take the target's inbound lock (a
 //! leaf) under it: holding `cell` keeps the link from being disarmed and let go of, so the put
-//! needs no counted reference (only a put that claims the target takes one, to serve the claim
-//! once `cell` is released: `Perimeter::hand_off_or_run`). The inbound lock never has `cell` taken under it (a disarm takes it
+//! needs no counted reference (only a put that claims the target takes one, to run it once
+//! `cell` is released). The inbound lock never has `cell` taken under it (a disarm takes it
 //! after `cell` is released), so the order is `cell`, then an inbound lock; `cell` has a
 //! lockdep class of its own (`rstreams_express`, [`crate::bh_lock`]). Two pipe ends writing
 //! to each other each hold their own `cell` and the other's inbound lock: no cycle. `word`

@@ -58,23 +58,22 @@
 //!    inbound list once more (`Gate::has_pending`) instead of sleeping on work a lazy put
 //!    left there. Anything else, and any put while someone sleeps, claims the perimeter.
 //! 6. **sleeper hand-off** ([`Gate::has_sleeper`], [`Gate::handoff_ok`]): a claimer that
-//!    cannot run the perimeter itself (softirq, timer, too deep), or an express write's (step
-//!    8; it runs the perimeter itself where the others queue the runner), and finds a system
-//!    call asleep in the Stream head (counted from when it queued itself on the head's wait
-//!    queue until it woke) wakes it instead of scheduling the runner: the sleeper's next enter
+//!    cannot run the perimeter itself (softirq, timer, too deep) and finds a system call
+//!    asleep in the Stream head (counted from when it queued itself on the head's wait queue
+//!    until it woke) wakes it instead of scheduling the runner: the sleeper's next enter
 //!    applies the inbound list and serves the claim, and a sleeper that wakes for another
-//!    reason after the claim was made sees it standing ([`Perim::needs_run`]) before it sleeps
-//!    again or returns (the claimer looks at the count after its fenced look at *busy*,
-//!    [`Perim::is_busy`]: one fence for all its looks). The same holds for pollers (poll(2)
-//!    and epoll harvest call the Stream's poll, which enters it), so while nothing in the head
-//!    must hear of arrivals otherwise (`HeadProcs::lazy_ok`, no O_ASYNC owner: `handoff_ok`),
-//!    a claimer that finds anyone on the wait queue wakes it instead. A datagram from the
-//!    network then reaches a waiting reader with one wakeup, as a socket's does, instead of a
-//!    runner's work item and a second wakeup. A claimer that finds nobody to wake, a quiet
-//!    head (`handoff_ok`) and only ordinary data on the inbound list gives the claim back
-//!    ([`Gate::give_back`]) instead of scheduling the runner: the data waits for the next
-//!    enter, as step 5's would (the gate was not lazy only because a poller, gone since,
-//!    watched at the last leave).
+//!    reason after the claim was made sees it standing ([`Perim::needs_run`]) before it
+//!    sleeps again or returns (the claimer looks at the count after its fenced look at
+//!    *busy*, [`Perim::is_busy`]: one fence for all its looks). The same holds for pollers (poll(2) and epoll harvest call the
+//!    Stream's poll, which enters it), so while nothing in the head must hear of arrivals
+//!    otherwise (`HeadProcs::lazy_ok`, no O_ASYNC owner: `handoff_ok`), a claimer that finds
+//!    anyone on the wait queue wakes it instead. A datagram from the network then reaches a
+//!    waiting reader with one wakeup, as a socket's does, instead of a runner's work item and
+//!    a second wakeup. A claimer that finds nobody to wake, a quiet head (`handoff_ok`) and
+//!    only ordinary data on the inbound list gives the claim back ([`Gate::give_back`])
+//!    instead of scheduling the runner: the data waits for the next enter, as step 5's
+//!    would (the gate was not lazy only because a poller, gone since, watched at the last
+//!    leave).
 //! 7. **direct take** ([`Perim::enter_read`]): read(2)'s and getmsg's enter. When the gate is
 //!    lazy (so the puts waiting there claimed nothing and nobody watches the head) and the
 //!    head allows it (`HeadProcs::direct_ok`), the inbound list is taken as in step 1, but
@@ -377,11 +376,10 @@ impl<H: HeadProcs> Perim<H> {
 
     /// An express write (step 8, `express.rs`): put `m`, a write's band-0 M_DATA message built
     /// before any lock (`sth::call`), across to the armed link without the Stream lock, and
-    /// serve the other Stream's claim if that claimed it (hand it off as a claimer that cannot
-    /// run it does, step 6, else run it: [`Perimeter::hand_off_or_run`]). `Ok(bytes)`, or
-    /// `Err(m)`: not armed, something waits on this Stream's inbound list, the flow control
-    /// refused, or the target did not admit it; the caller then makes the locked write.
-    /// Process context, holding no Stream lock.
+    /// run the other Stream if that claimed it. `Ok(bytes)`, or `Err(m)`: not armed, something
+    /// waits on this Stream's inbound list, the flow control refused, or the target did not
+    /// admit it; the caller then makes the locked write. Process context, holding no Stream
+    /// lock.
     pub fn write_express(&self, m: Msg) -> Result<usize, Msg> {
         if !self.express.is_armed() || self.gate.has_pending() {
             return Err(m);
@@ -400,10 +398,8 @@ impl<H: HeadProcs> Perim<H> {
             Ok(claimed.then(|| perim.clone()))
         })?;
         if let Some(perim) = claimed {
-            // Ordinary data: a sleeper or a poller of the other head that it wakes enters
-            // that Stream itself (step 6); else run it, as a locked write's `Later` does once
-            // the lock is dropped.
-            perim.hand_off_or_run(1);
+            // As a locked write's `Later` runs it once the lock is dropped.
+            perim.run(1);
         }
         Ok(n)
     }

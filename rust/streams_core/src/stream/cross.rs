@@ -60,15 +60,6 @@ pub trait Perimeter: Send + Sync {
     /// Have the platform's runner run the perimeter later (for a caller that claimed it but
     /// cannot run it: softirq or timer context, or too deep).
     fn schedule(self: Arc<Self>);
-    /// Serve the claim of an express write (`perim/express.rs`: ordinary data), in process
-    /// context holding no Stream lock: hand it off as [`Perimeter::schedule`] would (to the
-    /// lock's holder, a sleeper or the pollers of the head, or give it back: `perim` step 6),
-    /// else [`Perimeter::run`] it now. A reader that polls then gets one wakeup per poll, not
-    /// a run of its Stream by the writer per message while its poll has not returned.
-    /// Default: run it.
-    fn hand_off_or_run(&self, depth: u32) {
-        self.run(depth);
-    }
     /// An express write's put (`perim/express.rs`): [`Perimeter::put_in`] of `mp` into `q`,
     /// admitted only if `w` is armed for this perimeter (`key`, [`key_of`]), which the inbound
     /// lock's holder checks and counts ([`ExpressWord::admit`]); else `Err(mp)` and the
