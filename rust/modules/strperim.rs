@@ -80,9 +80,23 @@ pub(crate) struct Post {
     signal: bool,
     next_timeout: Option<u64>,
     later: Later,
+    /// Nothing to do at all ([`Post::quiet`]): the unlock looks no further.
+    quiet: bool,
 }
 
 impl Post {
+    /// Nothing to do: no event, no signal, no timer, no `Later` work.
+    #[inline]
+    fn quiet() -> Post {
+        Post {
+            ev: HeadEvents::default(),
+            signal: false,
+            next_timeout: None,
+            later: Later::new(),
+            quiet: true,
+        }
+    }
+
     /// Whether a caller about to sleep must drop the lock and try again instead: the hold
     /// claimed other perimeters (they run after the unlock, and may answer), or something in
     /// it woke the head's sleepers — work that arrived while the lock was held (inbound puts
@@ -279,16 +293,33 @@ impl StrPerim {
     }
 
     /// Before the lock is dropped: run the enabled service procedures, publish flow control,
-    /// take what the lock hold leaves for later and what the head reported.
+    /// take what the lock hold leaves for later and what the head reported. A quiet hold
+    /// (`Perim::leave_quiet`) whose head has nothing to report leaves nothing to do.
+    #[inline]
     pub(crate) fn leave(&self, s: &mut Stream) -> Post {
         let (watched, signalled) = self.watched();
-        let later = self.perim.leave_watched(s, watched, signalled);
+        let quiet = self.perim.leave_quiet(s, watched, signalled);
+        if quiet && s.sth_nothing_to_report() {
+            return Post::quiet();
+        }
+        self.leave_full(s, quiet, watched, signalled)
+    }
+
+    /// [`StrPerim::leave`] of a hold that is not quiet (else `quiet`: its leave is done, but
+    /// the head has something to report).
+    #[inline(never)]
+    fn leave_full(&self, s: &mut Stream, quiet: bool, watched: bool, signalled: bool) -> Post {
+        let later = match quiet {
+            true => Later::new(),
+            false => self.perim.leave_full(s, watched, signalled),
+        };
         let ev = s.sth_take_events();
         Post {
             signal: Signals::due(s.sth(), &ev),
             ev,
             next_timeout: s.next_timeout(),
             later,
+            quiet: false,
         }
     }
 
@@ -298,8 +329,12 @@ impl StrPerim {
     /// us (`perim` step 4). Process context.
     #[inline]
     pub(crate) fn unlock_with(&self, g: Held<'_>, post: Post, caller: Caller, depth: u32) {
-        let later = self.drop_lock(g, post, caller);
-        later.finish(depth);
+        if post.quiet {
+            drop(g);
+        } else {
+            let later = self.drop_lock(g, post, caller);
+            later.finish(depth);
+        }
         if self.perim.needs_run() {
             Perimeter::run(self, depth);
         }
@@ -364,6 +399,7 @@ impl StrPerim {
             signal: _,
             next_timeout,
             later,
+            quiet: _,
         } = post;
         self.wake(&ev, caller);
         if let Some(sigs) = sigs {

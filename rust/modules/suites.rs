@@ -36,6 +36,7 @@ pub(crate) static SUITES: &[&Suite] = &[
     &crate::pipe::tests::direct::PIPE_DIRECT_SUITE,
     &crate::pipe::tests::readrun::PIPE_READRUN_SUITE,
     &crate::pipe::tests::lazytake::PIPE_LAZYTAKE_SUITE,
+    &crate::pipe::tests::quiet::PIPE_QUIET_SUITE,
     &crate::pipe::tests::batch::PIPE_BATCH_SUITE,
     &crate::pipe::tests::hold::PIPE_HOLD_SUITE,
     &crate::pipe::tests::across::PIPE_ACROSS_SUITE,

@@ -12,6 +12,7 @@ pub mod hold;
 pub mod lazytake;
 pub mod limits;
 pub mod pipe;
+pub mod quiet;
 pub mod readrun;
 pub mod twophase;
 

@@ -36,7 +36,11 @@
 //!    is what was published and no refused writer waits: `Perim::publish_is_idle`), apply
 //!    what came in meanwhile (a few rounds at most, each published), and take the
 //!    [`Later`] list. After unlocking, the platform acts on what the Stream head
-//!    reported and finishes the `Later` list.
+//!    reported and finishes the `Later` list. A hold that left none of this to do (no queue
+//!    enabled, no flow control gone stale, nothing sent across, no `Later` work: one word of
+//!    marks and three loads, `Stream::hold_is_quiet`) and in which nothing came in only sets
+//!    the gate's lazy and hand-off flags ([`Perim::leave_quiet`]: the common hold of a pipe's
+//!    reader; the shared test `streams_pipe_quiet` runs it against the full leave).
 //! 4. **busy hand-off** ([`Perim::needs_run`]): while the lock is held by someone who will
 //!    look at the inbound list before letting go (the `busy` word, set by `enter`, cleared by
 //!    the guard), a put that claimed the perimeter leaves the run to that holder instead of
@@ -472,6 +476,7 @@ impl<H: HeadProcs> Perim<H> {
     /// ends), and cannot keep the holder — a system call — here for ever. What comes after the
     /// last round is left to the run its put claimed, or to this holder once it lets go
     /// (step 4: `needs_run`), so nothing is stranded.
+    #[inline]
     pub fn leave(&self, s: &mut Stream<H>) -> Later {
         self.leave_watched(s, false, false)
     }
@@ -482,7 +487,53 @@ impl<H: HeadProcs> Perim<H> {
     ///
     /// `signalled`: an O_ASYNC owner is told of arrivals by signal, not through the wait
     /// queue, so a claim cannot be handed to the wait queue's pollers (step 6).
+    #[inline]
     pub fn leave_watched(&self, s: &mut Stream<H>, watched: bool, signalled: bool) -> Later {
+        if self.leave_quiet(s, watched, signalled) {
+            return Later::new();
+        }
+        self.leave_full(s, watched, signalled)
+    }
+
+    /// The leave of a hold that left it nothing to act on ([`Stream::hold_is_quiet`]: no
+    /// queue enabled, flow control not stale, nothing sent across, no [`Later`] work,
+    /// nothing taken directly left) and in which nothing came in that the leave would apply
+    /// (nothing on the inbound list, or only what this hold's lazy take left there with no
+    /// claim standing): only the gate's lazy and hand-off flags are set, as the full leave
+    /// ([`Perim::leave_full`]) would set them after finding the same. Whether it was such a
+    /// hold (else nothing was done but perhaps the head's [`HeadProcs::sync`], which the full
+    /// leave does again after putting up what a direct take left, as here with nothing left).
+    /// The common hold of a pipe's reader.
+    #[inline]
+    pub fn leave_quiet(&self, s: &mut Stream<H>, watched: bool, signalled: bool) -> bool {
+        if s.direct_first().is_some() {
+            return false;
+        }
+        H::sync(s);
+        if !s.hold_is_quiet() {
+            return false;
+        }
+        // The full leave's first look at the inbound list, and its rule for a lazy take's.
+        if self.gate.has_pending() && (!s.left_inbound() || self.gate.flag.is_scheduled()) {
+            return false;
+        }
+        s.take_left();
+        self.set_watchers(s, watched, signalled);
+        true
+    }
+
+    /// The last step of every leave: whether puts may be left for the Stream's own next
+    /// look (step 5) and claims handed to its waiters (step 6), now that the hold is over.
+    #[inline]
+    fn set_watchers(&self, s: &Stream<H>, watched: bool, signalled: bool) {
+        let quiet = H::lazy_ok(s);
+        self.gate.set_lazy(!watched && quiet);
+        self.gate.set_handoff(!signalled && quiet);
+    }
+
+    /// [`Perim::leave_watched`] of a hold that is not quiet ([`Perim::leave_quiet`]).
+    #[inline(never)]
+    pub fn leave_full(&self, s: &mut Stream<H>, watched: bool, signalled: bool) -> Later {
         // What a read took directly and did not read goes up first, before anything newer
         // (step 7).
         s.settle_direct();
@@ -521,9 +572,7 @@ impl<H: HeadProcs> Perim<H> {
         if sent || s.proto_streak() {
             self.note_send(s, sent);
         }
-        let quiet = H::lazy_ok(s);
-        self.gate.set_lazy(!watched && quiet);
-        self.gate.set_handoff(!signalled && quiet);
+        self.set_watchers(s, watched, signalled);
         s.take_later()
     }
 

@@ -15,11 +15,44 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
+// The test knobs are set by the test alone, never raced: not modelled under loom.
+use core::sync::atomic::{AtomicU8 as KnobWord, AtomicUsize as KnobCount, Ordering::Relaxed};
+
 use super::{Perim, PerimGuard};
 use crate::errno::Errno;
 use crate::msg::Msg;
-use crate::stream::{HeadProcs, Perimeter, QRef, QueueId, Stream};
+use crate::stream::{HeadProcs, Later, Perimeter, QRef, QueueId, Stream};
 use crate::sys::{self, Arc};
+
+/// How a [`TestPerim`] leaves its lock holds (`TestPerim::set_leave`): the platform's own
+/// way by default, or with these set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeaveKnobs {
+    /// Never the quiet leave: every hold goes through [`Perim::leave_full`] (the reference
+    /// the quiet leave is tested against).
+    pub full: bool,
+    /// Leave as if a poller watched the head (`Perim::leave_watched`'s `watched`).
+    pub watched: bool,
+    /// ... and as if an O_ASYNC owner did (`signalled`).
+    pub signalled: bool,
+    /// Count the holds that left the quiet way ([`TestPerim::quiet_leaves`]).
+    pub count: bool,
+}
+
+impl LeaveKnobs {
+    const FULL: u8 = 1;
+    const WATCHED: u8 = 2;
+    const SIGNALLED: u8 = 4;
+    const COUNT: u8 = 8;
+
+    fn word(self) -> u8 {
+        let bit = |on: bool, b: u8| if on { b } else { 0 };
+        bit(self.full, Self::FULL)
+            | bit(self.watched, Self::WATCHED)
+            | bit(self.signalled, Self::SIGNALLED)
+            | bit(self.count, Self::COUNT)
+    }
+}
 
 /// A perimeter run by the test that owns it (see the module docs).
 pub struct TestPerim<H: HeadProcs> {
@@ -29,6 +62,10 @@ pub struct TestPerim<H: HeadProcs> {
     scheduled: AtomicBool,
     /// How many runs happened (in place or scheduled).
     runs: AtomicUsize,
+    /// [`LeaveKnobs`], as a word (0: the platform's own leave).
+    knobs: KnobWord,
+    /// Holds that left the quiet way while [`LeaveKnobs::count`] was set.
+    quiet_leaves: KnobCount,
 }
 
 impl<H: HeadProcs> TestPerim<H> {
@@ -38,6 +75,8 @@ impl<H: HeadProcs> TestPerim<H> {
             perim: Perim::new(s)?,
             scheduled: AtomicBool::new(false),
             runs: AtomicUsize::new(0),
+            knobs: KnobWord::new(0),
+            quiet_leaves: KnobCount::new(0),
         };
         sys::new_arc(p).map_err(|_| Errno::ENOSR)
     }
@@ -70,10 +109,43 @@ impl<H: HeadProcs> TestPerim<H> {
         self.op_entered(self.perim.enter_read(ready), f)
     }
 
+    /// Leave every later lock hold as `k` says.
+    pub fn set_leave(&self, k: LeaveKnobs) {
+        self.knobs.store(k.word(), Relaxed);
+    }
+
+    /// How many holds left the quiet way while [`LeaveKnobs::count`] was set.
+    pub fn quiet_leaves(&self) -> usize {
+        self.quiet_leaves.load(Relaxed)
+    }
+
+    /// The leave of a lock hold (step 3), as the knobs say.
+    #[inline]
+    fn leave(&self, s: &mut Stream<H>) -> Later {
+        match self.knobs.load(Relaxed) {
+            0 => self.perim.leave(s),
+            k => self.leave_knobbed(s, k),
+        }
+    }
+
+    /// [`TestPerim::leave`] with knobs `k` set.
+    #[inline(never)]
+    fn leave_knobbed(&self, s: &mut Stream<H>, k: u8) -> Later {
+        let watched = k & LeaveKnobs::WATCHED != 0;
+        let signalled = k & LeaveKnobs::SIGNALLED != 0;
+        if k & LeaveKnobs::FULL == 0 && self.perim.leave_quiet(s, watched, signalled) {
+            if k & LeaveKnobs::COUNT != 0 {
+                self.quiet_leaves.fetch_add(1, Relaxed);
+            }
+            return Later::new();
+        }
+        self.perim.leave_full(s, watched, signalled)
+    }
+
     /// The rest of [`TestPerim::op`] once entered by `g`.
     fn op_entered<R>(&self, mut g: PerimGuard<'_, H>, f: impl FnOnce(&mut Stream<H>) -> R) -> R {
         let r = f(&mut g);
-        let later = self.perim.leave(&mut g);
+        let later = self.leave(&mut g);
         drop(g);
         later.finish(0);
         // A put that came in after `leave` looked and whose claimer left it to us (step 4).
@@ -149,7 +221,7 @@ impl<H: HeadProcs> Perimeter for TestPerim<H> {
             }
             self.runs.fetch_add(1, SeqCst);
             let mut g = self.perim.run();
-            let later = self.perim.leave(&mut g);
+            let later = self.leave(&mut g);
             drop(g);
             later.finish(depth);
             if !self.perim.needs_run() {

@@ -160,6 +160,7 @@ impl MsgList {
     }
 
     /// Remove the head message.
+    #[inline]
     pub(crate) fn pop_front(&mut self) -> Option<Msg> {
         let mut m = self.front.take()?;
         self.front = m.0.next.take();

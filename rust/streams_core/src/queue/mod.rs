@@ -615,6 +615,44 @@ impl Queue {
         (run, size, ev)
     }
 
+    /// [`Queue::getq_upto`] of one message, straight-line (the Stream head's common read of
+    /// one message, `sth/read.rs`): the first message, if band 0 is the queue's first class
+    /// and the message is not empty, fits in `bytes` and `accept` takes it. Returns it, its
+    /// bytes, the back-enables to report and whether the queue's flow state changed
+    /// ([`Queue::flow_state`]); the queue ends as `getq_upto` leaves it.
+    #[inline]
+    pub(crate) fn getq_first(
+        &mut self,
+        bytes: usize,
+        accept: impl Fn(&Msg) -> bool,
+    ) -> Option<(Msg, usize, QEvent, bool)> {
+        let m = self.norm.first()?;
+        let (s, b) = m.msgsize_blocks();
+        if s == 0 || s > bytes || !accept(m) || !self.only_band0() {
+            return None;
+        }
+        let before = self.flow_state();
+        let m = self.norm.pop_front()?;
+        self.flags.clear(QFlags::QWANTR);
+        let mut ev = QEvent::NONE;
+        if self.bands.is_empty() {
+            // `account` and `check_back` of band 0 alone, inline.
+            self.mblkcnt = self.mblkcnt.saturating_sub(b);
+            self.count = self.count.saturating_sub(s);
+            let full = self.blocks_full() || (self.count > 0 && self.count >= self.hiwat);
+            self.flags.assign(QFlags::QFULL, full);
+            if self.blocks_low() && self.flags.contains(QFlags::QWANTW) && self.count <= self.lowat
+            {
+                self.flags.clear(QFlags::QWANTW);
+                ev.add_back(0);
+            }
+        } else {
+            self.account(Class::Norm, (s, b), false);
+            self.check_back(&mut ev);
+        }
+        Some((m, s, ev, self.flow_state() != before))
+    }
+
     /// What the flow control published for this queue is computed from (`perim/flow.rs`),
     /// as far as a getq or putq can change it, one bit each: QFULL, the block-full state,
     /// whether the blocks are low, and whether band 0's count is at or below its low-water

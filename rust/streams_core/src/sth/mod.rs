@@ -445,6 +445,14 @@ impl Stream {
         self.sth.wropt |= SNDPIPE;
     }
 
+    /// Whether the platform has nothing to collect at the end of this lock hold:
+    /// [`Stream::sth_take_events`] would report nothing (no event noted, no close-time drain
+    /// waited for) and no qtimeout is pending ([`Stream::next_timeout`] would not scan).
+    #[inline]
+    pub fn sth_nothing_to_report(&self) -> bool {
+        !self.sth.draining && self.sth.ev == HeadEvents::default() && !self.timeouts
+    }
+
     /// Collect (and clear) what the platform must do: wakeups, signals, the hold timer.
     pub fn sth_take_events(&mut self) -> HeadEvents {
         self.sth_drain_note();

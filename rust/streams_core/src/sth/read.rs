@@ -4,7 +4,7 @@
 //!
 //! The read is the first phase of a two-phase read (`take.rs`): under the Stream lock it takes
 //! off the head what the read delivers (getq, so the Stream back-enables; the common read's
-//! whole band-0 M_DATA messages in one queue operation, `Stream::sth_read_run`; then what the
+//! whole band-0 M_DATA messages, the first straight-line, `Stream::sth_read_run`; then what the
 //! read's enter took straight from the inbound list, `stream/direct.rs`; when the head's
 //! queue alone satisfies the read, `Stream::sth_read_ready`, the enter leaves the inbound
 //! list untaken, `perim` step 7's lazy take), splitting a message larger than what is left
@@ -218,26 +218,36 @@ impl Stream {
         }
     }
 
-    /// The common read, in one queue operation ([`Stream::getq_upto_at`]): the whole
-    /// messages at the front of the head's read queue that the loop of
-    /// [`Stream::sth_read_take`] would take whole and read on after, without its checks one
-    /// message at a time: band-0 M_DATA (its every block delivered, whatever `prot`), not
-    /// empty, neither marked nor a delimiter, that fit in `len`; in the message modes one at
-    /// most. Returns the bytes taken into `out`; the loop goes on from there (a message to
-    /// split, a mark, a protocol message, the direct take behind the queue), as it would
-    /// have after taking them itself.
+    /// The common read, in at most two queue operations: the whole messages at the front of
+    /// the head's read queue that the loop of [`Stream::sth_read_take`] would take whole and
+    /// read on after, without its checks one message at a time: band-0 M_DATA (its every
+    /// block delivered, whatever `prot`), not empty, neither marked nor a delimiter, that
+    /// fit in `len`; in the message modes one at most. The first straight-line
+    /// ([`Stream::getq_first_at`]: most reads end with it), the rest in one run
+    /// ([`Stream::getq_upto_at`]). Returns the bytes taken into `out`; the loop goes on from
+    /// there (a message to split, a mark, a protocol message, the direct take behind the
+    /// queue), as it would have after taking them itself.
     fn sth_read_run(&mut self, h: QueueId, len: usize, mode: u32, out: &mut Taken) -> usize {
-        let msgs = if mode == RNORM { usize::MAX } else { 1 };
-        let (mut run, n) = self.getq_upto_at(h, len, msgs, |m| {
+        let plain = |m: &Msg| {
             m.db_type() == M_DATA
                 && !m.flag().contains(MsgFlags::MSGMARK)
                 && !m.flag().contains(MsgFlags::MSGDELIM)
-        });
+        };
+        // The first message straight-line: most reads take one (a message each, or a byte
+        // stream read as it was written).
+        let Some((m, n)) = self.getq_first_at(h, len, plain) else {
+            return 0;
+        };
+        out.push(m);
+        if n >= len || mode != RNORM {
+            return n;
+        }
+        let (mut run, more) = self.getq_upto_at(h, len - n, usize::MAX, plain);
         while let Some(mut m) = run {
             run = m.0.next.take();
             out.push(m);
         }
-        n
+        n.saturating_add(more)
     }
 
     /// Whether a read of `len` bytes ends within what the head's read queue holds, so its

@@ -288,6 +288,7 @@ impl Taken {
     }
 
     /// Add `m` after what was taken so far (while the take is made).
+    #[inline]
     pub(crate) fn push(&mut self, mut m: Msg) {
         m.0.next = self.list.take();
         self.list = Some(m);

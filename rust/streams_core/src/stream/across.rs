@@ -65,7 +65,7 @@ impl<H: HeadProcs> Stream<H> {
     /// at `exit`: counted as put on each queue of the path, then handed to the link of `exit`
     /// as its put would hand it ([`Stream::put_remote`]).
     pub(crate) fn put_across(&mut self, from: QueueId, exit: QueueId, mp: Msg) {
-        self.wrote_across = true;
+        self.marks.set(super::HoldMarks::ACROSS);
         if let Some(n) = self.next(from) {
             // The path ends at `exit`, whose `q_next` is not in this Stream: so does the count.
             self.count_path(n, 1);
@@ -77,8 +77,7 @@ impl<H: HeadProcs> Stream<H> {
     /// write, `perim/express.rs`), clearing it.
     #[inline]
     pub(crate) fn take_wrote_across(&mut self) -> bool {
-        // Stored only when set: most holds wrote nothing across.
-        self.wrote_across && core::mem::take(&mut self.wrote_across)
+        self.marks.take(super::HoldMarks::ACROSS)
     }
 
     /// What an express write puts through (`perim/express.rs`): when the head's write queue's

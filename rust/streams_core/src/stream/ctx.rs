@@ -375,6 +375,26 @@ impl<H: HeadProcs> Stream<H> {
         (mp, n)
     }
 
+    /// [`Queue::getq_first`] on `q`, acting on what it reports as
+    /// [`Stream::getq_upto_at`] does: the message and its bytes.
+    #[inline]
+    pub(crate) fn getq_first_at(
+        &mut self,
+        q: QueueId,
+        bytes: usize,
+        accept: impl Fn(&Msg) -> bool,
+    ) -> Option<(Msg, usize)> {
+        let side = self
+            .pair_mut_quiet(q.pair())
+            .and_then(|p| p.sides.get_mut(q.side()))?;
+        let (m, n, ev, changed) = side.q.getq_first(bytes, accept)?;
+        if changed {
+            self.flow_changed();
+        }
+        self.apply(q, ev);
+        Some((m, n))
+    }
+
     /// [`Queue::putq_run`] on `q`, acting on what it reports (the batch put-up of a run of
     /// ordinary data to the Stream head, `batch.rs`), and whether the queue was empty before.
     /// Like [`Stream::getq_upto_at`] it marks the published flow control stale only if the

@@ -7,7 +7,7 @@
 //! without the lock ([`Stream::express_tx_target`]).
 
 use super::stats::Totals;
-use super::{HeadProcs, QueueId, Stream};
+use super::{HeadProcs, HoldMarks, QueueId, Stream};
 use crate::perim::express_send::ExpressTx;
 use crate::queue::QFlags;
 use crate::sys::Arc;
@@ -26,14 +26,14 @@ impl<H: HeadProcs> Stream<H> {
                 self.express_tx = None;
             }
         }
-        self.express_tx_changed = true;
+        self.marks.set(HoldMarks::TX_CHANGED);
     }
 
     /// Whether the published path changed in this hold, clearing it (the perimeter then lets
     /// go of the copy it armed with: it may hold what the driver has let go of).
     #[inline]
     pub(crate) fn take_express_tx_changed(&mut self) -> bool {
-        self.express_tx_changed && core::mem::take(&mut self.express_tx_changed)
+        self.marks.take(HoldMarks::TX_CHANGED)
     }
 
     /// The write queue of the driver whose path is published (where express sends are
@@ -44,25 +44,24 @@ impl<H: HeadProcs> Stream<H> {
 
     /// A putmsg sent a band-0 M_PROTO down in this hold: the leave may arm the express send.
     pub(crate) fn note_sent_proto(&mut self) {
-        self.sent_proto = true;
+        self.marks.set(HoldMarks::SENT_PROTO);
     }
 
     /// Whether the hold before this one sent an M_PROTO down (`Perim::leave`'s arming rule).
     #[inline]
     pub(crate) fn proto_streak(&self) -> bool {
-        self.proto_streak
+        self.marks.has(HoldMarks::STREAK)
     }
 
     /// Note whether this hold sent an M_PROTO down; returns whether the one before did.
     pub(crate) fn set_proto_streak(&mut self, sent: bool) -> bool {
-        core::mem::replace(&mut self.proto_streak, sent)
+        self.marks.replace(HoldMarks::STREAK, sent)
     }
 
     /// Whether a putmsg sent an M_PROTO down in this hold, clearing it.
     #[inline]
     pub(crate) fn take_sent_proto(&mut self) -> bool {
-        // Stored only when set: most holds sent none.
-        self.sent_proto && core::mem::take(&mut self.sent_proto)
+        self.marks.take(HoldMarks::SENT_PROTO)
     }
 
     /// What an express send goes through: the published path, when its driver's write queue

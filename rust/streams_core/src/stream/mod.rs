@@ -265,27 +265,77 @@ pub struct Stream<H: HeadProcs> {
     flowqs: [Option<QueueId>; cross::NENTRY],
     /// A link changed since `entries` was computed (`links_changed`).
     entries_stale: bool,
-    /// Something the entries' published flow control is computed from (a queue, a link)
-    /// may have changed since the last publish ([`Stream::take_flow_changed`]).
-    flow_changed: bool,
+    /// What this lock hold did that its leave acts on (flow control gone stale, a write
+    /// across, the express send's state), one bit each, so that a hold that did none of it
+    /// is seen as quiet with one test (`Perim::leave_quiet`).
+    marks: HoldMarks,
     /// This Stream's own perimeter, given by the platform ([`Stream::set_perimeter`]) so that
     /// drivers can hand other Streams a [`QRef`] to their queues; let go of at close.
     me: Option<sys::Arc<dyn Perimeter>>,
     /// Data a read took straight from the inbound list, not yet read (`direct.rs`).
     direct: direct::Direct,
-    /// A write went across in this lock hold (`across.rs`): the leave may arm the express
-    /// write (`perim/express.rs`).
-    wrote_across: bool,
     /// The transmit path the driver published for the express send, and its write queue
     /// (`express_tx.rs`, `perim/express_send.rs`).
     express_tx: Option<(QueueId, sys::Arc<dyn crate::perim::express_send::ExpressTx>)>,
+}
+
+/// What a lock hold did that its leave must act on ([`Stream`]'s `marks`), one bit each.
+/// Every bit is set and read only through the Stream's own methods under its lock; a leave
+/// that finds none set, no queue enabled, no [`Later`] work and nothing taken directly left
+/// has only the gate's lazy and hand-off flags to set (`Perim::leave_quiet`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct HoldMarks(u8);
+
+impl HoldMarks {
+    /// Something the entries' published flow control is computed from (a queue, a link) may
+    /// have changed since the last publish ([`Stream::take_flow_changed`]).
+    pub(crate) const FLOW: HoldMarks = HoldMarks(0x01);
+    /// A write went across in this lock hold (`across.rs`): the leave may arm the express
+    /// write (`perim/express.rs`).
+    pub(crate) const ACROSS: HoldMarks = HoldMarks(0x02);
     /// A putmsg sent an M_PROTO down in this lock hold: the leave may arm the express send.
-    sent_proto: bool,
+    pub(crate) const SENT_PROTO: HoldMarks = HoldMarks(0x04);
     /// `express_tx` changed in this lock hold: the leave lets go of the perimeter's copy.
-    express_tx_changed: bool,
+    pub(crate) const TX_CHANGED: HoldMarks = HoldMarks(0x08);
     /// The last lock hold that ended sent an M_PROTO down (`Perim::leave` arms the express
-    /// send after a run of putmsgs).
-    proto_streak: bool,
+    /// send after a run of putmsgs; the next hold's leave clears it unless it sent one too).
+    pub(crate) const STREAK: HoldMarks = HoldMarks(0x10);
+
+    /// Whether none is set.
+    #[inline]
+    pub(crate) fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// Whether `m` is set.
+    #[inline]
+    pub(crate) fn has(self, m: HoldMarks) -> bool {
+        self.0 & m.0 != 0
+    }
+    /// Set `m`.
+    #[inline]
+    pub(crate) fn set(&mut self, m: HoldMarks) {
+        self.0 |= m.0;
+    }
+    /// Whether `m` was set, clearing it (stored only when it was: most holds set none).
+    #[inline]
+    pub(crate) fn take(&mut self, m: HoldMarks) -> bool {
+        let was = self.has(m);
+        if was {
+            self.0 &= !m.0;
+        }
+        was
+    }
+    /// Set `m` if `on`, else clear it; whether it was set.
+    #[inline]
+    pub(crate) fn replace(&mut self, m: HoldMarks, on: bool) -> bool {
+        let was = self.has(m);
+        if on {
+            self.0 |= m.0;
+        } else {
+            self.0 &= !m.0;
+        }
+        was
+    }
 }
 
 impl Stream<RawHead> {
@@ -336,14 +386,10 @@ impl<H: HeadProcs> Stream<H> {
             entries: [None; cross::NENTRY],
             flowqs: [None; cross::NENTRY],
             entries_stale: true,
-            flow_changed: true,
+            marks: HoldMarks::FLOW,
             me: None,
             direct: direct::Direct::default(),
-            wrote_across: false,
             express_tx: None,
-            sent_proto: false,
-            express_tx_changed: false,
-            proto_streak: false,
         };
         let h = s.alloc_pair(HEAD_INFO, Role::Head)?;
         debug_assert_eq!(h, HEAD);
@@ -352,7 +398,7 @@ impl<H: HeadProcs> Stream<H> {
 
     pub(crate) fn alloc_pair(&mut self, info: ModuleInfo, role: Role) -> Result<usize, Errno> {
         self.entries_stale = true;
-        self.flow_changed = true;
+        self.marks.set(HoldMarks::FLOW);
         // Room on the run list for both new queues, so qenable never allocates.
         let nq = self.pairs.len().saturating_add(1).saturating_mul(2);
         self.runlist.reserve(nq)?;
@@ -436,7 +482,7 @@ impl<H: HeadProcs> Stream<H> {
     /// queue operations that mark it stale only when they change the queue's flow state,
     /// `Stream::getq_upto_at` and `Stream::putq_run_at`).
     pub(crate) fn pair_mut(&mut self, p: usize) -> Option<&mut Pair> {
-        self.flow_changed = true;
+        self.marks.set(HoldMarks::FLOW);
         self.pairs.as_mut_slice().get_mut(p)?.as_mut()
     }
     /// Pair `p`, for what flow control is not computed from: its instance, `running`, its
@@ -454,13 +500,13 @@ impl<H: HeadProcs> Stream<H> {
     /// always such a change: a change of a queue's flow state, or the inbound list taken
     /// while its mark is there).
     pub fn take_flow_changed(&mut self) -> bool {
-        core::mem::replace(&mut self.flow_changed, false)
+        self.marks.take(HoldMarks::FLOW)
     }
 
     /// Say that the published flow control may be out of date (the inbound list was taken
     /// while a refused writer's mark was there, a queue's flow state changed).
     pub fn flow_changed(&mut self) {
-        self.flow_changed = true;
+        self.marks.set(HoldMarks::FLOW);
     }
     pub(crate) fn side(&self, q: QueueId) -> Option<&Side> {
         self.pair(q.pair())?.sides.get(q.side())
@@ -478,7 +524,7 @@ impl<H: HeadProcs> Stream<H> {
     /// Say that a queue's links or its `publish` mark changed (the entries are recomputed).
     pub(crate) fn links_changed(&mut self) {
         self.entries_stale = true;
-        self.flow_changed = true;
+        self.marks.set(HoldMarks::FLOW);
     }
 
     /// The Stream head's state.
@@ -694,7 +740,7 @@ impl<H: HeadProcs> Stream<H> {
     /// lock is dropped) and its run-list entries go.
     pub(crate) fn free_pair(&mut self, p: usize) {
         self.entries_stale = true;
-        self.flow_changed = true;
+        self.marks.set(HoldMarks::FLOW);
         self.runlist.extract_if(|q| q.pair() == p, |_| {});
         for side in [false, true] {
             self.set_remote(QueueId::of(p, side), None);
@@ -784,6 +830,18 @@ impl<H: HeadProcs> Stream<H> {
     /// Whether any service procedure is enabled.
     pub fn has_enabled(&self) -> bool {
         !self.runlist.is_empty()
+    }
+
+    /// Whether this lock hold left its leave nothing to act on (`Perim::leave_quiet`): no
+    /// mark ([`HoldMarks`]: flow control gone stale, a write across, the express send's
+    /// state), no service procedure enabled, no [`Later`] work, nothing a direct take kept
+    /// and the read did not take.
+    #[inline]
+    pub(crate) fn hold_is_quiet(&self) -> bool {
+        self.marks.is_empty()
+            && self.runlist.is_empty()
+            && self.later.is_empty()
+            && self.direct_first().is_none()
     }
 }
 

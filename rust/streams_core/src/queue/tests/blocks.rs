@@ -111,3 +111,113 @@ pub(super) fn block_limit_taken_at_creation() -> TestResult {
     .is_err());
     Ok(())
 }
+
+/// `getq_first` (the Stream head's straight-line read of one message) is `getq_upto` of one
+/// message: on twin queues with small marks and block limits, driven through the same random
+/// puts (band 0 and 1, high priority, empty, of two blocks), refused writers of band 0 and 1
+/// and ordinary getqs, in phases that fill and drain them across the marks, each take returns
+/// the same message (or none), reports the same back-enables and leaves the same counts,
+/// flags and flow state. (Caught by mutation: a QFULL from the bytes or the blocks alone, no
+/// back-enable, a flow state change not reported.)
+pub(super) fn getq_first_is_getq_upto_of_one() -> TestResult {
+    // Marks the bytes decide, marks the blocks decide, and both far.
+    for (hiwat, lowat, mblkmax) in [(12, 4, 8), (40, 4, 8), (16, 8, 64)] {
+        getq_first_matches(hiwat, lowat, mblkmax)?;
+    }
+    Ok(())
+}
+
+/// [`getq_first_is_getq_upto_of_one`] on twin queues of these marks and block limit.
+fn getq_first_matches(hiwat: usize, lowat: usize, mblkmax: usize) -> TestResult {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n.max(1)
+    };
+    let accept =
+        |m: &Msg| m.db_type() == M_DATA && !m.flag().contains(crate::msg::MsgFlags::MSGMARK);
+    let mut a = q_blocks(hiwat, lowat, mblkmax)?;
+    let mut b = q_blocks(hiwat, lowat, mblkmax)?;
+    let mut took = 0;
+    for step in 0..4000 {
+        // Phases of filling and of draining, so the marks are crossed both ways.
+        let filling = step % 128 < 40;
+        // 0: a put, 2: a writer asks, 3: an ordinary getq, else a read's take.
+        let op = match (filling, rnd(10)) {
+            (true, 0..=5) | (false, 0) => 0,
+            (true, 6..=7) | (false, 1) => 2,
+            (false, 2..=3) => 3,
+            _ => 4,
+        };
+        match op {
+            0 => {
+                let (ty, band) = match rnd(24) {
+                    0 => (M_PCPROTO, 0),
+                    1 => (M_DATA, 1),
+                    2 => (M_PROTO, 0),
+                    _ => (M_DATA, 0),
+                };
+                let data: &[u8] = match rnd(8) {
+                    0 => b"",
+                    1..=3 => b"x",
+                    4 => b"abc",
+                    _ => b"abcdefg",
+                };
+                let two = rnd(5) == 0;
+                for q in [&mut a, &mut b] {
+                    let mut m = check_some!(mk(ty, band, data));
+                    if two {
+                        m.linkb(check_some!(mk(M_DATA, 0, b"yz")));
+                    }
+                    if let Ok(ev) = q.putq(m) {
+                        let _ = ev;
+                    }
+                }
+            }
+            2 => {
+                let band = u8::try_from(rnd(4) / 3).unwrap_or(0);
+                check_eq!(a.bcanput(band), b.bcanput(band));
+            }
+            3 => {
+                // An ordinary getq, which takes what the reads leave (other classes, empty
+                // messages, marks) off both.
+                let ((x, xev), (y, yev)) = (a.getq(), b.getq());
+                check_eq!(x.map(|m| m.msgsize()), y.map(|m| m.msgsize()));
+                check_eq!(xev, yev);
+            }
+            _ => {
+                let bytes = usize::try_from(rnd(12)).unwrap_or(0);
+                let before = (a.flow_state(), b.flow_state());
+                let x = a.getq_first(bytes, accept);
+                let (y, n, ev) = b.getq_upto(bytes, 1, accept);
+                match (x, y) {
+                    (None, None) => check_eq!((n, ev), (0, QEvent::NONE)),
+                    (Some((xm, xn, xev, changed)), Some(ym)) => {
+                        took += 1;
+                        check_eq!(
+                            (xm.msgsize(), xm.band(), xm.db_type()),
+                            (ym.msgsize(), ym.band(), ym.db_type())
+                        );
+                        check_eq!((xn, xev), (n, ev));
+                        check_eq!(changed, b.flow_state() != before.1);
+                    }
+                    _ => check!(false),
+                }
+            }
+        }
+        check_eq!(
+            (a.count(), a.mblkcnt(), a.flags()),
+            (b.count(), b.mblkcnt(), b.flags())
+        );
+        check_eq!(a.flow_state(), b.flow_state());
+        check_eq!(
+            (a.band_count(1), a.band_flags(1)),
+            (b.band_count(1), b.band_flags(1))
+        );
+        check_eq!((a.qsize(), a.hipri_len()), (b.qsize(), b.hipri_len()));
+    }
+    check!(took > 200);
+    Ok(())
+}

@@ -394,6 +394,7 @@ ktest_suite!(QUEUE_SUITE, "streams_queue":
     tiny_messages_full_before_hiwat,
     block_limit_fills_every_band,
     block_limit_taken_at_creation,
+    getq_first_is_getq_upto_of_one,
     ring_wraparound_insert_remove,
     zero_length_messages,
     event_merge_and_bandset,
