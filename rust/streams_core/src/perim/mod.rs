@@ -54,9 +54,10 @@
 //!    inbound list once more (`Gate::has_pending`) instead of sleeping on work a lazy put
 //!    left there. Anything else, and any put while someone sleeps, claims the perimeter.
 //! 6. **sleeper hand-off** ([`Gate::has_sleeper`], [`Gate::handoff_ok`]): a claimer that
-//!    cannot run the perimeter itself (softirq, timer, too deep) and finds a system call
+//!    cannot run the perimeter itself (softirq, timer, too deep), or an express writer
+//!    (step 8, `Perimeter::serve`), and finds a system call
 //!    asleep in the Stream head (counted from when it queued itself on the head's wait queue
-//!    until it woke) wakes it instead of scheduling the runner: the sleeper's next enter
+//!    until it woke) wakes it instead of scheduling the runner (or running it): the sleeper's next enter
 //!    applies the inbound list and serves the claim, and a sleeper that wakes for another
 //!    reason after the claim was made sees it standing ([`Perim::needs_run`]) before it
 //!    sleeps again or returns (the claimer looks at the count after its fenced look at
@@ -394,8 +395,10 @@ impl<H: HeadProcs> Perim<H> {
             Ok(claimed.then(|| perim.clone()))
         })?;
         if let Some(perim) = claimed {
-            // As a locked write's `Later` runs it once the lock is dropped.
-            perim.run(1);
+            // A reader asleep or polling in the target's head enters it when woken: woken, it
+            // applies the put itself (`Perimeter::serve`), and later puts find the claim
+            // standing and do nothing more; else run it, as a locked write's `Later` does.
+            perim.serve(1);
         }
         Ok(n)
     }

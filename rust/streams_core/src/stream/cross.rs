@@ -57,6 +57,15 @@ pub trait Perimeter: Send + Sync {
     /// Stream lock. `depth` counts nested runs (a run's own [`Later`] work runs at `depth + 1`;
     /// beyond a small depth the platform schedules instead).
     fn run(&self, depth: u32);
+    /// Serve a claim made by a write that went across without its own Stream's lock (the
+    /// express write, `perim/express.rs`), in process context, holding no Stream lock: hand
+    /// it to whoever will enter the Stream anyway (the lock's holder, a system call asleep in
+    /// the head, the pollers on its wait queue), or give it back when only ordinary data
+    /// waits for a quiet head (`perim` steps 4 and 6), as [`Perimeter::schedule`] does; else
+    /// [`Perimeter::run`] it. Default: run it.
+    fn serve(&self, depth: u32) {
+        self.run(depth)
+    }
     /// Have the platform's runner run the perimeter later (for a caller that claimed it but
     /// cannot run it: softirq or timer context, or too deep).
     fn schedule(self: Arc<Self>);
