@@ -411,43 +411,6 @@ impl StrPerim {
         }
     }
 
-    /// A claim this caller cannot or need not run itself (`perim` steps 4 and 6): whether it
-    /// was handed to whoever enters the Stream anyway, or given back. Not handed off: the
-    /// caller runs the perimeter or schedules the runner.
-    fn hand_off(&self) -> bool {
-        // The lock's holder looks at the inbound list once more after letting go (`perim`
-        // step 4): no run, no wakeup.
-        if self.perim.is_busy() {
-            return true;
-        }
-        // A system call asleep in the head enters the Stream when woken: it serves the claim
-        // (`perim` step 6), one wakeup instead of a run (or the runner's work item and a
-        // second wakeup).
-        let gate = self.perim.gate();
-        if gate.has_sleeper() {
-            self.wq.wake_sleepers();
-            return true;
-        }
-        // Pollers enter the Stream too when woken (their poll re-polls it). One that queues
-        // itself after this look enters the Stream afterwards anyway: `is_busy`'s fence above
-        // orders the claim before this look, as `wq_has_sleeper`'s does (only loads since,
-        // so one fence serves every look of this claimer: `Gate::has_sleeper`).
-        if gate.handoff_ok() {
-            if self.wq.has_waiters() {
-                self.wq.wake_sleepers();
-                return true;
-            }
-            // Nobody to tell, and nothing that must be served now: ordinary data the gate
-            // would have left for the next enter had its last leave not seen a poller (a
-            // poll(2) that has returned since). The data waits for the reader's next call,
-            // as a lazy put's does (`Gate::give_back`).
-            if gate.give_back(|| !self.wq.has_waiters()) {
-                return true;
-            }
-        }
-        false
-    }
-
     /// The hold timer fired: send the held run it was armed for (docs/concurrency.md, "The
     /// hold timer"). Under the Stream lock, and under `hold`'s lock for the check: a write
     /// may have sent that run and started the next while this callback waited for the
@@ -563,18 +526,50 @@ impl Perimeter for StrPerim {
         }
     }
 
-    /// An express writer's claim: handed off or given back as [`Perimeter::schedule`] does
-    /// (so while the reader wakes from poll(2) or a sleep, the writer's later puts find the
-    /// claim standing and neither take this Stream's lock nor wake anyone again), else run.
+    /// An express writer's claim: left to the lock's holder, or given back when nobody waits
+    /// and only ordinary data waits for a quiet head (`Gate::give_back`: the reader's poll(2)
+    /// has returned since the last leave saw it), else run. Not handed to a sleeper or a
+    /// poller as [`Perimeter::schedule`] does: the waiter's enter would put the data up and
+    /// wake the wait queue again, a second edge for one arrival to an EPOLLET watcher
+    /// (strtest `t_epoll_edge_each_arrival`).
     fn serve(&self, depth: u32) {
-        if !self.hand_off() {
-            Perimeter::run(self, depth);
+        // The fence of the express put (an ordinary put, `Gate::put_in_if`) precedes these
+        // looks, as `give_back` requires; `run` asks `is_busy` itself.
+        if self.perim.gate().give_back(|| !self.wq.has_waiters()) {
+            return;
         }
+        Perimeter::run(self, depth);
     }
 
     fn schedule(self: Arc<Self>) {
-        if self.hand_off() {
+        // A system call asleep in the head enters the Stream when woken: it serves the claim
+        // (`perim` step 6), one wakeup instead of the runner's work item and a second one.
+        // The lock's holder looks at the inbound list once more after letting go (`perim`
+        // step 4): no work item, no wakeup.
+        if self.perim.is_busy() {
             return;
+        }
+        let gate = self.perim.gate();
+        if gate.has_sleeper() {
+            self.wq.wake_sleepers();
+            return;
+        }
+        // Pollers enter the Stream too when woken (their poll re-polls it). One that queues
+        // itself after this look enters the Stream afterwards anyway: `is_busy`'s fence above
+        // orders the claim before this look, as `wq_has_sleeper`'s does (only loads since,
+        // so one fence serves every look of this claimer: `Gate::has_sleeper`).
+        if gate.handoff_ok() {
+            if self.wq.has_waiters() {
+                self.wq.wake_sleepers();
+                return;
+            }
+            // Nobody to tell, and nothing that must be served now: ordinary data the gate
+            // would have left for the next enter had its last leave not seen a poller (a
+            // poll(2) that has returned since). No runner: the data waits for the reader's
+            // next call, as a lazy put's does (`Gate::give_back`).
+            if gate.give_back(|| !self.wq.has_waiters()) {
+                return;
+            }
         }
         // Already queued: that run serves this claim too (it has not cleared the flag yet).
         // Not queued because the module is unloading: no Stream exists any more.

@@ -54,10 +54,9 @@
 //!    inbound list once more (`Gate::has_pending`) instead of sleeping on work a lazy put
 //!    left there. Anything else, and any put while someone sleeps, claims the perimeter.
 //! 6. **sleeper hand-off** ([`Gate::has_sleeper`], [`Gate::handoff_ok`]): a claimer that
-//!    cannot run the perimeter itself (softirq, timer, too deep), or an express writer
-//!    (step 8, `Perimeter::serve`), and finds a system call
+//!    cannot run the perimeter itself (softirq, timer, too deep) and finds a system call
 //!    asleep in the Stream head (counted from when it queued itself on the head's wait queue
-//!    until it woke) wakes it instead of scheduling the runner (or running it): the sleeper's next enter
+//!    until it woke) wakes it instead of scheduling the runner: the sleeper's next enter
 //!    applies the inbound list and serves the claim, and a sleeper that wakes for another
 //!    reason after the claim was made sees it standing ([`Perim::needs_run`]) before it
 //!    sleeps again or returns (the claimer looks at the count after its fenced look at
@@ -70,7 +69,9 @@
 //!    only ordinary data on the inbound list gives the claim back ([`Gate::give_back`])
 //!    instead of scheduling the runner: the data waits for the next enter, as step 5's
 //!    would (the gate was not lazy only because a poller, gone since, watched at the last
-//!    leave).
+//!    leave). An express writer (step 8) gives its claim back so too, instead of running the
+//!    perimeter (`Perimeter::serve`); it wakes nobody in its place (the waiter's enter would
+//!    wake the wait queue again for the same arrival: a second edge for EPOLLET).
 //! 7. **direct take** ([`Perim::enter_read`]): read(2)'s and getmsg's enter. When the gate is
 //!    lazy (so the puts waiting there claimed nothing and nobody watches the head) and the
 //!    head allows it (`HeadProcs::direct_ok`), the inbound list is taken as in step 1, but
@@ -395,9 +396,8 @@ impl<H: HeadProcs> Perim<H> {
             Ok(claimed.then(|| perim.clone()))
         })?;
         if let Some(perim) = claimed {
-            // A reader asleep or polling in the target's head enters it when woken: woken, it
-            // applies the put itself (`Perimeter::serve`), and later puts find the claim
-            // standing and do nothing more; else run it, as a locked write's `Later` does.
+            // Given back when nobody waits on a quiet head (`Perimeter::serve`), else run, as
+            // a locked write's `Later` runs it once the lock is dropped.
             perim.serve(1);
         }
         Ok(n)

@@ -58,11 +58,10 @@ pub trait Perimeter: Send + Sync {
     /// beyond a small depth the platform schedules instead).
     fn run(&self, depth: u32);
     /// Serve a claim made by a write that went across without its own Stream's lock (the
-    /// express write, `perim/express.rs`), in process context, holding no Stream lock: hand
-    /// it to whoever will enter the Stream anyway (the lock's holder, a system call asleep in
-    /// the head, the pollers on its wait queue), or give it back when only ordinary data
-    /// waits for a quiet head (`perim` steps 4 and 6), as [`Perimeter::schedule`] does; else
-    /// [`Perimeter::run`] it. Default: run it.
+    /// express write, `perim/express.rs`), in process context, holding no Stream lock: give
+    /// it back when nobody waits and only ordinary data waits for a quiet head (`perim`
+    /// step 6, `Gate::give_back`), else [`Perimeter::run`] it (which leaves it to the lock's
+    /// holder, step 4). Default: run it.
     fn serve(&self, depth: u32) {
         self.run(depth)
     }
