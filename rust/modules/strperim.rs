@@ -562,6 +562,21 @@ impl Perimeter for StrPerim {
         }
     }
 
+    /// An express writer's claim: left to the lock's holder, or given back when nobody waits
+    /// and only ordinary data waits for a quiet head (`Gate::give_back`: the reader's poll(2)
+    /// has returned since the last leave saw it), else run. Not handed to a sleeper or a
+    /// poller as [`Perimeter::schedule`] does: the waiter's enter would put the data up and
+    /// wake the wait queue again, a second edge for one arrival to an EPOLLET watcher
+    /// (strtest `t_epoll_edge_each_arrival`).
+    fn serve(&self, depth: u32) {
+        // The fence of the express put (an ordinary put, `Gate::put_in_if`) precedes these
+        // looks, as `give_back` requires; `run` asks `is_busy` itself.
+        if self.perim.gate().give_back(|| !self.wq.has_waiters()) {
+            return;
+        }
+        Perimeter::run(self, depth);
+    }
+
     fn schedule(self: Arc<Self>) {
         // A system call asleep in the head enters the Stream when woken: it serves the claim
         // (`perim` step 6), one wakeup instead of the runner's work item and a second one.

@@ -38,6 +38,7 @@
 #include <linux/interrupt.h>
 #include <linux/shrinker.h>
 #include <linux/percpu.h>
+#include <linux/unaligned.h>
 
 /* A misc device plus the Rust registration it belongs to (found again in open). */
 struct rstreams_misc {
@@ -850,26 +851,33 @@ EXPORT_SYMBOL_GPL(rstreams_spin_unlock);
 
 /*
  * A copy of at most RSTREAMS_SMALL_COPY bytes in from or out to user space (rust/modules/uio.rs:
- * the 1-byte read and write) inline, a byte at a time under user_access_begin, instead of
- * through the kernel crate's UserSlice, the copy_from_user helper and the out-of-line copy
- * routine. 0, or `n` when any byte faulted (or `n` is too large): the caller then copies
- * through UserSlice, which finds the fault again and how far the copy got.
+ * the small read and write, the putmsg/getmsg `struct strpmsg` and its write-back) inline,
+ * eight bytes at a time, then a byte at a time, under user_access_begin, instead of through
+ * the kernel crate's UserSlice, the copy_from_user helper and the out-of-line copy routine.
+ * 0, or `n` when any byte faulted (or `n` is too large): the caller then copies through
+ * UserSlice, which finds the fault again and how far the copy got.
  */
-#define RSTREAMS_SMALL_COPY 16
+#define RSTREAMS_SMALL_COPY 64
 
 unsigned long rstreams_copy_in_small(void *dst, const void __user *src, unsigned long n);
 unsigned long rstreams_copy_in_small(void *dst, const void __user *src, unsigned long n)
 {
 	u8 *d = dst;
 	const u8 __user *s = src;
-	unsigned long i;
+	unsigned long i = 0;
 
 	might_fault();
 	if (n > RSTREAMS_SMALL_COPY || should_fail_usercopy())
 		return n;
 	if (!user_access_begin(s, n))
 		return n;
-	for (i = 0; i < n; i++)
+	for (; n - i >= sizeof(u64); i += sizeof(u64)) {
+		u64 v;
+
+		unsafe_get_user(v, (const u64 __user *)(s + i), fault);
+		put_unaligned(v, (u64 *)(d + i));
+	}
+	for (; i < n; i++)
 		unsafe_get_user(d[i], s + i, fault);
 	user_access_end();
 	return 0;
@@ -884,14 +892,16 @@ unsigned long rstreams_copy_out_small(void __user *dst, const void *src, unsigne
 {
 	u8 __user *d = dst;
 	const u8 *s = src;
-	unsigned long i;
+	unsigned long i = 0;
 
 	might_fault();
 	if (n > RSTREAMS_SMALL_COPY || should_fail_usercopy())
 		return n;
 	if (!user_access_begin(d, n))
 		return n;
-	for (i = 0; i < n; i++)
+	for (; n - i >= sizeof(u64); i += sizeof(u64))
+		unsafe_put_user(get_unaligned((const u64 *)(s + i)), (u64 __user *)(d + i), fault);
+	for (; i < n; i++)
 		unsafe_put_user(s[i], d + i, fault);
 	user_access_end();
 	return 0;

@@ -3,10 +3,14 @@
 //!
 //! Every copy goes through `UserSlice` (`copy_from_user`/`copy_to_user`), which fails with
 //! EFAULT on an unmapped or kernel address instead of faulting, so a bad pointer from user
-//! space is an error value, never an oops. Copies are bounds-checked against the buffer length
-//! first, so a call can never reach past what the caller passed. Only the core's `sth::call`
-//! copies through it, never with a Stream lock held. One `unsafe` block: a copy into a new
-//! buffer that is not zeroed (`read_raw`) counts what it wrote there as initialised.
+//! space is an error value, never an oops; a copy of up to [`SMALL_COPY`] bytes tries
+//! `strshim_core.c`'s inline copy first (the same checks, `user_access_begin` and the fault
+//! handling of `unsafe_get_user`/`unsafe_put_user`) and goes through `UserSlice` after any
+//! fault. Copies are bounds-checked against the buffer length first, so a call can never
+//! reach past what the caller passed. Only the core's `sth::call` and the ioctl decoders
+//! (`strioctl.rs`) copy through it, never with a Stream lock held. The `unsafe` blocks: the
+//! two shim calls, `copy_from_user_nofault`, and a copy into a new buffer that is not zeroed
+//! (`read_raw`), which counts what it wrote there as initialised.
 
 use core::ffi::c_void;
 
@@ -103,9 +107,11 @@ impl UserBuf {
     }
 }
 
-/// Up to this many bytes a copy first goes through `strshim_core.c`'s inline byte copy (one
-/// call, not `UserSlice`'s chain of four); the C side's `RSTREAMS_SMALL_COPY`.
-const SMALL_COPY: usize = 16;
+/// Up to this many bytes a copy first goes through `strshim_core.c`'s inline copy, by words
+/// then bytes (one call, not `UserSlice`'s chain of four): small reads and writes, and the
+/// 32- or 40-byte `struct strpmsg` of putmsg/getmsg and its write-back; the C side's
+/// `RSTREAMS_SMALL_COPY`.
+const SMALL_COPY: usize = 64;
 
 /// Up to this many bytes the held write's copy without a fault goes through `strshim_core.c`'s
 /// inline word copy (one call, not `copy_from_user_nofault`'s three); the C side's

@@ -73,7 +73,9 @@
 //!    only ordinary data on the inbound list gives the claim back ([`Gate::give_back`])
 //!    instead of scheduling the runner: the data waits for the next enter, as step 5's
 //!    would (the gate was not lazy only because a poller, gone since, watched at the last
-//!    leave).
+//!    leave). An express writer (step 8) gives its claim back so too, instead of running the
+//!    perimeter (`Perimeter::serve`); it wakes nobody in its place (the waiter's enter would
+//!    wake the wait queue again for the same arrival: a second edge for EPOLLET).
 //! 7. **direct take** ([`Perim::enter_read`]): read(2)'s and getmsg's enter. When the gate is
 //!    lazy (so the puts waiting there claimed nothing and nobody watches the head) and the
 //!    head allows it (`HeadProcs::direct_ok`), the inbound list is taken as in step 1, but
@@ -398,8 +400,9 @@ impl<H: HeadProcs> Perim<H> {
             Ok(claimed.then(|| perim.clone()))
         })?;
         if let Some(perim) = claimed {
-            // As a locked write's `Later` runs it once the lock is dropped.
-            perim.run(1);
+            // Given back when nobody waits on a quiet head (`Perimeter::serve`), else run, as
+            // a locked write's `Later` runs it once the lock is dropped.
+            perim.serve(1);
         }
         Ok(n)
     }

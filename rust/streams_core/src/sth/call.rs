@@ -182,19 +182,29 @@ impl HeadShared {
     }
 }
 
-/// A take was copied out: give the reader token back, waking readers that wait for it.
+/// A take was copied out: give the reader token back, waking readers that wait for it. The
+/// give-back itself (one swap) is inline in each read and getmsg; only the wake is a call.
+#[inline]
 fn give_back<H: HeadCall>(h: &H) {
     if h.shared().reader.release() {
-        let _ = h.run(
-            true,
-            None,
-            |s| {
-                s.sth_wake_readers();
-                Ok(())
-            },
-            |_| {},
-        );
+        wake_token_waiters(h);
     }
+}
+
+/// [`give_back`] found another reader waiting for the token: wake it under the Stream lock
+/// (`sth/take.rs` has why the lock).
+#[cold]
+#[inline(never)]
+fn wake_token_waiters<H: HeadCall>(h: &H) {
+    let _ = h.run(
+        true,
+        None,
+        |s| {
+            s.sth_wake_readers();
+            Ok(())
+        },
+        |_| {},
+    );
 }
 
 /// A copy of take `t` faulted at message `from`: put it back from there.

@@ -57,6 +57,14 @@ pub trait Perimeter: Send + Sync {
     /// Stream lock. `depth` counts nested runs (a run's own [`Later`] work runs at `depth + 1`;
     /// beyond a small depth the platform schedules instead).
     fn run(&self, depth: u32);
+    /// Serve a claim made by a write that went across without its own Stream's lock (the
+    /// express write, `perim/express.rs`), in process context, holding no Stream lock: give
+    /// it back when nobody waits and only ordinary data waits for a quiet head (`perim`
+    /// step 6, `Gate::give_back`), else [`Perimeter::run`] it (which leaves it to the lock's
+    /// holder, step 4). Default: run it.
+    fn serve(&self, depth: u32) {
+        self.run(depth)
+    }
     /// Have the platform's runner run the perimeter later (for a caller that claimed it but
     /// cannot run it: softirq or timer context, or too deep).
     fn schedule(self: Arc<Self>);

@@ -447,10 +447,10 @@ fn t_efault() -> R {
     ensure!(err == libc::EFAULT, "I_NREAD(8): errno {err}");
     let err = errno_of(ioctl_ptr(&s, I_GETPMSG, page), "I_GETPMSG(unmapped)")?;
     ensure!(err == libc::EFAULT, "I_GETPMSG(unmapped): errno {err}");
-    // A small write (the shim's inline byte copy, `uio.rs`) whose buffer runs into an
-    // unmapped page: a write that is one piece is sent whole or not at all (the host's
-    // `write_efault_at_every_position`), so EFAULT and nothing sent, whether the copy is
-    // the shim's (8 bytes) or `UserSlice`'s (20 bytes).
+    // A small write (the shim's inline copy, `uio.rs`: bytes at 8, words and bytes at 20
+    // and 48) whose buffer runs into an unmapped page: a write that is one piece is sent
+    // whole or not at all (the host's `write_efault_at_every_position`), so EFAULT and
+    // nothing sent, whether the copy is the shim's or `UserSlice`'s (70 bytes).
     // SAFETY: two anonymous pages, the second unmapped at once; only the first is touched.
     let two = unsafe {
         let p = libc::mmap(
@@ -475,7 +475,7 @@ fn t_efault() -> R {
         std::ptr::copy_nonoverlapping(b"abc".as_ptr(), t, 3);
         t
     };
-    for n in [8usize, 20] {
+    for n in [8usize, 20, 48, 70] {
         // SAFETY: deliberately runs into the unmapped page.
         let r = unsafe { libc::write(s.raw(), tail.cast(), n) };
         let err = io::Error::last_os_error().raw_os_error();
@@ -489,6 +489,69 @@ fn t_efault() -> R {
     ensure!(
         read_n(&s, 3)? == b"xyz",
         "bytes of a faulting write were sent"
+    );
+    // A `struct strpmsg` (40 bytes, the shim's word copy) that runs into the unmapped page:
+    // putmsg and getmsg fail with EFAULT, nothing sent or taken.
+    let data = *b"pmsg";
+    let sp = strpmsg {
+        ctlbuf: strbuf::NONE,
+        databuf: strbuf {
+            maxlen: 4,
+            len: 4,
+            buf: data.as_ptr().cast_mut().cast(),
+        },
+        band: 0,
+        flags: 0,
+    };
+    let size = std::mem::size_of::<strpmsg>();
+    // SAFETY: the first `size - 8` bytes of the structure, before the unmapped page, are
+    // mapped and writable; the rest runs into the unmapped page.
+    let cut = unsafe {
+        let at = two.add(4096 - (size - 8));
+        std::ptr::copy_nonoverlapping((&raw const sp).cast::<u8>(), at, size - 8);
+        at
+    };
+    let err = errno_of(ioctl_ptr(&s, I_PUTPMSG, cut.cast()), "I_PUTPMSG(cut)")?;
+    ensure!(
+        err == libc::EFAULT,
+        "I_PUTPMSG across an unmapped page: errno {err}"
+    );
+    e(s.write(b"one"), "write")?;
+    let err = errno_of(ioctl_ptr(&s, I_GETPMSG, cut.cast()), "I_GETPMSG(cut)")?;
+    ensure!(
+        err == libc::EFAULT,
+        "I_GETPMSG across an unmapped page: errno {err}"
+    );
+    // A getmsg whose structure is read but whose write-back faults (a read-only page): the
+    // message goes back, nothing consumed.
+    let mut got = [0u8; 8];
+    let want = strpmsg {
+        ctlbuf: strbuf::NONE,
+        databuf: strbuf {
+            maxlen: 8,
+            len: 0,
+            buf: got.as_mut_ptr().cast(),
+        },
+        band: 0,
+        flags: MSG_ANY,
+    };
+    // SAFETY: the first page is mapped and writable; then made read-only.
+    unsafe {
+        std::ptr::copy_nonoverlapping((&raw const want).cast::<u8>(), two, size);
+        ensure!(
+            libc::mprotect(two.cast(), 4096, libc::PROT_READ) == 0,
+            "mprotect: {}",
+            io::Error::last_os_error()
+        );
+    }
+    let err = errno_of(ioctl_ptr(&s, I_GETPMSG, two.cast()), "I_GETPMSG(read-only)")?;
+    ensure!(
+        err == libc::EFAULT,
+        "I_GETPMSG with a read-only structure: errno {err}"
+    );
+    ensure!(
+        read_n(&s, 3)? == b"one",
+        "a getmsg whose write-back faulted took the message"
     );
     // SAFETY: the mapped first page, unmapped once.
     unsafe { libc::munmap(two.cast(), 4096) };
