@@ -610,7 +610,9 @@ impl Msg {
         let w = b.wptr;
         let dst = b.data.bytes_mut()?.get_mut(w..w.checked_add(n)?)?;
         let got = fill(dst).min(n);
-        b.wptr = w + got;
+        // `w + n` was checked above and `got <= n`: this cannot overflow, but the kernel
+        // build's overflow check would leave a panic branch for `+`.
+        b.wptr = w.saturating_add(got);
         b.init = b.init.max(b.wptr);
         Some(got)
     }
