@@ -721,17 +721,33 @@ extern "C" {
     fn rstreams_spin_unlock(lock: *mut kernel::bindings::spinlock_t);
 }
 
-/// The kernel crate's lock backend for a spinlock taken with bottom halves disabled
-/// (`spin_lock_bh`/`spin_unlock_bh`, through `strshim`: a lock and an unlock enter five
-/// functions, where `local_bh_disable`/`enable` around the crate's `SpinLock` entered eight).
+/// One kind of kernel spinlock as `strshim` exports it: its lock and unlock entry points
+/// (`spin_lock_bh` or `spin_lock` are inline in C, so Rust reaches them through the shim).
 #[cfg(rstreams_kernel)]
-pub struct SpinLockBhBackend;
+pub trait ShimSpin {
+    /// Take the lock.
+    ///
+    /// # Safety
+    /// `ptr` points to an initialised spinlock, and the caller runs in a context this kind
+    /// of lock may be taken in (documented on the lock type that uses it).
+    unsafe fn lock(ptr: *mut kernel::bindings::spinlock_t);
+    /// Release the lock.
+    ///
+    /// # Safety
+    /// The caller holds the lock, taken by [`ShimSpin::lock`] on this CPU.
+    unsafe fn unlock(ptr: *mut kernel::bindings::spinlock_t);
+}
+
+/// The kernel crate's lock backend for a spinlock taken and released through `strshim`
+/// (`K`, one call each way): initialised by `__spin_lock_init` as the crate's `SpinLock` is.
+#[cfg(rstreams_kernel)]
+pub struct ShimSpinBackend<K>(core::marker::PhantomData<K>);
 
 // SAFETY: `init` initialises the spinlock (`__spin_lock_init`, as the crate's `SpinLock`
-// does); `lock` returns only once the lock is held, and `unlock` releases it; the lock gives
-// mutual exclusion over the data, which is what the trait asks.
+// does); `lock` returns only once the lock is held (`ShimSpin::lock`), and `unlock` releases
+// it; the lock gives mutual exclusion over the data, which is what the trait asks.
 #[cfg(rstreams_kernel)]
-unsafe impl kernel::sync::lock::Backend for SpinLockBhBackend {
+unsafe impl<K: ShimSpin> kernel::sync::lock::Backend for ShimSpinBackend<K> {
     type State = kernel::bindings::spinlock_t;
     type GuardState = ();
 
@@ -747,18 +763,41 @@ unsafe impl kernel::sync::lock::Backend for SpinLockBhBackend {
 
     #[inline]
     unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
-        // SAFETY: the caller passes a pointer to an initialised spinlock; no caller of
-        // rstreams runs in hard-interrupt context (documented on `BhLock`).
-        unsafe { rstreams_spin_lock_bh(ptr) }
+        // SAFETY: the caller passes a pointer to an initialised spinlock, in a context the
+        // lock type using `K` allows (`BhLock`, `LeafLock`).
+        unsafe { K::lock(ptr) }
     }
 
     #[inline]
     unsafe fn unlock(ptr: *mut Self::State, _guard_state: &Self::GuardState) {
-        // SAFETY: the caller holds the lock, taken by `lock` above on this CPU (preemption
-        // is off while it is held).
+        // SAFETY: the caller holds the lock, taken by `lock` above on this CPU.
+        unsafe { K::unlock(ptr) }
+    }
+}
+
+/// `spin_lock_bh`/`spin_unlock_bh` (a lock and an unlock enter five functions, where
+/// `local_bh_disable`/`enable` around the crate's `SpinLock` entered eight).
+#[cfg(rstreams_kernel)]
+pub struct SpinBh;
+
+#[cfg(rstreams_kernel)]
+impl ShimSpin for SpinBh {
+    #[inline]
+    unsafe fn lock(ptr: *mut kernel::bindings::spinlock_t) {
+        // SAFETY: `ShimSpin::lock`'s contract; no caller of rstreams runs in hard-interrupt
+        // context (documented on `BhLock`).
+        unsafe { rstreams_spin_lock_bh(ptr) }
+    }
+    #[inline]
+    unsafe fn unlock(ptr: *mut kernel::bindings::spinlock_t) {
+        // SAFETY: `ShimSpin::unlock`'s contract: the caller holds the lock.
         unsafe { rstreams_spin_unlock_bh(ptr) }
     }
 }
+
+/// The backend of [`BhLock`].
+#[cfg(rstreams_kernel)]
+pub type SpinLockBhBackend = ShimSpinBackend<SpinBh>;
 
 /// A spinlock taken with bottom halves disabled (`spin_lock_bh`): a leaf lock that process,
 /// workqueue, timer and softirq context may all take (never hard-interrupt context). It guards
@@ -817,44 +856,30 @@ pub type LeafLock<T> = Mutex<T>;
 #[cfg(all(not(rstreams_kernel), any(loom, feature = "std")))]
 pub type LeafGuard<'a, T> = MutexGuard<'a, T>;
 
-/// The kernel crate's lock backend for a plain spinlock (`spin_lock`/`spin_unlock`, through
-/// `strshim`: a lock and an unlock enter three functions, where the crate's `SpinLock` enters
-/// five, its backend and `rust_helper_spin_lock`/`unlock` around `_raw_spin_lock`).
+/// `spin_lock`/`spin_unlock` (a lock and an unlock enter three functions, where the crate's
+/// `SpinLock` enters five, its backend and `rust_helper_spin_lock`/`unlock` around
+/// `_raw_spin_lock`).
 #[cfg(rstreams_kernel)]
-pub struct SpinLockLeafBackend;
+pub struct SpinPlain;
 
-// SAFETY: `init` initialises the spinlock (`__spin_lock_init`, as the crate's `SpinLock`
-// does); `lock` returns only once the lock is held, and `unlock` releases it; the lock gives
-// mutual exclusion over the data, which is what the trait asks.
 #[cfg(rstreams_kernel)]
-unsafe impl kernel::sync::lock::Backend for SpinLockLeafBackend {
-    type State = kernel::bindings::spinlock_t;
-    type GuardState = ();
-
-    unsafe fn init(
-        ptr: *mut Self::State,
-        name: *const kernel::ffi::c_char,
-        key: *mut kernel::bindings::lock_class_key,
-    ) {
-        // SAFETY: the caller passes a valid pointer to a spinlock not yet initialised, and a
-        // name and lock class key that live as long as the lock.
-        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
-    }
-
+impl ShimSpin for SpinPlain {
     #[inline]
-    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
-        // SAFETY: the caller passes a pointer to an initialised spinlock; only process and
-        // workqueue context take it (documented on `LeafLock`).
+    unsafe fn lock(ptr: *mut kernel::bindings::spinlock_t) {
+        // SAFETY: `ShimSpin::lock`'s contract; only process and workqueue context take it
+        // (documented on `LeafLock`).
         unsafe { rstreams_spin_lock(ptr) }
     }
-
     #[inline]
-    unsafe fn unlock(ptr: *mut Self::State, _guard_state: &Self::GuardState) {
-        // SAFETY: the caller holds the lock, taken by `lock` above on this CPU (preemption
-        // is off while it is held).
+    unsafe fn unlock(ptr: *mut kernel::bindings::spinlock_t) {
+        // SAFETY: `ShimSpin::unlock`'s contract: the caller holds the lock.
         unsafe { rstreams_spin_unlock(ptr) }
     }
 }
+
+/// The backend of [`LeafLock`].
+#[cfg(rstreams_kernel)]
+pub type SpinLockLeafBackend = ShimSpinBackend<SpinPlain>;
 
 /// A plain spinlock (`spin_lock`, bottom halves left on) for a leaf that only process and
 /// workqueue context take: write hold's cell (`sth/hold.rs`), taken by write(2) and under

@@ -451,24 +451,10 @@ fn t_efault() -> R {
     // and 48) whose buffer runs into an unmapped page: a write that is one piece is sent
     // whole or not at all (the host's `write_efault_at_every_position`), so EFAULT and
     // nothing sent, whether the copy is the shim's or `UserSlice`'s (70 bytes).
-    // SAFETY: two anonymous pages, the second unmapped at once; only the first is touched.
-    let two = unsafe {
-        let p = libc::mmap(
-            std::ptr::null_mut(),
-            8192,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        );
-        ensure!(
-            p != libc::MAP_FAILED,
-            "mmap: {}",
-            io::Error::last_os_error()
-        );
-        libc::munmap(p.cast::<u8>().add(4096).cast(), 4096);
-        p.cast::<u8>()
-    };
+    let two = untouched(8192)?;
+    // SAFETY: the second of the two pages just mapped, unmapped at once; only the first is
+    // touched.
+    unsafe { libc::munmap(two.add(4096).cast(), 4096) };
     // SAFETY: the 3 bytes before the unmapped page are mapped and writable.
     let tail = unsafe {
         let t = two.add(4093);
