@@ -835,6 +835,10 @@ fn main() {
             pipes::t_pipe_ends_are_fifos,
         ),
         (
+            "read fill (RFILL) across a pipe: a blocking reader sleeps until 64 bytes came in 8 writes; non-blocking takes what is there, EAGAIN on none",
+            pipes::t_pipe_read_fill,
+        ),
+        (
             "echo: write/read and putmsg/getmsg round trips",
             drivers::t_echo_roundtrip,
         ),

@@ -230,3 +230,63 @@ pub(crate) fn t_pipe_ends_are_fifos() -> R {
     ensure!(&buf[..n] == b"fifo", "read {:?}", &buf[..n]);
     Ok(())
 }
+
+/// Read fill (RFILL) across a pipe: a blocking reader asking for 64 bytes sleeps through
+/// eight 8-byte writes from the other end, a few milliseconds apart, and gets all 64 in
+/// order once the last arrives (each write claims the reader's Stream, whose head read fill
+/// keeps from the lazy reader, `HeadProcs::lazy_ok`, and wakes the reader to look again); a
+/// non-blocking read of a short queue takes what is there, and one of an empty queue fails
+/// with EAGAIN.
+pub(crate) fn t_pipe_read_fill() -> R {
+    let (a, b) = e(Stream::pipe(), "s_pipe")?;
+    e(
+        b.set_read_opt(streams::RNORM | streams::RFILL),
+        "I_SRDOPT RFILL",
+    )?;
+    let b = std::sync::Arc::new(b);
+    let reader = b.clone();
+    let h = std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        reader.read(&mut buf).map(|n| (n, buf))
+    });
+    for i in 0..8u8 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        ensure!(
+            !h.is_finished(),
+            "the read-fill reader returned after {i} of 8 writes"
+        );
+        e(a.write(&[i; 8]), "write")?;
+    }
+    let (n, buf) = e(
+        h.join().map_err(|_| "reader thread panicked".to_string())?,
+        "read",
+    )?;
+    ensure!(n == 64, "the read-fill reader got {n} bytes, expected 64");
+    for (k, chunk) in buf.chunks(8).enumerate() {
+        ensure!(
+            chunk.iter().all(|&x| usize::from(x) == k),
+            "bytes out of order: {buf:?}"
+        );
+    }
+    // Non-blocking: 5 bytes queued, a read of 64 takes them; then EAGAIN on the empty queue.
+    e(a.write(b"short"), "write")?;
+    // SAFETY: fcntl on a descriptor this test owns; no pointers.
+    let r = unsafe {
+        let fl = libc::fcntl(b.raw(), libc::F_GETFL);
+        libc::fcntl(b.raw(), libc::F_SETFL, fl | libc::O_NONBLOCK)
+    };
+    ensure!(r == 0, "O_NONBLOCK: {}", io::Error::last_os_error());
+    let mut buf = [0u8; 64];
+    let n = e(b.read(&mut buf), "non-blocking read")?;
+    ensure!(
+        &buf[..n] == b"short",
+        "non-blocking read-fill read {:?}",
+        &buf[..n]
+    );
+    let r = errno_of(b.read(&mut buf), "non-blocking read of nothing")?;
+    ensure!(
+        r == libc::EAGAIN,
+        "non-blocking empty read: errno {r}, expected EAGAIN"
+    );
+    Ok(())
+}
