@@ -300,11 +300,13 @@ the LKML \"larger pipes\" thread, Linux pipes against STREAMS pipes over pipe si
 2048..32768 bytes), cat | grep -F of a 50 MiB file (busybox cat and grep; also once as a dash \
 pipeline at the default pipe size, LD_PRELOAD=libstreams_pipe.so for STREAMS), pipeflex (2 \
 children over 1 pipe, chunks of 8192 and 32768 bytes, the reader computing 250..750 us per \
-read, 2 s); default -t 1 -i 3, 3 repeats, 639 runs, about 29 minutes under TCG (an estimate); \
+read, 2 s); default -t 1 -i 3, 3 repeats, 639 runs, about 27 minutes under TCG (26.8 measured \
+with builds, boot and profile on 2026-12-07); \
 then, in the same boot, the guest profile (on unless --no-profile; with --quick only if \
 --profile is given): perf record -e cpu-clock -a -g (the host's perf, Debian linux-perf, copied \
 into the guest) over one -t 1 -i 2 run each of linux, streams and streams+H+w+F+M at 1 and 4096 \
-bytes, streams-putmsg at 16 and udp-socket and udp-tpi at 64 bytes (those of --impls); then \
+bytes, streams-putmsg at 16 and udp-socket and udp-tpi at 64 bytes (those of --impls, each at \
+the nearest size of --sizes or --udp-sizes); then \
 write the report (report.md with the goals table, 4 pipe charts, 4 UDP charts, one chart per \
 workload and the guest profile's top 10 self symbols per case; profile.md with the top 40 self \
 and children symbols and the share by command; bench.csv, console.log) to \
@@ -402,7 +404,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
     /// After the sweep, profile the 1-byte and 4 KiB pipe runs, putmsg at 16 bytes and UDP at
-    /// 64 bytes with perf in the guest (profile.md) [default: on, off with --quick]
+    /// 64 bytes (each at the sweep's nearest size) with perf in the guest (profile.md)
+    /// [default: on, off with --quick]
     #[arg(long, overrides_with = "no_profile")]
     profile: bool,
     /// No guest profile
@@ -645,7 +648,7 @@ impl Config {
     /// The cases the guest profiles after the sweep (none with the profile off).
     pub(crate) fn profile_cases(&self) -> Vec<profile::Case> {
         if self.profile {
-            profile::cases(&self.impls)
+            profile::cases(&self.impls, &self.sizes, &self.udp_sizes)
         } else {
             Vec::new()
         }

@@ -38,7 +38,7 @@ use crate::bench::{self, Impl, Sweep};
 use crate::util::{self, Result};
 
 /// The profiled cases: (implementation label, size) — the 1-byte and 4 KiB pipe runs, putmsg
-/// at 16 bytes, UDP at 64 bytes.
+/// at 16 bytes, UDP at 64 bytes (each at its sweep's nearest size: [`cases`]).
 pub(crate) const CASES: &[(&str, usize)] = &[
     ("linux", 1),
     ("streams", 1),
@@ -91,24 +91,54 @@ impl Case {
     }
 }
 
-/// The cases of [`CASES`] among `impls`, with the sweep's base options at [`INTERVAL`] x
-/// [`ITERATIONS`].
-pub(crate) fn cases(impls: &[&'static Impl]) -> Vec<Case> {
-    CASES
+/// The cases of [`CASES`] among `impls`, each at the size of its sweep (`sizes` for the pipe
+/// kinds, `udp_sizes` for UDP) nearest to its own (by ratio; the smaller on a tie), so a
+/// `--sizes` sweep is profiled at sizes it measured; with the sweep's base options at
+/// [`INTERVAL`] x [`ITERATIONS`]. A case that lands on a (label, size) already listed, or
+/// whose sweep has no sizes, is left out.
+pub(crate) fn cases(impls: &[&'static Impl], sizes: &[usize], udp_sizes: &[usize]) -> Vec<Case> {
+    let mut out: Vec<Case> = Vec::new();
+    for &(label, want) in CASES {
+        let Some(i) = impls.iter().find(|i| i.label == label) else {
+            continue;
+        };
+        let (sweep, base): (&[usize], BaseArgs) = match i.sweep {
+            Sweep::Udp => (udp_sizes, bench::udp_base_args),
+            _ => (sizes, bench::pipe_base_args),
+        };
+        let Some(size) = nearest(want, sweep) else {
+            continue;
+        };
+        if out.iter().any(|c| c.label == i.label && c.size == size) {
+            continue;
+        }
+        out.push(Case {
+            label: i.label,
+            size,
+            args: format!("{} {}", base(INTERVAL, ITERATIONS, size), i.args),
+        });
+    }
+    out
+}
+
+/// perftest's base options of a sweep (`bench::pipe_base_args`, `bench::udp_base_args`).
+type BaseArgs = fn(f64, u32, usize) -> String;
+
+/// The size of `sweep` nearest to `want` by ratio (the smaller on a tie); `None` for an
+/// empty sweep.
+fn nearest(want: usize, sweep: &[usize]) -> Option<usize> {
+    let ratio = |s: usize| {
+        let (a, b) = (want.max(1) as f64, s.max(1) as f64);
+        if a > b {
+            a / b
+        } else {
+            b / a
+        }
+    };
+    sweep
         .iter()
-        .filter_map(|&(label, size)| {
-            let i = impls.iter().find(|i| i.label == label)?;
-            let base = match i.sweep {
-                Sweep::Udp => bench::udp_base_args(INTERVAL, ITERATIONS, size),
-                _ => bench::pipe_base_args(INTERVAL, ITERATIONS, size),
-            };
-            Some(Case {
-                label: i.label,
-                size,
-                args: format!("{base} {}", i.args),
-            })
-        })
-        .collect()
+        .copied()
+        .min_by(|&x, &y| ratio(x).total_cmp(&ratio(y)).then(x.cmp(&y)))
 }
 
 /// The guest's case list (`/etc/rstreams/profile.plan`): `LABEL SIZE PERFTEST-ARGS...` per
@@ -569,14 +599,14 @@ mod tests {
 
     #[test]
     fn cases_follow_impls_and_the_sweep_options() {
-        let all = cases(&bench::IMPLS.iter().collect::<Vec<_>>());
+        let (sizes, udp) = (bench::default_sizes(), bench::default_udp_sizes());
+        let all = cases(&bench::IMPLS.iter().collect::<Vec<_>>(), &sizes, &udp);
         assert_eq!(all.len(), CASES.len());
-        let c = cases(&impls(&[
-            "linux",
-            "streams+H+w+F+M",
-            "udp-tpi",
-            "seqpacket",
-        ]));
+        let c = cases(
+            &impls(&["linux", "streams+H+w+F+M", "udp-tpi", "seqpacket"]),
+            &sizes,
+            &udp,
+        );
         let got: Vec<(&str, usize)> = c.iter().map(|c| (c.label, c.size)).collect();
         assert_eq!(
             got,
@@ -600,7 +630,39 @@ mod tests {
             plan_text(&c[4..]),
             "udp-tpi 64 -q -r -t 1 -i 2 -s 64 --bufsize=131071 --udp=tpi\n"
         );
-        assert!(cases(&impls(&["bw-linux", "syscall"])).is_empty());
+        assert!(cases(&impls(&["bw-linux", "syscall"]), &sizes, &udp).is_empty());
+    }
+
+    #[test]
+    fn cases_follow_the_sweep_sizes() {
+        let all = bench::IMPLS.iter().collect::<Vec<_>>();
+        let got = |sizes: &[usize], udp: &[usize]| -> Vec<(&str, usize)> {
+            cases(&all, sizes, udp)
+                .iter()
+                .map(|c| (c.label, c.size))
+                .collect()
+        };
+        // The quick sweep (1, 64, 1024, 4096): putmsg's 16 goes to 64 (4x off, against 16x).
+        let quick = got(&[1, 64, 1024, 4096], &[1, 64, 1024]);
+        assert!(quick.contains(&("streams-putmsg", 64)), "{quick:?}");
+        assert!(quick.contains(&("streams", 1)) && quick.contains(&("streams", 4096)));
+        // One size: the 1-byte and 4 KiB cases of an implementation become one.
+        let one = got(&[256], &[64]);
+        assert_eq!(
+            one,
+            [
+                ("linux", 256),
+                ("streams", 256),
+                ("streams+H+w+F+M", 256),
+                ("streams-putmsg", 256),
+                ("udp-socket", 64),
+                ("udp-tpi", 64)
+            ]
+        );
+        // A tie goes to the smaller size; no UDP sizes, no UDP cases.
+        assert_eq!(nearest(16, &[4, 64]), Some(4));
+        assert!(got(&[1], &[]).iter().all(|(l, _)| !l.starts_with("udp")));
+        assert_eq!(nearest(1, &[]), None);
     }
 
     #[test]
@@ -643,7 +705,11 @@ mod tests {
 
     #[test]
     fn markers_to_the_profile_section() {
-        let c = cases(&impls(&["linux", "streams", "udp-tpi"]));
+        let c = cases(
+            &impls(&["linux", "streams", "udp-tpi"]),
+            &bench::default_sizes(),
+            &bench::default_udp_sizes(),
+        );
         let got: Vec<(&str, usize)> = c.iter().map(|c| (c.label, c.size)).collect();
         assert_eq!(
             got,
