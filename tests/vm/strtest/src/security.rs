@@ -466,10 +466,14 @@ pub(crate) fn t_setsig_unprivileged_own_process_only() -> R {
                 3
             }
         })?;
+        // The child holds the only write end now: if it leaves before it is ready (I_SETSIG
+        // refused, as under fault injection), the read sees end of file instead of waiting
+        // for ever.
+        drop(wr);
         let mut c = [0u8; 1];
         // SAFETY: a one-byte read into a valid buffer.
         let n = unsafe { libc::read(rd.as_raw_fd(), c.as_mut_ptr().cast(), 1) };
-        ensure!(n == 1, "child never got ready");
+        ensure!(n == 1, "child never got ready (status {:?})", reap(child));
         e(b.write(b"x"), "write")?;
         let code = reap(child)?;
         ensure!(
