@@ -751,6 +751,9 @@ unsafe impl<K: ShimSpin> kernel::sync::lock::Backend for ShimSpinBackend<K> {
     type State = kernel::bindings::spinlock_t;
     type GuardState = ();
 
+    /// # Safety
+    /// As `Backend::init`: `ptr` a spinlock not yet initialised, `name` and `key` alive as
+    /// long as the lock.
     unsafe fn init(
         ptr: *mut Self::State,
         name: *const kernel::ffi::c_char,
@@ -782,6 +785,8 @@ pub struct SpinBh;
 
 #[cfg(rstreams_kernel)]
 impl ShimSpin for SpinBh {
+    /// # Safety
+    /// As [`ShimSpin::lock`].
     #[inline]
     unsafe fn lock(ptr: *mut kernel::bindings::spinlock_t) {
         // SAFETY: `ShimSpin::lock`'s contract; no caller of rstreams runs in hard-interrupt
@@ -864,6 +869,8 @@ pub struct SpinPlain;
 
 #[cfg(rstreams_kernel)]
 impl ShimSpin for SpinPlain {
+    /// # Safety
+    /// As [`ShimSpin::lock`].
     #[inline]
     unsafe fn lock(ptr: *mut kernel::bindings::spinlock_t) {
         // SAFETY: `ShimSpin::lock`'s contract; only process and workqueue context take it
