@@ -270,12 +270,7 @@ pub(crate) fn t_pipe_read_fill() -> R {
     }
     // Non-blocking: 5 bytes queued, a read of 64 takes them; then EAGAIN on the empty queue.
     e(a.write(b"short"), "write")?;
-    // SAFETY: fcntl on a descriptor this test owns; no pointers.
-    let r = unsafe {
-        let fl = libc::fcntl(b.raw(), libc::F_GETFL);
-        libc::fcntl(b.raw(), libc::F_SETFL, fl | libc::O_NONBLOCK)
-    };
-    ensure!(r == 0, "O_NONBLOCK: {}", io::Error::last_os_error());
+    crate::set_nonblock(&b, true)?;
     let mut buf = [0u8; 64];
     let n = e(b.read(&mut buf), "non-blocking read")?;
     ensure!(
