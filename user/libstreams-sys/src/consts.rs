@@ -152,6 +152,8 @@ pub const SNDZERO: c_int = 0x001;
 pub const SNDPIPE: c_int = 0x002;
 /// Coalesce small writes at the Stream head.
 pub const SNDHOLD: c_int = 0x004;
+/// Read notification (LfS): the head reading this end's data sends M_READ before it blocks.
+pub const SNDMREAD: c_int = 0x010;
 
 /// I_ATMARK: any mark.
 pub const ANYMARK: c_int = 0x01;

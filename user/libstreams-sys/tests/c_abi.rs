@@ -91,6 +91,7 @@ fn constants() -> Vec<Const> {
         SNDZERO,
         SNDPIPE,
         SNDHOLD,
+        SNDMREAD,
         ANYMARK,
         LASTMARK,
         ANYBAND,

@@ -145,8 +145,8 @@ pub struct Opts {
     pub count: Option<u64>,
     /// Write hold / coalescing, SNDHOLD (`-H`).
     pub hold: bool,
-    /// M_READ notification (`-M`; ignored: nothing sets SO_MREADON on an rstreams pipe end
-    /// yet).
+    /// Read notification, SNDMREAD on the write end (`-M`): the reading end's head sends
+    /// M_READ before a read blocks.
     pub mread: bool,
     /// Read-fill mode, RFILL (`-w`).
     pub readfill: bool,
@@ -406,7 +406,8 @@ pub struct RunArgs {
     /// Full-size (4096-byte) reads
     #[arg(short = 'F', long)]
     full: bool,
-    /// M_READ notification (not supported by the rstreams Stream head yet)
+    /// Read notification: I_SWROPT SNDMREAD on the write end (the reader's head sends M_READ
+    /// before a read blocks)
     #[arg(short = 'M', long)]
     mread: bool,
     /// Stream head read queue high water mark on both ends (I_SET_HIWAT)

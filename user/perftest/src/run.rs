@@ -156,6 +156,33 @@ pub fn open_channel(kind: Kind) -> Result<(Stream, Stream), String> {
     Ok((Stream::from_fd(a), Stream::from_fd(b)))
 }
 
+/// The I_SWROPT bits besides SNDPIPE that `-H` and `-M` ask of the write end.
+fn write_options(o: &Opts) -> i32 {
+    let mut v = 0;
+    if o.hold {
+        v |= streams::SNDHOLD;
+    }
+    if o.mread {
+        v |= streams::SNDMREAD;
+    }
+    v
+}
+
+/// "SNDPIPE|SNDHOLD|SNDMREAD" for the error message of [`write_options`]' ioctl.
+fn write_options_named(v: i32) -> String {
+    let mut s = String::from("SNDPIPE");
+    for (bit, name) in [
+        (streams::SNDHOLD, "SNDHOLD"),
+        (streams::SNDMREAD, "SNDMREAD"),
+    ] {
+        if v & bit != 0 {
+            s.push('|');
+            s.push_str(name);
+        }
+    }
+    s
+}
+
 /// Apply the STREAMS options and `--pipe-size`; on other kinds the STREAMS options are
 /// reported as ignored.
 pub(crate) fn setup(
@@ -190,20 +217,23 @@ pub(crate) fn setup(
             wr.push(&o.module)
                 .map_err(|e| format!("ioctl(I_PUSH, {}): {}", o.module, strip_os(&e)))?;
         }
-        if o.hold {
-            wr.set_write_opt(streams::SNDPIPE | streams::SNDHOLD)
-                .map_err(|e| format!("ioctl(I_SWROPT, SNDPIPE|SNDHOLD): {}", strip_os(&e)))?;
+        // LfS perftest: one I_SWROPT on the write end, SNDMREAD asking the reading end's
+        // head for M_READ before its reads block (with -a and without -b the reads never
+        // block, so no M_READ is sent there: LfS's head also fails a non-blocking read
+        // before any M_READ).
+        let wropt = write_options(o);
+        if wropt != 0 {
+            wr.set_write_opt(streams::SNDPIPE | wropt).map_err(|e| {
+                format!(
+                    "ioctl(I_SWROPT, {}): {}",
+                    write_options_named(wropt),
+                    strip_os(&e)
+                )
+            })?;
         }
         if o.readfill {
             rd.set_read_opt(streams::RFILL | streams::RPROTNORM)
                 .map_err(|e| format!("ioctl(I_SRDOPT, RFILL|RPROTNORM): {}", strip_os(&e)))?;
-        }
-        if o.mread {
-            warn(
-                "-M (M_READ): nothing sets SO_MREADON on an rstreams pipe end yet (the head \
-                 answers M_READ, but no user interface turns it on); ignored"
-                    .into(),
-            );
         }
         let marks = WaterMarks::of(o);
         if let Err(e) = marks.set([rd, wr]) {

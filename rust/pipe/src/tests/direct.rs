@@ -80,7 +80,26 @@ fn pair(rdopt: u32) -> Result<[TestPipe; 2], Failure> {
 /// the inbound list holds the message. What such a lock hold does not read goes up to the
 /// head when it ends.
 fn a_read_takes_straight_from_the_inbound_list() -> TestResult {
+    reads_straight_from_the_inbound_list(false)
+}
+
+/// The same with read notification on at end 1 (I_SWROPT SNDMREAD at end 0, perftest's
+/// `-M`): a read sends M_READ only when it finds nothing, so it still takes directly.
+fn a_read_with_read_notification_takes_directly() -> TestResult {
+    reads_straight_from_the_inbound_list(true)
+}
+
+fn reads_straight_from_the_inbound_list(mread: bool) -> TestResult {
     let s = check_ok!(TestPipe::new());
+    if mread {
+        let on = IocArg::Int(i64::from(SNDPIPE | SNDMREAD));
+        check_eq!(
+            s.end(0, |s| s.strioctl(&Registry::new(), I_SWROPT, on)),
+            Ok(0)
+        );
+        s.settle();
+        check!(s.end(1, |s| s.sth().mread()));
+    }
     check_eq!(write(&s, 0, b"abc"), Ok(3));
     check!(s.perim(1).perim.gate().has_pending());
     let gate = s.perim(1).perim.gate();
@@ -360,6 +379,7 @@ fn i_setsig_input_hears_of_every_message() -> TestResult {
 
 ktest_suite!(PIPE_DIRECT_SUITE, "streams_pipe_direct":
     a_read_takes_straight_from_the_inbound_list,
+    a_read_with_read_notification_takes_directly,
     byte_stream_reads_match,
     message_discard_reads_match,
     message_nondiscard_reads_match,

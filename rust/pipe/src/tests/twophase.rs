@@ -308,6 +308,37 @@ fn mread_from_a_blocking_reader_sends_held_data() -> TestResult {
     Ok(())
 }
 
+/// I_SWROPT SNDMREAD at end 0 (LfS perftest's `-M`) turns read notification on at end 1, the
+/// head that reads end 0's data, and not at end 0: a read that blocks at end 1 sends M_READ
+/// across and end 0's held data goes at once. I_GWROPT reports the bit; clearing it turns
+/// end 1's notification off again.
+fn swropt_sndmread_asks_the_reading_end_for_m_read() -> TestResult {
+    let s = check_ok!(TestPipe::new());
+    let r = Registry::new();
+    let on = IocArg::Int(i64::from(SNDPIPE | SNDHOLD | SNDMREAD));
+    check_ok!(s.end(0, |s| s.strioctl(&r, I_SWROPT, on)));
+    s.settle();
+    check!(s.end(1, |s| s.sth().mread()));
+    check!(!s.end(0, |s| s.sth().mread()));
+    check_eq!(s.end(0, |s| s.sth().wropt()), SNDPIPE | SNDHOLD | SNDMREAD);
+    check_eq!(write(&s, 0, b"held"), Ok(4));
+    check_eq!(s.end(0, |s| s.sth().held()), 4);
+    let end1 = s.call(1);
+    let tok = &end1.shared().reader;
+    let mut t = Taken::new();
+    let blocked = s.end(1, |s| s.strread(64, false, tok, &mut t));
+    check_eq!(blocked, Err(Stop::Block(Block::Readable)));
+    s.settle();
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!(bytes(&check_ok!(read(&s, 1, 64))), b"held");
+    let off = IocArg::Int(i64::from(SNDPIPE | SNDHOLD));
+    check_ok!(s.end(0, |s| s.strioctl(&r, I_SWROPT, off)));
+    s.settle();
+    check!(!s.end(1, |s| s.sth().mread()));
+    check_eq!(s.end(0, |s| s.sth().wropt()), SNDPIPE | SNDHOLD);
+    Ok(())
+}
+
 ktest_suite!(PIPE_TWOPHASE_SUITE, "streams_pipe_twophase":
     prebuilt_write_then_read_across,
     read_smaller_than_the_message_splits_it,
@@ -319,4 +350,5 @@ ktest_suite!(PIPE_TWOPHASE_SUITE, "streams_pipe_twophase":
     prebuilt_flow_control_keeps_the_message,
     held_writes_join_until_full_or_hangup,
     mread_from_a_blocking_reader_sends_held_data,
+    swropt_sndmread_asks_the_reading_end_for_m_read,
 );

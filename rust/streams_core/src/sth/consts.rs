@@ -170,6 +170,9 @@ pub const SNDZERO: u32 = 0x001;
 pub const SNDPIPE: u32 = 0x002;
 /// Write hold (LfS/UnixWare strhold): small writes are coalesced at the head.
 pub const SNDHOLD: u32 = 0x004;
+/// Read notification (LfS, `1 << 4`): the head that reads what this end writes sends M_READ
+/// before a read blocks there (the other end of a pipe, a FIFO's own head, else this head).
+pub const SNDMREAD: u32 = 0x010;
 
 /// I_ATMARK: is the first message marked?
 pub const ANYMARK: i32 = 0x01;

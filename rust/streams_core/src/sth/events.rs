@@ -202,6 +202,26 @@ impl Stream {
         self.sth_note_arrival(was_empty, false, 0);
     }
 
+    /// I_SWROPT's SNDMREAD (LfS): read notification on or off for the head that reads what
+    /// this head writes. On a pipe end or a FIFO that is the head this end's writes reach
+    /// (the other end, or the FIFO's own head), told with an M_SETOPTS of SO_MREADON or
+    /// SO_MREADOFF sent down, as a module below it would tell it; on any other Stream it is
+    /// this head, whose blocking reads then send M_READ to the driver. ENOSR, nothing
+    /// changed, when the message cannot be allocated.
+    pub(crate) fn sth_read_notify(&mut self, on: bool) -> Result<(), Errno> {
+        if !self.sth.ispipe {
+            self.sth.mread = on;
+            return Ok(());
+        }
+        let so = StrOptions {
+            so_flags: if on { SO_MREADON } else { SO_MREADOFF },
+            ..StrOptions::default()
+        };
+        let m = so.to_msg().map_err(|_| Errno::ENOSR)?;
+        self.write(m);
+        Ok(())
+    }
+
     /// Apply M_SETOPTS.
     pub(crate) fn sth_setopts(&mut self, o: &StrOptions) {
         let f = o.so_flags;

@@ -340,8 +340,11 @@ impl Stream {
             (I_GRDOPT, IocArg::Out(out)) => put_i32(out, self.sth.rdopt as i32),
             (I_SWROPT, IocArg::Int(v)) => {
                 let v = u32::try_from(v).map_err(|_| Errno::EINVAL)?;
-                if v & !(SNDZERO | SNDPIPE | SNDHOLD) != 0 {
+                if v & !(SNDZERO | SNDPIPE | SNDHOLD | SNDMREAD) != 0 {
                     return Err(Errno::EINVAL.into());
+                }
+                if (v ^ self.sth.wropt) & SNDMREAD != 0 {
+                    self.sth_read_notify(v & SNDMREAD != 0)?;
                 }
                 self.sth.wropt = v;
                 if v & SNDHOLD == 0 {

@@ -385,13 +385,16 @@ impl HeadProcs for StrHead {
             && h.rerr.is_none()
             && h.plex.is_none()
     }
-    /// The lazy conditions, and no M_READ to send, no write hold: the read that follows is
-    /// then the only one to act on what it takes straight from the inbound list (read fill,
-    /// signals, hangup and errors are already out by `lazy_ok`; the arrival's wakeups are
-    /// noted by the read only for the rest of a message it puts back: `msg.rs`
-    /// `sth_putbq_taken`).
+    /// The lazy conditions, and no write hold: the read that follows is then the only one
+    /// to act on what it takes straight from the inbound list (read fill, signals, hangup
+    /// and errors are already out by `lazy_ok`; the arrival's wakeups are noted by the read
+    /// only for the rest of a message it puts back: `msg.rs` `sth_putbq_taken`). Write hold
+    /// is out because a read first sends what this head holds, which on a FIFO comes back
+    /// to this head ahead of what the read took. M_READ (SO_MREADON) is not: a read sends
+    /// it only when it finds nothing, the taken messages included (`read.rs`
+    /// `sth_read_wait`), so nothing it took is waiting then.
     fn direct_ok(s: &Stream) -> bool {
-        Self::lazy_ok(s) && !s.sth.mread && s.sth.wropt & SNDHOLD == 0
+        Self::lazy_ok(s) && s.sth.wropt & SNDHOLD == 0
     }
     /// Open, no write error or hangup, not linked under a multiplexor; no write offset,
     /// delimiters, held message, and no packet-size limits on the top queue (`maxpsz`

@@ -326,7 +326,7 @@ impl Stream {
         if direct {
             // The direct take's conditions (`direct_ok`) that make this reader the only one
             // to see the message.
-            debug_assert!(!self.sth.sig_any && self.sth.rdopt & RFILL == 0 && !self.sth.mread);
+            debug_assert!(!self.sth.sig_any && self.sth.rdopt & RFILL == 0);
             return self.direct_pop();
         }
         match self.getq_upto_at(h, usize::MAX, 1, |_| true) {

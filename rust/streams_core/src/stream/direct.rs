@@ -3,7 +3,7 @@
 //!
 //! A read enters its Stream with `Perim::enter_read`. When something waits on the inbound
 //! list, the gate is lazy (the puts claimed nothing: nobody watches the head) and the head
-//! allows it ([`HeadProcs::direct_ok`]: a Stream head with no read fill, M_READ, write hold,
+//! allows it ([`HeadProcs::direct_ok`]: a Stream head with no read fill, write hold,
 //! signals, hangup or error), the reader takes the list as every enter does
 //! (`Gate::take_into`: the claim cleared first, the pending counts zeroed and fenced, so
 //! the refused writer's mark is seen by the publish as before) and applies its back-enables,

@@ -13,12 +13,9 @@
 //! - what nobody can pin on one pipe end with zero-length and one-byte messages leaves
 //!   MemAvailable within a bound made of the block limit.
 
-use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
-
 use streams::*;
 
-use crate::R;
+use crate::{as_nobody, R};
 
 const MIB: usize = 1 << 20;
 
@@ -42,61 +39,6 @@ fn mem_available() -> Result<usize, String> {
         .and_then(|v| v.parse().ok())
         .ok_or("bad MemAvailable")?;
     Ok(kb * 1024)
-}
-
-/// Run `f` in a child process as uid/gid 65534; its error comes back through a pipe.
-fn as_nobody(f: impl FnOnce() -> R) -> R {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: both descriptors were just created and are owned here only.
-    let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: fork in a test program; the child runs `f` and leaves with _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
-    }
-    if pid == 0 {
-        drop(rd);
-        // SAFETY: plain system calls in the child.
-        let dropped = unsafe { libc::setgid(65534) == 0 && libc::setuid(65534) == 0 };
-        let r = if !dropped {
-            Err("setgid/setuid 65534 failed".to_string())
-        } else {
-            f()
-        };
-        let code = match r {
-            Ok(()) => 0,
-            Err(why) => {
-                let _ = std::fs::File::from(wr).write_all(why.as_bytes());
-                1
-            }
-        };
-        // SAFETY: leave the child without running the parent's destructors.
-        unsafe { libc::_exit(code) };
-    }
-    drop(wr);
-    let mut why = String::new();
-    let _ = std::fs::File::from(rd).read_to_string(&mut why);
-    let mut status = 0;
-    // SAFETY: waiting for our own child.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-        return Ok(());
-    }
-    Err(format!("as nobody: {why} (status {status:#x})"))
-}
-
-fn nonblock(s: &Stream) -> R {
-    // SAFETY: fcntl on a descriptor we own.
-    let fl = unsafe { libc::fcntl(s.raw(), libc::F_GETFL) };
-    // SAFETY: as above.
-    if fl < 0 || unsafe { libc::fcntl(s.raw(), libc::F_SETFL, fl | libc::O_NONBLOCK) } < 0 {
-        return Err(format!("O_NONBLOCK: {}", std::io::Error::last_os_error()));
-    }
-    Ok(())
 }
 
 fn errno_of<T>(r: std::io::Result<T>) -> Option<i32> {
@@ -181,8 +123,8 @@ pub(crate) fn t_limits_zero_length_putmsg_eagain() -> R {
     let max = param("strmblkmax")?;
     as_nobody(move || {
         let (a, b) = crate::e(Stream::pipe(), "s_pipe")?;
-        nonblock(&a)?;
-        nonblock(&b)?;
+        crate::set_nonblock(&a, true)?;
+        crate::set_nonblock(&b, true)?;
         let mut sent = 0usize;
         loop {
             match a.putmsg(None, Some(&[]), 0) {
@@ -244,7 +186,7 @@ pub(crate) fn t_limits_memory_bounded() -> R {
     as_nobody(move || {
         let before = mem_available()?;
         let (a, b) = crate::e(Stream::pipe(), "s_pipe")?;
-        nonblock(&a)?;
+        crate::set_nonblock(&a, true)?;
         let _ = a.ioctl_int(I_SET_HIWAT, i32::MAX);
         let mut n = 0usize;
         while a.putmsg(None, Some(&[]), 0).is_ok() {
@@ -252,7 +194,7 @@ pub(crate) fn t_limits_memory_bounded() -> R {
             ensure!(n <= 2 * max + 1, "{n} zero-length messages accepted");
         }
         // The other direction too: end b's writes to a, one byte each.
-        nonblock(&b)?;
+        crate::set_nonblock(&b, true)?;
         let mut k = 0usize;
         while b.write(b"x").is_ok() {
             k += 1;

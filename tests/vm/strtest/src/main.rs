@@ -114,6 +114,59 @@ fn set_nonblock(s: &Stream, on: bool) -> R {
     Ok(())
 }
 
+/// Run `f` in a child process that drops to uid/gid 65534 (nobody, no supplementary groups);
+/// the child's error comes back through a pipe as the case's.
+pub(crate) fn as_nobody(f: impl FnOnce() -> R) -> R {
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(format!("pipe: {}", io::Error::last_os_error()));
+    }
+    // SAFETY: both descriptors were just created and are owned here only.
+    let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: fork in a test program; the child runs `f` and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        drop(rd);
+        // SAFETY: plain system calls in the child.
+        let dropped = unsafe {
+            libc::setgroups(0, std::ptr::null()) == 0
+                && libc::setgid(65534) == 0
+                && libc::setuid(65534) == 0
+        };
+        let r = if dropped {
+            f()
+        } else {
+            Err("setgroups/setgid/setuid 65534 failed".to_string())
+        };
+        let code = match r {
+            Ok(()) => 0,
+            Err(why) => {
+                let _ = std::fs::File::from(wr).write_all(why.as_bytes());
+                1
+            }
+        };
+        // SAFETY: leave the child without running the parent's destructors.
+        unsafe { libc::_exit(code) };
+    }
+    // The child's end closed here, so a child that dies early gives EOF, not a hang.
+    drop(wr);
+    let mut why = String::new();
+    let _ = std::fs::File::from(rd).read_to_string(&mut why);
+    let mut status = 0;
+    // SAFETY: waiting for our own child; `status` is a live int.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        return Ok(());
+    }
+    Err(format!("as nobody: {why} (status {status:#x})"))
+}
+
 fn pattern(n: usize, seed: u8) -> Vec<u8> {
     (0..n)
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
@@ -837,6 +890,10 @@ fn main() {
         (
             "read fill (RFILL) across a pipe: a blocking reader sleeps until 64 bytes came in 8 writes; non-blocking takes what is there, EAGAIN on none",
             pipes::t_pipe_read_fill,
+        ),
+        (
+            "I_SWROPT SNDMREAD (perftest -M) as nobody: set and read back at one end, EINVAL for other bits, held writes reach a blocking reader in order",
+            pipes::t_pipe_sndmread,
         ),
         (
             "echo: write/read and putmsg/getmsg round trips",

@@ -285,3 +285,56 @@ pub(crate) fn t_pipe_read_fill() -> R {
     );
     Ok(())
 }
+
+/// I_SWROPT SNDMREAD (LfS perftest's `-M`), as nobody: accepted with SNDPIPE and SNDHOLD and
+/// read back by I_GWROPT at the end that set it, the other end's options left alone; SNDELIM
+/// and unknown bits EINVAL, the options unchanged. A blocking reader at the other end gets
+/// one-byte writes that write hold keeps at the writing end (the reader's M_READ, or the
+/// hold timer, sends them), all of them, in order.
+pub(crate) fn t_pipe_sndmread() -> R {
+    crate::as_nobody(|| {
+        let (a, b) = e(Stream::pipe(), "s_pipe")?;
+        let opts = streams::SNDPIPE | streams::SNDHOLD | streams::SNDMREAD;
+        e(a.set_write_opt(opts), "I_SWROPT SNDPIPE|SNDHOLD|SNDMREAD")?;
+        let got = |s: &Stream| e(s.ioctl_get_int(streams::I_GWROPT), "I_GWROPT").map(|r| r.1);
+        ensure!(got(&a)? == opts, "I_GWROPT {:#x}, set {opts:#x}", got(&a)?);
+        ensure!(
+            got(&b)? == streams::SNDPIPE,
+            "the other end's options {:#x}",
+            got(&b)?
+        );
+        for bad in [0x008, 0x020, -1] {
+            let err = errno_of(a.set_write_opt(bad), "I_SWROPT")?;
+            ensure!(
+                err == libc::EINVAL,
+                "I_SWROPT {bad:#x}: errno {err}, expected EINVAL"
+            );
+        }
+        ensure!(
+            got(&a)? == opts,
+            "I_GWROPT {:#x} after refused calls",
+            got(&a)?
+        );
+        let b = std::sync::Arc::new(b);
+        let reader = b.clone();
+        let h = std::thread::spawn(move || -> Result<Vec<u8>, String> {
+            let mut all = Vec::new();
+            while all.len() < 16 {
+                let mut buf = [0u8; 16];
+                let n = e(reader.read(&mut buf), "blocking read")?;
+                ensure!(n > 0, "EOF after {} bytes", all.len());
+                all.extend_from_slice(&buf[..n]);
+            }
+            Ok(all)
+        });
+        for i in 0..16u8 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            e(a.write(&[i]), "write")?;
+        }
+        let all = h
+            .join()
+            .map_err(|_| "reader thread panicked".to_string())??;
+        ensure!(all == (0..16u8).collect::<Vec<_>>(), "read {all:?}");
+        Ok(())
+    })
+}

@@ -107,6 +107,7 @@ extern "C" {
 #define SNDZERO		0x001
 #define SNDPIPE		0x002
 #define SNDHOLD		0x004
+#define SNDMREAD	0x010
 
 /* I_ATMARK */
 #define ANYMARK		0x01

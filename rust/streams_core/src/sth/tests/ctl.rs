@@ -139,10 +139,14 @@ fn i_swropt_gwropt_validation() -> TestResult {
         IocArg::Int(i64::from(SNDZERO | SNDPIPE))
     ));
     check_eq!(out_i32(&mut s, I_GWROPT)?.1, (SNDZERO | SNDPIPE) as i32);
-    check_eq!(
-        ioc(&mut s, I_SWROPT, IocArg::Int(8)),
-        Err(Stop::Err(Errno::EINVAL))
-    );
+    // SNDELIM (LfS 1 << 3) is not supported; neither is any bit above SNDMREAD.
+    for bad in [8, 0x20, -1] {
+        check_eq!(
+            ioc(&mut s, I_SWROPT, IocArg::Int(bad)),
+            Err(Stop::Err(Errno::EINVAL))
+        );
+    }
+    check_eq!(out_i32(&mut s, I_GWROPT)?.1, (SNDZERO | SNDPIPE) as i32);
     Ok(())
 }
 
@@ -496,6 +500,32 @@ fn mread_sent_before_read_blocks() -> TestResult {
     Ok(())
 }
 
+/// I_SWROPT SNDMREAD on a Stream that is no pipe or FIFO turns read notification on at this
+/// head (nothing is sent down for it): its blocking reads then send M_READ to the driver.
+/// I_GWROPT reports the bit; clearing it turns the notification off.
+fn swropt_sndmread_on_a_driver_stream_is_this_heads() -> TestResult {
+    let mut s = open(&HOLD)?;
+    check_eq!(
+        ioc(&mut s, I_SWROPT, IocArg::Int(i64::from(SNDMREAD))),
+        Ok(0)
+    );
+    check!(s.sth().mread());
+    check_eq!(out_i32(&mut s, I_GWROPT)?.1, SNDMREAD as i32);
+    check!(check_some!(s.queue(dwq(&s)?)).first().is_none());
+    let mut t = Taken::new();
+    check_eq!(
+        s.strread(5, false, &ReaderToken::new(), &mut t),
+        Err(Stop::Block(Block::Readable))
+    );
+    let q = check_some!(s.queue(dwq(&s)?));
+    let m = check_some!(q.first());
+    check_eq!(m.db_type(), M_READ);
+    check_eq!(m.rd(), &5usize.to_ne_bytes()[..]);
+    check_eq!(ioc(&mut s, I_SWROPT, IocArg::Int(0)), Ok(0));
+    check!(!s.sth().mread());
+    Ok(())
+}
+
 fn msig_and_mpcsig_recorded() -> TestResult {
     let mut s = open(&STHLOOP)?;
     let _ = s.sth_take_events();
@@ -560,6 +590,7 @@ ktest_suite!(STH_CTL_SUITE, "streams_sth_ctl":
     i_flush_flushes_both_ways,
     setopts_changes_read_mode_and_hiwat,
     mread_sent_before_read_blocks,
+    swropt_sndmread_on_a_driver_stream_is_this_heads,
     msig_and_mpcsig_recorded,
     poll_masks_follow_head_state,
     poll_out_clears_when_flow_controlled,

@@ -217,6 +217,37 @@ fn fifo_close_pops_modules() -> TestResult {
     Ok(())
 }
 
+/// I_SWROPT SNDMREAD on a FIFO: the M_SETOPTS it sends down comes back to this head, whose
+/// blocking reads then send M_READ around the loop (taken at the head, nothing to read).
+/// Without memory for the message the ioctl fails ENOSR and changes nothing.
+fn fifo_swropt_sndmread_reaches_its_own_head() -> TestResult {
+    let mut s = fifo()?;
+    let r = reg()?;
+    let on = || IocArg::Int(i64::from(SNDPIPE | SNDMREAD));
+    {
+        let _g = super::FaultGuard::fail_after(0);
+        check_eq!(s.strioctl(&r, I_SWROPT, on()), Err(Stop::Err(Errno::ENOSR)));
+    }
+    check!(!s.sth().mread());
+    check_eq!(s.sth().wropt(), SNDPIPE);
+    check_eq!(s.strioctl(&r, I_SWROPT, on()), Ok(0));
+    check!(s.sth().mread());
+    check_eq!(s.sth().wropt(), SNDPIPE | SNDMREAD);
+    let mut t = Taken::new();
+    check_eq!(
+        s.strread(8, false, &ReaderToken::new(), &mut t),
+        Err(Stop::Block(Block::Readable))
+    );
+    check_eq!(nread(&mut s)?, (0, 0));
+    check_eq!(wr(&mut s, b"ok"), Ok(2));
+    check_eq!(check_ok!(rd(&mut s, 64)).bytes(), b"ok");
+    let off = IocArg::Int(i64::from(SNDPIPE));
+    check_eq!(s.strioctl(&r, I_SWROPT, off), Ok(0));
+    check!(!s.sth().mread());
+    check_eq!(s.dropped(), 0);
+    Ok(())
+}
+
 fn fifo_open_fails_cleanly_without_memory() -> TestResult {
     for n in 0..4 {
         let _g = super::FaultGuard::fail_after(n);
@@ -237,5 +268,6 @@ ktest_suite!(STH_FIFO_SUITE, "streams_sth_fifo":
     fifo_modules_push_and_pop,
     fifo_flush_does_not_loop,
     fifo_close_pops_modules,
+    fifo_swropt_sndmread_reaches_its_own_head,
     fifo_open_fails_cleanly_without_memory,
 );
