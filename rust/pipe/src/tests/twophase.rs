@@ -277,6 +277,20 @@ fn held_writes_join_until_full_or_hangup() -> TestResult {
     Ok(())
 }
 
+/// A read that blocks at end 1 (read notification on there) sends M_READ across, and end 0's
+/// held "held" goes at once (no hold timer in these tests): the next read at end 1 gets it.
+fn blocked_read_sends_what_is_held(s: &TestPipe) -> TestResult {
+    let end1 = s.call(1);
+    let tok = &end1.shared().reader;
+    let mut t = Taken::new();
+    let blocked = s.end(1, |s| s.strread(64, false, tok, &mut t));
+    check_eq!(blocked, Err(Stop::Block(Block::Readable)));
+    s.settle();
+    check_eq!(s.end(0, |s| s.sth().held()), 0);
+    check_eq!(bytes(&check_ok!(read(s, 1, 64))), b"held");
+    Ok(())
+}
+
 /// SO_MREADON at end 1: a read that blocks there sends M_READ across, and end 0's head sends
 /// what write hold holds at once instead of at the hold timer.
 fn mread_from_a_blocking_reader_sends_held_data() -> TestResult {
@@ -297,14 +311,7 @@ fn mread_from_a_blocking_reader_sends_held_data() -> TestResult {
     // A non-blocking read sends no M_READ.
     check_eq!(read(&s, 1, 64).err(), Some(Errno::EAGAIN));
     check_eq!(s.end(0, |s| s.sth().held()), 4);
-    let end1 = s.call(1);
-    let tok = &end1.shared().reader;
-    let mut t = Taken::new();
-    let blocked = s.end(1, |s| s.strread(64, false, tok, &mut t));
-    check_eq!(blocked, Err(Stop::Block(Block::Readable)));
-    s.settle();
-    check_eq!(s.end(0, |s| s.sth().held()), 0);
-    check_eq!(bytes(&check_ok!(read(&s, 1, 64))), b"held");
+    blocked_read_sends_what_is_held(&s)?;
     Ok(())
 }
 
@@ -323,14 +330,7 @@ fn swropt_sndmread_asks_the_reading_end_for_m_read() -> TestResult {
     check_eq!(s.end(0, |s| s.sth().wropt()), SNDPIPE | SNDHOLD | SNDMREAD);
     check_eq!(write(&s, 0, b"held"), Ok(4));
     check_eq!(s.end(0, |s| s.sth().held()), 4);
-    let end1 = s.call(1);
-    let tok = &end1.shared().reader;
-    let mut t = Taken::new();
-    let blocked = s.end(1, |s| s.strread(64, false, tok, &mut t));
-    check_eq!(blocked, Err(Stop::Block(Block::Readable)));
-    s.settle();
-    check_eq!(s.end(0, |s| s.sth().held()), 0);
-    check_eq!(bytes(&check_ok!(read(&s, 1, 64))), b"held");
+    blocked_read_sends_what_is_held(&s)?;
     let off = IocArg::Int(i64::from(SNDPIPE | SNDHOLD));
     check_ok!(s.end(0, |s| s.strioctl(&r, I_SWROPT, off)));
     s.settle();

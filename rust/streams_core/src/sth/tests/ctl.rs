@@ -488,15 +488,21 @@ fn mread_sent_before_read_blocks() -> TestResult {
         ..StrOptions::default()
     };
     up(&mut s, check_ok!(o.to_msg()))?;
+    blocked_read_sends_m_read(&mut s, 12)
+}
+
+/// A read of `len` bytes blocks at `s`'s empty head and sends M_READ with `len` down to the
+/// driver, which queues it.
+fn blocked_read_sends_m_read(s: &mut Stream, len: usize) -> TestResult {
     let mut t = Taken::new();
     check_eq!(
-        s.strread(12, false, &ReaderToken::new(), &mut t),
+        s.strread(len, false, &ReaderToken::new(), &mut t),
         Err(Stop::Block(Block::Readable))
     );
-    let q = check_some!(s.queue(dwq(&s)?));
+    let q = check_some!(s.queue(dwq(s)?));
     let m = check_some!(q.first());
     check_eq!(m.db_type(), M_READ);
-    check_eq!(m.rd(), &12usize.to_ne_bytes()[..]);
+    check_eq!(m.rd(), &len.to_ne_bytes()[..]);
     Ok(())
 }
 
@@ -512,15 +518,7 @@ fn swropt_sndmread_on_a_driver_stream_is_this_heads() -> TestResult {
     check!(s.sth().mread());
     check_eq!(out_i32(&mut s, I_GWROPT)?.1, SNDMREAD as i32);
     check!(check_some!(s.queue(dwq(&s)?)).first().is_none());
-    let mut t = Taken::new();
-    check_eq!(
-        s.strread(5, false, &ReaderToken::new(), &mut t),
-        Err(Stop::Block(Block::Readable))
-    );
-    let q = check_some!(s.queue(dwq(&s)?));
-    let m = check_some!(q.first());
-    check_eq!(m.db_type(), M_READ);
-    check_eq!(m.rd(), &5usize.to_ne_bytes()[..]);
+    blocked_read_sends_m_read(&mut s, 5)?;
     check_eq!(ioc(&mut s, I_SWROPT, IocArg::Int(0)), Ok(0));
     check!(!s.sth().mread());
     Ok(())
