@@ -130,6 +130,38 @@ fn stats(e: &Ep) -> Result<[u64; 7], Failure> {
     Ok(out)
 }
 
+/// The endpoint's TPI state (`TS_*`), as its T_INFO_ACK reports it.
+fn state(e: &Ep) -> Result<i32, Failure> {
+    check_ok!(send(e, &Req::Info, None));
+    let (c, n, _, _) = check_ok!(recv(e));
+    match Ind::decode(&c[..n]) {
+        Some(Ind::InfoAck(i)) => Ok(i.state),
+        _ => Err(Failure {
+            file: file!(),
+            line: line!(),
+            what: "T_INFO_ACK",
+        }),
+    }
+}
+
+/// T_BIND_REQ of `a`, run to its answer: T_ERROR_ACK's (TLI_error, UNIX_error), or `None`
+/// for anything else (a T_BIND_ACK).
+fn bind_refused(e: &Ep, a: [u8; 16]) -> Result<Option<(i32, i32)>, Failure> {
+    check_ok!(send(
+        e,
+        &Req::Bind {
+            addr: &a,
+            conind: 0
+        },
+        None
+    ));
+    settle_all(&[e]);
+    Ok(match error_of(e) {
+        Some((p, t, u)) if p == T_BIND_REQ => Some((t, u)),
+        _ => None,
+    })
+}
+
 fn info_bind_addr_unbind_rebind() -> TestResult {
     let a = open()?;
     check_ok!(send(&a, &Req::Info, None));
@@ -803,6 +835,45 @@ fn icmp_error_over_both_kinds_of_port() -> TestResult {
     Ok(())
 }
 
+/// No ephemeral port free on the address (other sockets hold them all): a bind to port 0 is
+/// T_ERROR_ACK TNOADDR, and the endpoint is TS_UNBND with nothing bound; a named port of
+/// that range is TADDRBUSY; once ports are free the same endpoint binds one.
+fn bind_without_a_free_port_is_tnoaddr() -> TestResult {
+    let a = open()?;
+    let host = [10, 14, 0, 1];
+    fake::set_ports_taken(host, true);
+    check_eq!(bind_refused(&a, addr(host, 0))?, Some((TNOADDR, 0)));
+    check_eq!(state(&a)?, TS_UNBND);
+    check_eq!(fake::bound_on(host), 0);
+    check_eq!(bind_refused(&a, addr(host, 40001))?, Some((TADDRBUSY, 0)));
+    fake::set_ports_taken(host, false);
+    check!(bind(&a, addr(host, 0))?.port >= 40000);
+    check_eq!(state(&a)?, TS_IDLE);
+    close(&a);
+    check_eq!(fake::bound_on(host), 0);
+    Ok(())
+}
+
+/// A bind the network refuses with an errno of its own (the kernel's socket creation or bind
+/// failing; ENOMEM here): T_ERROR_ACK TSYSERR carrying that errno, TS_UNBND, nothing bound;
+/// the endpoint binds once the network lets it.
+fn bind_failing_in_the_network_is_tsyserr() -> TestResult {
+    let a = open()?;
+    let host = [10, 15, 0, 1];
+    fake::set_bind_fail(host, Some(Errno::ENOMEM));
+    check_eq!(
+        bind_refused(&a, addr(host, 6100))?,
+        Some((TSYSERR, Errno::ENOMEM.0))
+    );
+    check_eq!(state(&a)?, TS_UNBND);
+    check_eq!(fake::bound_on(host), 0);
+    fake::set_bind_fail(host, None);
+    check_eq!(bind(&a, addr(host, 6100))?.port, 6100);
+    check_eq!(state(&a)?, TS_IDLE);
+    close(&a);
+    Ok(())
+}
+
 ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     received_datagrams_carry_their_own_source_and_header,
     info_bind_addr_unbind_rebind,
@@ -817,4 +888,6 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     allocation_failure_at_each_step,
     queued_port_drains_as_the_reader_reads,
     icmp_error_over_both_kinds_of_port,
+    bind_without_a_free_port_is_tnoaddr,
+    bind_failing_in_the_network_is_tsyserr,
 );

@@ -3,7 +3,10 @@
 //! delivering synchronously to the bound port's `Rx`, a "send buffer full" switch per source
 //! address (EAGAIN, then `Rx::write_space` when switched off), an ICMP switch per source
 //! address (`Rx::uderror` ECONNREFUSED for a datagram to no port), a transmit failure switch per
-//! source address, and a list of deferred jobs.
+//! source address, and a list of deferred jobs. Two switches per local address model what
+//! other sockets of the host do to a bind there: every port of the ephemeral range taken
+//! (a bind to port 0 finds none free: TNOADDR), and a bind that fails with an errno (the
+//! kernel's socket creation or bind failing: TSYSERR).
 //! `FakeQueuedNet` is the same network with queued ports (`Port::QUEUED`, as XTI over
 //! sockets): a datagram waits in its port's receive queue (at most [`QUEUE_CAP`], the rest
 //! dropped and counted), an ICMP error in its error queue, and the port says `Rx::readable`.
@@ -59,7 +62,12 @@ struct World {
     deferred: Vec<Job>,
     tx: Vec<(Inet4, Inet4, TxOpts)>,
     fail: Vec<([u8; 4], Errno)>,
+    taken: Vec<[u8; 4]>,
+    bind_fail: Vec<([u8; 4], Errno)>,
 }
+
+/// The ephemeral port range (port 0 binds one of these).
+const EPHEMERAL: core::ops::RangeInclusive<u16> = 40000..=60999;
 
 static WORLD: Mutex<World> = Mutex::new(World {
     ports: Vec::new(),
@@ -71,6 +79,8 @@ static WORLD: Mutex<World> = Mutex::new(World {
     deferred: Vec::new(),
     tx: Vec::new(),
     fail: Vec::new(),
+    taken: Vec::new(),
+    bind_fail: Vec::new(),
 });
 
 fn world() -> std::sync::MutexGuard<'static, World> {
@@ -116,20 +126,26 @@ fn bind(req: &BindReq, rx: Rx, queued: bool) -> Result<FakePort, BindError> {
     }
     let rx = streams_core::sys::new_arc(rx).map_err(|_| BindError::Sys(Errno::ENOSR))?;
     let mut w = world();
+    if let Some((_, e)) = w.bind_fail.iter().find(|(x, _)| *x == req.local.addr) {
+        return Err(BindError::Sys(*e));
+    }
     let clash = |w: &World, l: Inet4| {
-        w.ports.iter().any(|e| {
-            e.local.port == l.port
-                && (e.local.addr == l.addr || e.local.is_any() || l.is_any())
-                && !(e.reuse && req.reuseaddr)
-        })
+        let outside =
+            EPHEMERAL.contains(&l.port) && w.taken.iter().any(|t| *t == l.addr || l.is_any());
+        outside
+            || w.ports.iter().any(|e| {
+                e.local.port == l.port
+                    && (e.local.addr == l.addr || e.local.is_any() || l.is_any())
+                    && !(e.reuse && req.reuseaddr)
+            })
     };
     let mut local = req.local;
     if local.port == 0 {
         let mut found = false;
         for _ in 0..1000 {
             local.port = w.next_eph;
-            w.next_eph = if w.next_eph >= 60999 {
-                40000
+            w.next_eph = if w.next_eph >= *EPHEMERAL.end() {
+                *EPHEMERAL.start()
             } else {
                 w.next_eph + 1
             };
@@ -335,6 +351,27 @@ pub fn set_fail(a: [u8; 4], e: Option<Errno>) {
     w.fail.retain(|(x, _)| *x != a);
     if let Some(e) = e {
         w.fail.push((a, e));
+    }
+}
+
+/// Take every port of the ephemeral range on local address `a` (as other sockets of the
+/// host would: a bind there to port 0 gets `BindError::NoAddr`, to one of them
+/// `BindError::AddrBusy`), or give them back.
+pub fn set_ports_taken(a: [u8; 4], taken: bool) {
+    let mut w = world();
+    w.taken.retain(|x| *x != a);
+    if taken {
+        w.taken.push(a);
+    }
+}
+
+/// Make every bind on local address `a` fail with `e` (`BindError::Sys`: the driver answers
+/// T_ERROR_ACK TSYSERR with it), or succeed again with `None`.
+pub fn set_bind_fail(a: [u8; 4], e: Option<Errno>) {
+    let mut w = world();
+    w.bind_fail.retain(|(x, _)| *x != a);
+    if let Some(e) = e {
+        w.bind_fail.push((a, e));
     }
 }
 
