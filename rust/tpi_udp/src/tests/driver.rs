@@ -1,6 +1,10 @@
 //! Shared tests of the `udp` driver through a real Stream head (putmsg/getmsg), each endpoint a
 //! Stream in its own perimeter, over [`FakeNet`](super::fake::FakeNet).
 
+extern crate std;
+
+use std::vec::Vec;
+
 use super::super::net::{self, Inet4, RxIp};
 use super::super::opt::{self, *};
 use super::super::prim::{self, *};
@@ -160,6 +164,46 @@ fn bind_refused(e: &Ep, a: [u8; 16]) -> Result<Option<(i32, i32)>, Failure> {
         Some((p, t, u)) if p == T_BIND_REQ => Some((t, u)),
         _ => None,
     })
+}
+
+/// What a T_OPTMGMT_REQ of one option got: the T_OPTMGMT_ACK's MGMT_flags and the option it
+/// returned (level, name, status, value), or the T_ERROR_ACK's TLI_error.
+#[derive(Debug, PartialEq, Eq)]
+enum OptAnswer {
+    Ack(i32, (u32, u32, u32, Vec<u8>)),
+    Error(i32),
+}
+
+/// T_OPTMGMT_REQ with `flags` of option (`level`, `name`) with `value`.
+fn optmgmt1(e: &Ep, flags: i32, level: u32, name: u32, value: &[u8]) -> Result<OptAnswer, Failure> {
+    let mut ob = check_some!(OptBuf::new());
+    check!(opt::put(&mut ob, level, name, 0, value));
+    check_ok!(send(
+        e,
+        &Req::Optmgmt {
+            opt: ob.bytes(),
+            flags
+        },
+        None
+    ));
+    let (c, n, _, _) = check_ok!(recv(e));
+    match Ind::decode(&c[..n]) {
+        Some(Ind::OptmgmtAck(o, f)) => {
+            let (list, k) = check_ok!(parse::<2>(o));
+            check_eq!(k, 1);
+            let o = check_some!(list[0]);
+            Ok(OptAnswer::Ack(
+                f,
+                (o.level, o.name, o.status, o.value.to_vec()),
+            ))
+        }
+        Some(Ind::ErrorAck(T_OPTMGMT_REQ, t, _)) => Ok(OptAnswer::Error(t)),
+        _ => Err(Failure {
+            file: file!(),
+            line: line!(),
+            what: "T_OPTMGMT_ACK or T_ERROR_ACK",
+        }),
+    }
 }
 
 fn info_bind_addr_unbind_rebind() -> TestResult {
@@ -874,6 +918,114 @@ fn bind_failing_in_the_network_is_tsyserr() -> TestResult {
     Ok(())
 }
 
+/// IP_REUSEADDR negotiated on (T_SUCCESS, T_YES) by two endpoints lets the second bind the
+/// address the first holds; an endpoint without it gets TADDRBUSY there and stays TS_UNBND;
+/// negotiated while unbound, it is used at that endpoint's next bind.
+fn ip_reuseaddr_shares_a_bound_address() -> TestResult {
+    let (a, b, c) = (open()?, open()?, open()?);
+    let host = [10, 16, 0, 1];
+    let here = addr(host, 6200);
+    let yes = T_YES.to_ne_bytes();
+    let on = OptAnswer::Ack(
+        T_SUCCESS as i32,
+        (INET_IP, IP_REUSEADDR, T_SUCCESS, yes.to_vec()),
+    );
+    for e in [&a, &b] {
+        check_eq!(optmgmt1(e, T_NEGOTIATE, INET_IP, IP_REUSEADDR, &yes)?, on);
+    }
+    let first = bind(&a, here)?;
+    check_eq!(bind(&b, here)?, first);
+    check_eq!(bind_refused(&c, here)?, Some((TADDRBUSY, 0)));
+    check_eq!(state(&c)?, TS_UNBND);
+    check_eq!(fake::bound_on(host), 2);
+    check_eq!(optmgmt1(&c, T_NEGOTIATE, INET_IP, IP_REUSEADDR, &yes)?, on);
+    check_eq!(bind(&c, here)?, first);
+    check_eq!(fake::bound_on(host), 3);
+    for e in [&a, &b, &c] {
+        close(e);
+    }
+    check_eq!(fake::bound_on(host), 0);
+    Ok(())
+}
+
+/// IP_BROADCAST on its own: T_CURRENT says T_NO (the default, T_SUCCESS); T_NEGOTIATE T_YES is
+/// T_SUCCESS and T_CURRENT says T_YES after it; a value neither T_YES nor T_NO is T_FAILURE
+/// and keeps T_YES; a value of the wrong size is T_ERROR_ACK TBADOPT. The negotiated value
+/// goes to the port with each datagram, and a datagram's own IP_BROADCAST overrides it.
+fn ip_broadcast_negotiated_and_current() -> TestResult {
+    let a = open()?;
+    let (yes, no) = (T_YES.to_ne_bytes(), T_NO.to_ne_bytes());
+    let ack = |flags: u32, status: u32, v: &[u8]| {
+        OptAnswer::Ack(flags as i32, (INET_IP, IP_BROADCAST, status, v.to_vec()))
+    };
+    let cur = |e: &Ep| optmgmt1(e, T_CURRENT, INET_IP, IP_BROADCAST, &[]);
+    let neg = |e: &Ep, v: &[u8]| optmgmt1(e, T_NEGOTIATE, INET_IP, IP_BROADCAST, v);
+    check_eq!(cur(&a)?, ack(T_SUCCESS, T_SUCCESS, &no));
+    check_eq!(neg(&a, &yes)?, ack(T_SUCCESS, T_SUCCESS, &yes));
+    check_eq!(cur(&a)?, ack(T_SUCCESS, T_SUCCESS, &yes));
+    check_eq!(
+        neg(&a, &7u32.to_ne_bytes())?,
+        ack(T_FAILURE, T_FAILURE, &yes)
+    );
+    check_eq!(neg(&a, &[1])?, OptAnswer::Error(TBADOPT));
+    check_eq!(cur(&a)?, ack(T_SUCCESS, T_SUCCESS, &yes));
+    // To the port: the endpoint's value, then a datagram's own.
+    let src = [10, 20, 0, 1];
+    bind(&a, addr(src, 0))?;
+    let to = addr([10, 20, 0, 9], 9);
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &to,
+            opt: &[]
+        },
+        Some(b"x")
+    ));
+    check_eq!(fake::last_tx(src).map(|t| t.broadcast), Some(true));
+    let mut ob = check_some!(OptBuf::new());
+    check!(opt::put(&mut ob, INET_IP, IP_BROADCAST, 0, &no));
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &to,
+            opt: ob.bytes()
+        },
+        Some(b"x")
+    ));
+    check_eq!(fake::last_tx(src).map(|t| t.broadcast), Some(false));
+    close(&a);
+    Ok(())
+}
+
+/// XTI_DEBUG on its own: T_CURRENT says 0 (T_SUCCESS); T_NEGOTIATE of two words is T_SUCCESS
+/// and keeps (answers, and T_CURRENT then says) the first; a value that is not whole words,
+/// or more than four, is T_ERROR_ACK TBADOPT and changes nothing; an empty value is 0 again.
+fn xti_debug_negotiated_and_current() -> TestResult {
+    let a = open()?;
+    let words = |w: &[u32]| w.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+    let ack = |v: u32| {
+        OptAnswer::Ack(
+            T_SUCCESS as i32,
+            (XTI_GENERIC, XTI_DEBUG, T_SUCCESS, words(&[v])),
+        )
+    };
+    let cur = |e: &Ep| optmgmt1(e, T_CURRENT, XTI_GENERIC, XTI_DEBUG, &[]);
+    let neg = |e: &Ep, v: &[u8]| optmgmt1(e, T_NEGOTIATE, XTI_GENERIC, XTI_DEBUG, v);
+    check_eq!(cur(&a)?, ack(0));
+    check_eq!(neg(&a, &words(&[5, 9]))?, ack(5));
+    check_eq!(cur(&a)?, ack(5));
+    check_eq!(neg(&a, &[1, 2, 3])?, OptAnswer::Error(TBADOPT));
+    check_eq!(
+        neg(&a, &words(&[1, 2, 3, 4, 5]))?,
+        OptAnswer::Error(TBADOPT)
+    );
+    check_eq!(cur(&a)?, ack(5));
+    check_eq!(neg(&a, &[])?, ack(0));
+    check_eq!(cur(&a)?, ack(0));
+    close(&a);
+    Ok(())
+}
+
 ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     received_datagrams_carry_their_own_source_and_header,
     info_bind_addr_unbind_rebind,
@@ -890,4 +1042,7 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     icmp_error_over_both_kinds_of_port,
     bind_without_a_free_port_is_tnoaddr,
     bind_failing_in_the_network_is_tsyserr,
+    ip_reuseaddr_shares_a_bound_address,
+    ip_broadcast_negotiated_and_current,
+    xti_debug_negotiated_and_current,
 );
