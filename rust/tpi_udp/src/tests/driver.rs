@@ -3,6 +3,7 @@
 
 extern crate std;
 
+use std::sync::Mutex;
 use std::vec::Vec;
 
 use super::super::net::{self, Inet4, RxIp};
@@ -12,14 +13,16 @@ use super::super::udp::{streamtab, UDP_ID, UDP_IOC_STATS, UDP_NAME, XTISO_ID, XT
 use super::fake::{self, FakeNet, FakeQueuedNet};
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
-use streams_core::msg::{Msg, M_DATA};
+use streams_core::msg::{Msg, M_DATA, M_FLUSH};
 use streams_core::perim::test::{settle, TestPerim};
 use streams_core::sth::consts::*;
 use streams_core::sth::tests::{get, put};
 use streams_core::sth::{Block, IocArg, Stop, StrHead, StrIoctl, Stream};
-use streams_core::stream::{QueueId, Registry, StreamTab};
-use streams_core::sys::Arc;
-use streams_core::{check, check_eq, check_ok, check_some, ktest_suite};
+use streams_core::stream::{
+    ModuleInfo, OpenArgs, QCtx, QueueId, Registry, StreamModule, StreamTab,
+};
+use streams_core::sys::{Arc, Box};
+use streams_core::{box_dyn, check, check_eq, check_ok, check_some, ktest_suite};
 
 static UDP: StreamTab = streamtab::<FakeNet>(UDP_NAME, UDP_ID);
 /// The same driver over queued ports (as `xtiso-udp`).
@@ -1026,6 +1029,209 @@ fn xti_debug_negotiated_and_current() -> TestResult {
     Ok(())
 }
 
+/// Flags of the M_FLUSH messages that came up through each `flushspy` (index: its `ID`; one
+/// test each).
+static FLUSHES_UP: [Mutex<Vec<u8>>; 2] = [Mutex::new(Vec::new()), Mutex::new(Vec::new())];
+
+/// `flushspy`: a module that passes everything on and notes the flags of each M_FLUSH that
+/// comes up from the driver.
+struct FlushSpy<const ID: usize>;
+
+impl<const ID: usize> StreamModule for FlushSpy<ID> {
+    fn rput(&mut self, cx: &mut QCtx<'_>, mp: Msg) {
+        if mp.db_type() == M_FLUSH {
+            if let Some(l) = FLUSHES_UP.get(ID) {
+                let f = mp.rd().first().copied().unwrap_or(0);
+                l.lock().unwrap_or_else(|e| e.into_inner()).push(f);
+            }
+        }
+        cx.putnext(mp)
+    }
+}
+
+fn open_flushspy<const ID: usize>(
+    _: &mut QCtx<'_>,
+    _: &OpenArgs,
+) -> Result<Box<dyn StreamModule>, Errno> {
+    Ok(box_dyn!(FlushSpy::<ID> => dyn StreamModule)?)
+}
+
+const fn flushspy<const ID: usize>(name: &'static str) -> StreamTab {
+    StreamTab {
+        info: ModuleInfo {
+            mi_idnum: 0x51f0 + ID as u16,
+            mi_idname: name,
+            mi_minpsz: 0,
+            mi_maxpsz: streams_core::queue::INFPSZ,
+            mi_hiwat: 1000,
+            mi_lowat: 100,
+        },
+        open: open_flushspy::<ID>,
+    }
+}
+
+static FLUSHSPY0: StreamTab = flushspy::<0>("flushspy0");
+static FLUSHSPY1: StreamTab = flushspy::<1>("flushspy1");
+
+/// I_PUSH `tab` (a `flushspy`) on `e`.
+fn push_spy(e: &Ep, tab: &'static StreamTab) -> TestResult {
+    let mut reg = Registry::new();
+    check_ok!(reg.register_module(tab));
+    check_ok!(e.op(|s| s.strioctl(&reg, I_PUSH, IocArg::Name(tab.info.mi_idname))));
+    Ok(())
+}
+
+/// What `flushspy` `id` saw come up so far.
+fn flushes_up(id: usize) -> Vec<u8> {
+    FLUSHES_UP
+        .get(id)
+        .map(|l| l.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        .unwrap_or_default()
+}
+
+/// I_FLUSH `flags` on `e`: the head flushes itself and sends M_FLUSH down.
+fn flush(e: &Ep, flags: u8) -> TestResult {
+    check_ok!(e.op(|s| s.strioctl(&Registry::new(), I_FLUSH, IocArg::Int(i64::from(flags)))));
+    Ok(())
+}
+
+/// Bytes on the driver's write queue, the driver's read queue and the head's read queue.
+fn queued(e: &Ep) -> Result<(usize, usize, usize), Failure> {
+    let q = e.op(|st| {
+        let count = |q: Option<QueueId>| q.and_then(|q| st.queue(q)).map(|q| q.count());
+        Some((
+            count(st.driver_wq())?,
+            count(st.driver_rq())?,
+            count(Some(st.head_rq()))?,
+        ))
+    });
+    Ok(check_some!(q))
+}
+
+/// M_FLUSH from above (I_FLUSH, through a `flushspy` above the driver): FLUSHW flushes the
+/// driver's write queue (the datagrams waiting there for send buffer space are never sent)
+/// and nothing comes back up; FLUSHR flushes the driver's read queue (what waited for room at
+/// the head) and comes back up as M_FLUSH FLUSHR; FLUSHRW does both and comes back up as
+/// FLUSHR alone. The endpoint then sends as before.
+fn m_flush_from_above_flushes_the_driver_queues() -> TestResult {
+    let (a, b) = (open()?, open()?);
+    push_spy(&a, &FLUSHSPY0)?;
+    let src = [10, 17, 0, 1];
+    let al = bind(&a, addr(src, 0))?;
+    let bl = bind(&b, addr([10, 17, 0, 2], 8500))?;
+    let rx = check_some!(fake::rx_of(al));
+    let peer = Inet4 {
+        addr: [10, 17, 0, 3],
+        port: 9,
+    };
+    // `n` datagrams to b waiting on a's write queue for send buffer space.
+    let wait_to_send = |n: u8| -> TestResult {
+        fake::set_full(src, true);
+        for i in 0..n {
+            check_ok!(send(
+                &a,
+                &Req::Unitdata {
+                    dest: &bl.encode(),
+                    opt: &[]
+                },
+                Some(&[i; 3])
+            ));
+        }
+        settle_all(&[&a, &b]);
+        check!(queued(&a)?.0 > 0);
+        Ok(())
+    };
+    // Datagrams received by a until its head is full and its driver read queue holds some.
+    let fill_read_side = || -> TestResult {
+        for _ in 0..200 {
+            if queued(&a)?.1 > 0 {
+                return Ok(());
+            }
+            let data = check_ok!(Msg::from_bytes(M_DATA, &[0x3c; 4000]));
+            rx.datagram(peer, RxIp { tos: 0, ttl: 64 }, data);
+            settle_all(&[&a]);
+        }
+        Err(Failure {
+            file: file!(),
+            line: line!(),
+            what: "the driver read queue never held a datagram",
+        })
+    };
+    wait_to_send(3)?;
+    flush(&a, FLUSHW)?;
+    settle_all(&[&a, &b]);
+    check_eq!(queued(&a)?.0, 0);
+    check_eq!(flushes_up(0), []);
+    fake::set_full(src, false);
+    settle_all(&[&a, &b]);
+    check!(recv(&b).is_err());
+    check_eq!(stats(&a)?[3], 0);
+
+    fill_read_side()?;
+    flush(&a, FLUSHR)?;
+    settle_all(&[&a]);
+    check_eq!(queued(&a)?, (0, 0, 0));
+    check!(recv(&a).is_err());
+    check_eq!(flushes_up(0), [FLUSHR]);
+
+    wait_to_send(2)?;
+    fill_read_side()?;
+    flush(&a, FLUSHRW)?;
+    settle_all(&[&a, &b]);
+    check_eq!(queued(&a)?, (0, 0, 0));
+    check_eq!(flushes_up(0), [FLUSHR, FLUSHR]);
+    fake::set_full(src, false);
+    settle_all(&[&a, &b]);
+    check!(recv(&a).is_err());
+    check!(recv(&b).is_err());
+
+    check_ok!(send(
+        &a,
+        &Req::Unitdata {
+            dest: &bl.encode(),
+            opt: &[]
+        },
+        Some(b"after")
+    ));
+    settle_all(&[&a, &b]);
+    let (_, _, d, dn) = check_ok!(recv(&b));
+    check_eq!(&d[..dn], b"after");
+    check_eq!(stats(&a)?[3], 1);
+    close(&a);
+    close(&b);
+    Ok(())
+}
+
+/// T_UNBIND_REQ sends M_FLUSH FLUSHRW up before its T_OK_ACK: the T_UNITDATA_INDs the head
+/// held for the reader are gone (the T_OK_ACK is all there is to read), the queues are empty,
+/// and the endpoint is TS_UNBND.
+fn unbind_flushes_the_stream() -> TestResult {
+    let a = open()?;
+    push_spy(&a, &FLUSHSPY1)?;
+    let al = bind(&a, addr([10, 18, 0, 1], 8600))?;
+    let rx = check_some!(fake::rx_of(al));
+    let peer = Inet4 {
+        addr: [10, 18, 0, 2],
+        port: 9,
+    };
+    for i in 0..3u8 {
+        let data = check_ok!(Msg::from_bytes(M_DATA, &[i; 8]));
+        rx.datagram(peer, RxIp { tos: 0, ttl: 64 }, data);
+    }
+    settle_all(&[&a]);
+    check!(queued(&a)?.2 > 0);
+    check_ok!(send(&a, &Req::Unbind, None));
+    settle_all(&[&a]);
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check_eq!(Ind::decode(&c[..n]), Some(Ind::OkAck(T_UNBIND_REQ)));
+    check_eq!(recv(&a).err(), Some(Stop::Err(Errno::EAGAIN)));
+    check_eq!(queued(&a)?, (0, 0, 0));
+    check_eq!(flushes_up(1), [FLUSHRW]);
+    check_eq!(state(&a)?, TS_UNBND);
+    close(&a);
+    Ok(())
+}
+
 ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     received_datagrams_carry_their_own_source_and_header,
     info_bind_addr_unbind_rebind,
@@ -1045,4 +1251,6 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     ip_reuseaddr_shares_a_bound_address,
     ip_broadcast_negotiated_and_current,
     xti_debug_negotiated_and_current,
+    m_flush_from_above_flushes_the_driver_queues,
+    unbind_flushes_the_stream,
 );
