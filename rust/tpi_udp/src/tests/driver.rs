@@ -57,18 +57,20 @@ fn settle_all(eps: &[&Ep]) {
 }
 
 fn send(e: &Ep, req: &Req<'_>, data: Option<&[u8]>) -> Result<(), Stop> {
+    e.op(|s| put_req(s, req, data))
+}
+
+/// putmsg of `req` (and `data`) on `s`, inside a lock hold.
+fn put_req(s: &mut Stream, req: &Req<'_>, data: Option<&[u8]>) -> Result<(), Stop> {
     let m = prim::encode_req(req).ok_or(Stop::Err(Errno::ENOSR))?;
     let hipri = m.db_type() == streams_core::msg::M_PCPROTO;
-    let ctl = m.rd();
-    e.op(|s| {
-        put(
-            s,
-            Some(ctl),
-            data,
-            0,
-            if hipri { MSG_HIPRI } else { MSG_BAND },
-        )
-    })
+    put(
+        s,
+        Some(m.rd()),
+        data,
+        0,
+        if hipri { MSG_HIPRI } else { MSG_BAND },
+    )
 }
 
 /// getmsg: control bytes and data bytes (EAGAIN when nothing is there).
@@ -882,6 +884,50 @@ fn icmp_error_over_both_kinds_of_port() -> TestResult {
     Ok(())
 }
 
+/// TS_WACK_BREQ lasts from the T_BIND_REQ until the bind, which runs after the lock hold,
+/// is answered: in that same hold a T_INFO_REQ reports it, and a T_UNBIND_REQ or a second
+/// T_BIND_REQ is T_ERROR_ACK TOUTSTATE; after the hold come the T_BIND_ACK and TS_IDLE.
+fn bind_in_progress_is_ts_wack_breq() -> TestResult {
+    let a = open()?;
+    let here = addr([10, 19, 0, 1], 6300);
+    let bind_req = Req::Bind {
+        addr: &here,
+        conind: 0,
+    };
+    // What each request of the hold got: T_INFO_ACK's state, or T_ERROR_ACK's fields.
+    let got = a.op(|s| {
+        put_req(s, &bind_req, None).ok()?;
+        let mut answer = |req: &Req<'_>| -> Option<(i32, i32, i32)> {
+            put_req(s, req, None).ok()?;
+            let (_, c, _) = get(s, 256, 256, 0, MSG_ANY).ok()?;
+            match Ind::decode(c.bytes())? {
+                Ind::InfoAck(i) => Some((T_INFO_ACK, i.state, 0)),
+                Ind::ErrorAck(p, t, u) => Some((p, t, u)),
+                _ => None,
+            }
+        };
+        Some([
+            answer(&Req::Info)?,
+            answer(&Req::Unbind)?,
+            answer(&bind_req)?,
+        ])
+    });
+    check_eq!(
+        got,
+        Some([
+            (T_INFO_ACK, TS_WACK_BREQ, 0),
+            (T_UNBIND_REQ, TOUTSTATE, 0),
+            (T_BIND_REQ, TOUTSTATE, 0),
+        ])
+    );
+    settle_all(&[&a]);
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check_eq!(Ind::decode(&c[..n]), Some(Ind::BindAck(&here[..])));
+    check_eq!(state(&a)?, TS_IDLE);
+    close(&a);
+    Ok(())
+}
+
 /// No ephemeral port free on the address (other sockets hold them all): a bind to port 0 is
 /// T_ERROR_ACK TNOADDR, and the endpoint is TS_UNBND with nothing bound; a named port of
 /// that range is TADDRBUSY; once ports are free the same endpoint binds one.
@@ -1246,6 +1292,7 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     allocation_failure_at_each_step,
     queued_port_drains_as_the_reader_reads,
     icmp_error_over_both_kinds_of_port,
+    bind_in_progress_is_ts_wack_breq,
     bind_without_a_free_port_is_tnoaddr,
     bind_failing_in_the_network_is_tsyserr,
     ip_reuseaddr_shares_a_bound_address,
