@@ -885,8 +885,9 @@ fn icmp_error_over_both_kinds_of_port() -> TestResult {
 }
 
 /// TS_WACK_BREQ lasts from the T_BIND_REQ until the bind, which runs after the lock hold,
-/// is answered: in that same hold a T_INFO_REQ reports it, and a T_UNBIND_REQ or a second
-/// T_BIND_REQ is T_ERROR_ACK TOUTSTATE; after the hold come the T_BIND_ACK and TS_IDLE.
+/// is answered: in that same hold a T_INFO_REQ reports it, and a T_UNBIND_REQ, a second
+/// T_BIND_REQ or a T_OPTMGMT_REQ is T_ERROR_ACK TOUTSTATE; after the hold come the T_BIND_ACK
+/// and TS_IDLE.
 fn bind_in_progress_is_ts_wack_breq() -> TestResult {
     let a = open()?;
     let here = addr([10, 19, 0, 1], 6300);
@@ -910,6 +911,10 @@ fn bind_in_progress_is_ts_wack_breq() -> TestResult {
             answer(&Req::Info)?,
             answer(&Req::Unbind)?,
             answer(&bind_req)?,
+            answer(&Req::Optmgmt {
+                opt: &[],
+                flags: T_CURRENT,
+            })?,
         ])
     });
     check_eq!(
@@ -918,6 +923,7 @@ fn bind_in_progress_is_ts_wack_breq() -> TestResult {
             (T_INFO_ACK, TS_WACK_BREQ, 0),
             (T_UNBIND_REQ, TOUTSTATE, 0),
             (T_BIND_REQ, TOUTSTATE, 0),
+            (T_OPTMGMT_REQ, TOUTSTATE, 0),
         ])
     );
     settle_all(&[&a]);
