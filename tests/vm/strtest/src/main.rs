@@ -54,6 +54,7 @@ mod mux;
 mod pipes;
 mod security;
 mod stressfound;
+mod tpiraw;
 mod udpnet;
 mod uffd;
 mod xput;
@@ -1208,6 +1209,34 @@ fn main() {
         (
             "xti: xtiso: TADDRBUSY, TBADDATA, ICMP unreachable -> TLOOK/T_UDERR/ECONNREFUSED, TACCES",
             xti::t_xtiso_errors,
+        ),
+        (
+            "tpiraw: udp, xtiso: T_BIND_REQ bad address -> TBADADDR, short -> TSYSERR/EINVAL, as uid 65534",
+            tpiraw::t_tpiraw_bind_bad_address,
+        ),
+        (
+            "tpiraw: udp, xtiso: T_BIND_REQ of a port below 1024 as uid 65534 -> TACCES",
+            tpiraw::t_tpiraw_bind_privileged_port,
+        ),
+        (
+            "tpiraw: udp, xtiso: T_UNITDATA_REQ bad option/destination/TSDU -> T_UDERROR_IND, as uid 65534",
+            tpiraw::t_tpiraw_unitdata_bad,
+        ),
+        (
+            "tpiraw: udp, xtiso: TOUTSTATE, T_UNITDATA_REQ unbound -> M_ERROR EPROTO, as uid 65534",
+            tpiraw::t_tpiraw_out_of_state,
+        ),
+        (
+            "tpiraw: udp, xtiso: short primitives -> TSYSERR/EINVAL or M_ERROR EPROTO, as uid 65534",
+            tpiraw::t_tpiraw_short_primitives,
+        ),
+        (
+            "tpiraw: udp, xtiso: unknown and T_COTS primitives -> TNOTSUPPORT, as uid 65534",
+            tpiraw::t_tpiraw_unknown_primitive,
+        ),
+        (
+            "tpiraw: udp, xtiso: T_OPTMGMT_REQ bad flags -> TBADFLAG, bad list -> TBADOPT, as uid 65534",
+            tpiraw::t_tpiraw_optmgmt_bad,
         ),
         (
             "echo + pipemod, I_FLUSH FLUSHW returns (no flush ping-pong), as uid 65534",
