@@ -3,6 +3,7 @@
 
 extern crate std;
 
+use core::ops::Range;
 use std::sync::Mutex;
 use std::vec::Vec;
 
@@ -57,20 +58,39 @@ fn settle_all(eps: &[&Ep]) {
 }
 
 fn send(e: &Ep, req: &Req<'_>, data: Option<&[u8]>) -> Result<(), Stop> {
-    e.op(|s| put_req(s, req, data))
+    e.op(|s| put_req(s, req, data, 0))
 }
 
-/// putmsg of `req` (and `data`) on `s`, inside a lock hold.
-fn put_req(s: &mut Stream, req: &Req<'_>, data: Option<&[u8]>) -> Result<(), Stop> {
+/// putmsg of `req` (and `data`) on `s`, inside a lock hold; an M_PROTO in priority band
+/// `band`.
+fn put_req(s: &mut Stream, req: &Req<'_>, data: Option<&[u8]>, band: u8) -> Result<(), Stop> {
     let m = prim::encode_req(req).ok_or(Stop::Err(Errno::ENOSR))?;
     let hipri = m.db_type() == streams_core::msg::M_PCPROTO;
-    put(
-        s,
-        Some(m.rd()),
-        data,
-        0,
-        if hipri { MSG_HIPRI } else { MSG_BAND },
-    )
+    let (band, flags) = match hipri {
+        true => (0, MSG_HIPRI),
+        false => (i32::from(band), MSG_BAND),
+    };
+    put(s, Some(m.rd()), data, band, flags)
+}
+
+/// putmsg of a T_UNITDATA_REQ to `dest` (any bytes: a `sockaddr_in` or not) with options
+/// `opt` and data part `data`.
+fn unitdata(e: &Ep, dest: &[u8], opt: &[u8], data: Option<&[u8]>) -> Result<(), Stop> {
+    send(e, &Req::Unitdata { dest, opt }, data)
+}
+
+/// One T_UNITDATA_REQ to `to` per tag `i` of `tags`, carrying the bytes `[i; 3]`, in priority
+/// band `band`.
+fn numbered(e: &Ep, to: &Inet4, band: u8, tags: Range<u8>) -> TestResult {
+    let dest = to.encode();
+    for i in tags {
+        let req = Req::Unitdata {
+            dest: &dest,
+            opt: &[],
+        };
+        check_ok!(e.op(|s| put_req(s, &req, Some(&[i; 3]), band)));
+    }
+    Ok(())
 }
 
 /// getmsg: control bytes and data bytes (EAGAIN when nothing is there).
@@ -155,15 +175,8 @@ fn state(e: &Ep) -> Result<i32, Failure> {
 
 /// T_BIND_REQ of `a`, run to its answer: T_ERROR_ACK's (TLI_error, UNIX_error), or `None`
 /// for anything else (a T_BIND_ACK).
-fn bind_refused(e: &Ep, a: [u8; 16]) -> Result<Option<(i32, i32)>, Failure> {
-    check_ok!(send(
-        e,
-        &Req::Bind {
-            addr: &a,
-            conind: 0
-        },
-        None
-    ));
+fn bind_refused(e: &Ep, a: &[u8]) -> Result<Option<(i32, i32)>, Failure> {
+    check_ok!(send(e, &Req::Bind { addr: a, conind: 0 }, None));
     settle_all(&[e]);
     Ok(match error_of(e) {
         Some((p, t, u)) if p == T_BIND_REQ => Some((t, u)),
@@ -232,15 +245,7 @@ fn info_bind_addr_unbind_rebind() -> TestResult {
         Some(Ind::AddrAck(&got.encode()[..], &[][..]))
     );
     // A second bind is out of state.
-    check_ok!(send(
-        &a,
-        &Req::Bind {
-            addr: &[],
-            conind: 0
-        },
-        None
-    ));
-    check_eq!(error_of(&a), Some((T_BIND_REQ, TOUTSTATE, 0)));
+    check_eq!(bind_refused(&a, &[])?, Some((TOUTSTATE, 0)));
     check_ok!(send(&a, &Req::Unbind, None));
     settle_all(&[&a]);
     check_eq!(fake::bound_on([10, 1, 0, 1]), 0);
@@ -249,44 +254,19 @@ fn info_bind_addr_unbind_rebind() -> TestResult {
     check_eq!(bind(&a, addr([10, 1, 0, 1], 5000))?.port, 5000);
     // Busy, privileged, foreign, short.
     let b = open()?;
-    check_ok!(send(
-        &b,
-        &Req::Bind {
-            addr: &addr([10, 1, 0, 1], 5000),
-            conind: 0
-        },
-        None
-    ));
-    settle_all(&[&b]);
-    check_eq!(error_of(&b), Some((T_BIND_REQ, TADDRBUSY, 0)));
-    check_ok!(send(
-        &b,
-        &Req::Bind {
-            addr: &addr([10, 1, 0, 1], 80),
-            conind: 0
-        },
-        None
-    ));
-    check_eq!(error_of(&b), Some((T_BIND_REQ, TACCES, 0)));
-    check_ok!(send(
-        &b,
-        &Req::Bind {
-            addr: &addr([8, 8, 8, 8], 5001),
-            conind: 0
-        },
-        None
-    ));
-    settle_all(&[&b]);
-    check_eq!(error_of(&b), Some((T_BIND_REQ, TBADADDR, 0)));
-    check_ok!(send(
-        &b,
-        &Req::Bind {
-            addr: &[2, 0, 1],
-            conind: 0
-        },
-        None
-    ));
-    check_eq!(error_of(&b), Some((T_BIND_REQ, TBADADDR, 0)));
+    check_eq!(
+        bind_refused(&b, &addr([10, 1, 0, 1], 5000))?,
+        Some((TADDRBUSY, 0))
+    );
+    check_eq!(
+        bind_refused(&b, &addr([10, 1, 0, 1], 80))?,
+        Some((TACCES, 0))
+    );
+    check_eq!(
+        bind_refused(&b, &addr([8, 8, 8, 8], 5001))?,
+        Some((TBADADDR, 0))
+    );
+    check_eq!(bind_refused(&b, &[2, 0, 1])?, Some((TBADADDR, 0)));
     check_ok!(b.op(|s| put(s, Some(&T_BIND_REQ.to_ne_bytes()), None, 0, MSG_BAND)));
     check_eq!(error_of(&b), Some((T_BIND_REQ, TSYSERR, Errno::EINVAL.0)));
     close(&a);
@@ -303,14 +283,7 @@ fn two_endpoints_exchange_datagrams() -> TestResult {
         (&a, &b, aa, ba, &b"to b"[..]),
         (&b, &a, ba, aa, &b"back to a"[..]),
     ] {
-        check_ok!(send(
-            from,
-            &Req::Unitdata {
-                dest: &ta.encode(),
-                opt: &[]
-            },
-            Some(text)
-        ));
+        check_ok!(unitdata(from, &ta.encode(), &[], Some(text)));
         settle_all(&[&a, &b]);
         let (c, n, d, dn) = check_ok!(recv(to));
         // The options: the received header's TTL and TOS (the sender's defaults here).
@@ -329,14 +302,7 @@ fn two_endpoints_exchange_datagrams() -> TestResult {
         let n = streams_core::sys::copy_bytes(&mut o, b.bytes());
         (o, n)
     };
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &ba.encode(),
-            opt: &ob[..on]
-        },
-        Some(b"x")
-    ));
+    check_ok!(unitdata(&a, &ba.encode(), &ob[..on], Some(b"x")));
     check_eq!(fake::last_tx([10, 2, 0, 1]).map(|t| t.ttl), Some(7));
     // ... and the receiver sees them in the IP header: its T_UNITDATA_IND says IP_TTL 7.
     settle_all(&[&a, &b]);
@@ -347,14 +313,7 @@ fn two_endpoints_exchange_datagrams() -> TestResult {
         Some(Ind::UnitdataInd(&aa.encode()[..], &ip[..]))
     );
     // Zero-length datagram.
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &ba.encode(),
-            opt: &[]
-        },
-        None
-    ));
+    check_ok!(unitdata(&a, &ba.encode(), &[], None));
     settle_all(&[&a, &b]);
     let (_, _, _, dn) = check_ok!(recv(&b));
     check_eq!(dn, 0);
@@ -395,40 +354,19 @@ fn bad_input_is_answered() -> TestResult {
     check_eq!(error_of(&a), Some((T_OPTMGMT_REQ, TBADFLAG, 0)));
     let _ = bind(&a, addr([10, 3, 0, 1], 0))?;
     // Bad destination, bad option: T_UDERROR_IND.
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &[1, 2, 3, 4, 5, 6, 7, 8],
-            opt: &[]
-        },
-        Some(b"x")
-    ));
+    check_ok!(unitdata(&a, &[1, 2, 3, 4, 5, 6, 7, 8], &[], Some(b"x")));
     let (c, n, _, _) = check_ok!(recv(&a));
     check!(matches!(
         Ind::decode(&c[..n]),
         Some(Ind::UderrorInd(_, _, TBADADDR))
     ));
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &addr([10, 3, 0, 1], 0),
-            opt: &[]
-        },
-        Some(b"x")
-    ));
+    check_ok!(unitdata(&a, &addr([10, 3, 0, 1], 0), &[], Some(b"x")));
     let (c, n, _, _) = check_ok!(recv(&a));
     check!(matches!(
         Ind::decode(&c[..n]),
         Some(Ind::UderrorInd(_, _, TBADADDR))
     ));
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &ba.encode(),
-            opt: &[0; 16]
-        },
-        Some(b"x")
-    ));
+    check_ok!(unitdata(&a, &ba.encode(), &[0; 16], Some(b"x")));
     let (c, n, _, _) = check_ok!(recv(&a));
     check!(matches!(
         Ind::decode(&c[..n]),
@@ -447,14 +385,7 @@ fn bad_input_is_answered() -> TestResult {
     ));
     // ICMP port unreachable.
     fake::set_icmp([10, 3, 0, 1]);
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &addr([10, 3, 0, 9], 9),
-            opt: &[]
-        },
-        Some(b"x")
-    ));
+    check_ok!(unitdata(&a, &addr([10, 3, 0, 9], 9), &[], Some(b"x")));
     settle_all(&[&a]);
     let (c, n, _, _) = check_ok!(recv(&a));
     check!(matches!(
@@ -475,14 +406,7 @@ fn bad_input_is_answered() -> TestResult {
 
 fn unitdata_before_bind_is_fatal() -> TestResult {
     let a = open()?;
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &addr([10, 4, 0, 1], 1),
-            opt: &[]
-        },
-        Some(b"x")
-    ));
+    check_ok!(unitdata(&a, &addr([10, 4, 0, 1], 1), &[], Some(b"x")));
     check_eq!(recv(&a).err(), Some(Stop::Err(Errno::EPROTO)));
     close(&a);
     Ok(())
@@ -495,14 +419,7 @@ fn flow_control_drops_are_counted() -> TestResult {
     let chunk = [0x55u8; 200];
     let total = 2000u64;
     for _ in 0..total {
-        check_ok!(send(
-            &a,
-            &Req::Unitdata {
-                dest: &ba.encode(),
-                opt: &[]
-            },
-            Some(&chunk)
-        ));
+        check_ok!(unitdata(&a, &ba.encode(), &[], Some(&chunk)));
         settle_all(&[&a, &b]);
     }
     let s = stats(&b)?;
@@ -576,16 +493,7 @@ fn eagain_backenables_and_loses_nothing() -> TestResult {
     let _ = bind(&a, addr([10, 6, 0, 1], 0))?;
     let ba = bind(&b, addr([10, 6, 0, 2], 8100))?;
     fake::set_full([10, 6, 0, 1], true);
-    for i in 0..5u8 {
-        check_ok!(send(
-            &a,
-            &Req::Unitdata {
-                dest: &ba.encode(),
-                opt: &[]
-            },
-            Some(&[i; 3])
-        ));
-    }
+    numbered(&a, &ba, 0, 0..5)?;
     settle_all(&[&a, &b]);
     check!(recv(&b).is_err());
     fake::set_full([10, 6, 0, 1], false);
@@ -645,14 +553,7 @@ fn close_with_datagrams_in_flight() -> TestResult {
     let _ = bind(&a, addr([10, 7, 0, 1], 0))?;
     let ba = bind(&b, addr([10, 7, 0, 2], 8200))?;
     for _ in 0..10 {
-        check_ok!(send(
-            &a,
-            &Req::Unitdata {
-                dest: &ba.encode(),
-                opt: &[]
-            },
-            Some(b"late")
-        ));
+        check_ok!(unitdata(&a, &ba.encode(), &[], Some(b"late")));
     }
     // b closes before its perimeter ran the puts; a bind in flight on a third endpoint too.
     close(&b);
@@ -669,14 +570,7 @@ fn close_with_datagrams_in_flight() -> TestResult {
     settle_all(&[&a]);
     check_eq!(fake::bound_on([10, 7, 0, 2]), 0);
     check_eq!(fake::bound_on([10, 7, 0, 3]), 0);
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &ba.encode(),
-            opt: &[]
-        },
-        Some(b"none")
-    ));
+    check_ok!(unitdata(&a, &ba.encode(), &[], Some(b"none")));
     close(&a);
     check_eq!(fake::bound_on([10, 7, 0, 1]), 0);
     Ok(())
@@ -701,14 +595,7 @@ fn allocation_failure_at_each_step() -> TestResult {
         );
         settle_all(&[&a]);
         let _ = recv(&a);
-        let _ = send(
-            &a,
-            &Req::Unitdata {
-                dest: &addr([10, 8, 0, 1], 9),
-                opt: &[],
-            },
-            Some(b"x"),
-        );
+        let _ = unitdata(&a, &addr([10, 8, 0, 1], 9), &[], Some(b"x"));
         let _ = send(
             &a,
             &Req::Optmgmt {
@@ -806,19 +693,9 @@ fn queued_port_drains_as_the_reader_reads() -> TestResult {
     let (a, b) = (open_tab(&QUEUED)?, open_tab(&QUEUED)?);
     let aa = bind(&a, addr([10, 9, 0, 1], 0))?;
     let ba = bind(&b, addr([10, 9, 0, 2], 8200))?;
-    let unitdata = |e: &Ep, to: &Inet4, d: &[u8]| {
-        send(
-            e,
-            &Req::Unitdata {
-                dest: &to.encode(),
-                opt: &[],
-            },
-            Some(d),
-        )
-    };
     // One datagram, with its source and, as over a direct port, the received header's TTL
     // and TOS as options.
-    check_ok!(unitdata(&a, &ba, b"queued"));
+    check_ok!(unitdata(&a, &ba.encode(), &[], Some(b"queued")));
     settle_all(&[&a, &b]);
     let (c, cn, d, dn) = check_ok!(recv(&b));
     check_eq!(&d[..dn], b"queued");
@@ -831,7 +708,7 @@ fn queued_port_drains_as_the_reader_reads() -> TestResult {
     let chunk = [0x66u8; 200];
     let total = 600u64;
     for _ in 0..total {
-        check_ok!(unitdata(&a, &ba, &chunk));
+        check_ok!(unitdata(&a, &ba.encode(), &[], Some(&chunk)));
         settle_all(&[&a, &b]);
     }
     let s = stats(&b)?;
@@ -864,14 +741,7 @@ fn icmp_error_over_both_kinds_of_port() -> TestResult {
         bind(&a, addr(src, 0))?;
         fake::set_icmp(src);
         let dst = addr([10, 10, 0, 9], 9);
-        check_ok!(send(
-            &a,
-            &Req::Unitdata {
-                dest: &dst,
-                opt: &[]
-            },
-            Some(b"x")
-        ));
+        check_ok!(unitdata(&a, &dst, &[], Some(b"x")));
         settle_all(&[&a]);
         let (c, n, _, _) = check_ok!(recv(&a));
         check_eq!(
@@ -897,9 +767,9 @@ fn bind_in_progress_is_ts_wack_breq() -> TestResult {
     };
     // What each request of the hold got: T_INFO_ACK's state, or T_ERROR_ACK's fields.
     let got = a.op(|s| {
-        put_req(s, &bind_req, None).ok()?;
+        put_req(s, &bind_req, None, 0).ok()?;
         let mut answer = |req: &Req<'_>| -> Option<(i32, i32, i32)> {
-            put_req(s, req, None).ok()?;
+            put_req(s, req, None, 0).ok()?;
             let (_, c, _) = get(s, 256, 256, 0, MSG_ANY).ok()?;
             match Ind::decode(c.bytes())? {
                 Ind::InfoAck(i) => Some((T_INFO_ACK, i.state, 0)),
@@ -941,10 +811,10 @@ fn bind_without_a_free_port_is_tnoaddr() -> TestResult {
     let a = open()?;
     let host = [10, 14, 0, 1];
     fake::set_ports_taken(host, true);
-    check_eq!(bind_refused(&a, addr(host, 0))?, Some((TNOADDR, 0)));
+    check_eq!(bind_refused(&a, &addr(host, 0))?, Some((TNOADDR, 0)));
     check_eq!(state(&a)?, TS_UNBND);
     check_eq!(fake::bound_on(host), 0);
-    check_eq!(bind_refused(&a, addr(host, 40001))?, Some((TADDRBUSY, 0)));
+    check_eq!(bind_refused(&a, &addr(host, 40001))?, Some((TADDRBUSY, 0)));
     fake::set_ports_taken(host, false);
     check!(bind(&a, addr(host, 0))?.port >= 40000);
     check_eq!(state(&a)?, TS_IDLE);
@@ -961,7 +831,7 @@ fn bind_failing_in_the_network_is_tsyserr() -> TestResult {
     let host = [10, 15, 0, 1];
     fake::set_bind_fail(host, Some(Errno::ENOMEM));
     check_eq!(
-        bind_refused(&a, addr(host, 6100))?,
+        bind_refused(&a, &addr(host, 6100))?,
         Some((TSYSERR, Errno::ENOMEM.0))
     );
     check_eq!(state(&a)?, TS_UNBND);
@@ -990,7 +860,7 @@ fn ip_reuseaddr_shares_a_bound_address() -> TestResult {
     }
     let first = bind(&a, here)?;
     check_eq!(bind(&b, here)?, first);
-    check_eq!(bind_refused(&c, here)?, Some((TADDRBUSY, 0)));
+    check_eq!(bind_refused(&c, &here)?, Some((TADDRBUSY, 0)));
     check_eq!(state(&c)?, TS_UNBND);
     check_eq!(fake::bound_on(host), 2);
     check_eq!(optmgmt1(&c, T_NEGOTIATE, INET_IP, IP_REUSEADDR, &yes)?, on);
@@ -1028,25 +898,11 @@ fn ip_broadcast_negotiated_and_current() -> TestResult {
     let src = [10, 20, 0, 1];
     bind(&a, addr(src, 0))?;
     let to = addr([10, 20, 0, 9], 9);
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &to,
-            opt: &[]
-        },
-        Some(b"x")
-    ));
+    check_ok!(unitdata(&a, &to, &[], Some(b"x")));
     check_eq!(fake::last_tx(src).map(|t| t.broadcast), Some(true));
     let mut ob = check_some!(OptBuf::new());
     check!(opt::put(&mut ob, INET_IP, IP_BROADCAST, 0, &no));
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &to,
-            opt: ob.bytes()
-        },
-        Some(b"x")
-    ));
+    check_ok!(unitdata(&a, &to, ob.bytes(), Some(b"x")));
     check_eq!(fake::last_tx(src).map(|t| t.broadcast), Some(false));
     close(&a);
     Ok(())
@@ -1179,16 +1035,7 @@ fn m_flush_from_above_flushes_the_driver_queues() -> TestResult {
     // `n` datagrams to b waiting on a's write queue for send buffer space.
     let wait_to_send = |n: u8| -> TestResult {
         fake::set_full(src, true);
-        for i in 0..n {
-            check_ok!(send(
-                &a,
-                &Req::Unitdata {
-                    dest: &bl.encode(),
-                    opt: &[]
-                },
-                Some(&[i; 3])
-            ));
-        }
+        numbered(&a, &bl, 0, 0..n)?;
         settle_all(&[&a, &b]);
         check!(queued(&a)?.0 > 0);
         Ok(())
@@ -1237,14 +1084,7 @@ fn m_flush_from_above_flushes_the_driver_queues() -> TestResult {
     check!(recv(&a).is_err());
     check!(recv(&b).is_err());
 
-    check_ok!(send(
-        &a,
-        &Req::Unitdata {
-            dest: &bl.encode(),
-            opt: &[]
-        },
-        Some(b"after")
-    ));
+    check_ok!(unitdata(&a, &bl.encode(), &[], Some(b"after")));
     settle_all(&[&a, &b]);
     let (_, _, d, dn) = check_ok!(recv(&b));
     check_eq!(&d[..dn], b"after");
