@@ -937,6 +937,70 @@ fn xti_debug_negotiated_and_current() -> TestResult {
     Ok(())
 }
 
+/// XTI_SNDBUF and XTI_RCVBUF reach the port (`fake::bufs_of`): an endpoint that negotiated
+/// neither binds with the defaults (65536); values negotiated while unbound are the bind's;
+/// negotiated while bound, the port gets the new value at once (`Port::set_bufs`), and a
+/// value outside 2048..4 MiB is T_PARTSUCCESS with the clamped value, which is what the port
+/// gets and T_CURRENT shows; T_CHECK changes nothing.
+fn xti_bufs_reach_the_port() -> TestResult {
+    let (a, b) = (open()?, open()?);
+    let host = [10, 21, 0, 1];
+    let ack = |status: u32, name: u32, v: u32| {
+        OptAnswer::Ack(
+            status as i32,
+            (XTI_GENERIC, name, status, v.to_ne_bytes().to_vec()),
+        )
+    };
+    let neg =
+        |e: &Ep, name: u32, v: u32| optmgmt1(e, T_NEGOTIATE, XTI_GENERIC, name, &v.to_ne_bytes());
+    let (d, max) = (BUF_DEFAULT as usize, BUF_MAX as usize);
+    let al = bind(&a, addr(host, 0))?;
+    check_eq!(fake::bufs_of(al), Some((d, d)));
+    check_eq!(neg(&b, XTI_SNDBUF, 3000)?, ack(T_SUCCESS, XTI_SNDBUF, 3000));
+    check_eq!(neg(&b, XTI_RCVBUF, 5000)?, ack(T_SUCCESS, XTI_RCVBUF, 5000));
+    let bl = bind(&b, addr(host, 6400))?;
+    check_eq!(fake::bufs_of(bl), Some((3000, 5000)));
+    // Bound: each change reaches the port, clamped.
+    check_eq!(
+        neg(&a, XTI_SNDBUF, 10000)?,
+        ack(T_SUCCESS, XTI_SNDBUF, 10000)
+    );
+    check_eq!(fake::bufs_of(al), Some((10000, d)));
+    check_eq!(
+        neg(&a, XTI_SNDBUF, 100)?,
+        ack(T_PARTSUCCESS, XTI_SNDBUF, 2048)
+    );
+    check_eq!(fake::bufs_of(al), Some((2048, d)));
+    check_eq!(
+        neg(&a, XTI_SNDBUF, 8 << 20)?,
+        ack(T_PARTSUCCESS, XTI_SNDBUF, BUF_MAX)
+    );
+    check_eq!(fake::bufs_of(al), Some((max, d)));
+    check_eq!(
+        neg(&a, XTI_RCVBUF, 1)?,
+        ack(T_PARTSUCCESS, XTI_RCVBUF, 2048)
+    );
+    check_eq!(fake::bufs_of(al), Some((max, 2048)));
+    check_eq!(
+        neg(&a, XTI_RCVBUF, u32::MAX)?,
+        ack(T_PARTSUCCESS, XTI_RCVBUF, BUF_MAX)
+    );
+    check_eq!(fake::bufs_of(al), Some((max, max)));
+    check_eq!(
+        optmgmt1(&a, T_CURRENT, XTI_GENERIC, XTI_SNDBUF, &[])?,
+        ack(T_SUCCESS, XTI_SNDBUF, BUF_MAX)
+    );
+    check_eq!(
+        optmgmt1(&a, T_CHECK, XTI_GENERIC, XTI_SNDBUF, &3000u32.to_ne_bytes())?,
+        ack(T_SUCCESS, XTI_SNDBUF, 3000)
+    );
+    check_eq!(fake::bufs_of(al), Some((max, max)));
+    close(&a);
+    close(&b);
+    check_eq!(fake::bound_on(host), 0);
+    Ok(())
+}
+
 /// Flags of the M_FLUSH messages that came up through each `flushspy` (index: its `ID`; one
 /// test each).
 static FLUSHES_UP: [Mutex<Vec<u8>>; 2] = [Mutex::new(Vec::new()), Mutex::new(Vec::new())];
@@ -1144,6 +1208,7 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     ip_reuseaddr_shares_a_bound_address,
     ip_broadcast_negotiated_and_current,
     xti_debug_negotiated_and_current,
+    xti_bufs_reach_the_port,
     m_flush_from_above_flushes_the_driver_queues,
     unbind_flushes_the_stream,
 );

@@ -3,8 +3,11 @@
 //! delivering synchronously to the bound port's `Rx`, a "send buffer full" switch per source
 //! address (EAGAIN, then `Rx::write_space` when switched off), an ICMP switch per source
 //! address (`Rx::uderror` ECONNREFUSED for a datagram to no port), a transmit failure switch per
-//! source address, and a list of deferred jobs. Two switches per local address model what
-//! other sockets of the host do to a bind there: every port of the ephemeral range taken
+//! source address, and a list of deferred jobs. It records what the driver hands each port:
+//! the transmit options of every datagram sent (`last_tx`) and the send and receive buffer
+//! sizes (`bufs_of`: the bind's, then each `Port::set_bufs`); it keeps no buffers. Two
+//! switches per local address model what other sockets of the host do to a bind there:
+//! every port of the ephemeral range taken
 //! (a bind to port 0 finds none free: TNOADDR), and a bind that fails with an errno (the
 //! kernel's socket creation or bind failing: TSYSERR).
 //! `FakeQueuedNet` is the same network with queued ports (`Port::QUEUED`, as XTI over
@@ -39,6 +42,9 @@ struct Entry {
     reuse: bool,
     rx: Arc<Rx>,
     queue: Option<Arc<Mutex<RecvQueue>>>,
+    /// XTI_SNDBUF and XTI_RCVBUF as the driver last gave them: at bind (`BindReq`), then
+    /// with each `Port::set_bufs`.
+    bufs: (usize, usize),
 }
 
 /// Datagrams a queued port holds; more are dropped.
@@ -173,6 +179,7 @@ fn bind(req: &BindReq, rx: Rx, queued: bool) -> Result<FakePort, BindError> {
         reuse: req.reuseaddr,
         rx: rx.clone(),
         queue: queue.clone(),
+        bufs: (req.sndbuf, req.rcvbuf),
     });
     Ok(FakePort {
         id,
@@ -213,7 +220,9 @@ impl Port for FakeQueuedPort {
     fn send(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Result<(), Errno> {
         self.0.send(dst, data, opts)
     }
-    fn set_bufs(&self, _sndbuf: usize, _rcvbuf: usize) {}
+    fn set_bufs(&self, sndbuf: usize, rcvbuf: usize) {
+        self.0.set_bufs(sndbuf, rcvbuf)
+    }
     fn recv(&self) -> Option<Result<Received, Errno>> {
         let mut q = self
             .0
@@ -302,7 +311,11 @@ impl Port for FakePort {
         }
         Ok(())
     }
-    fn set_bufs(&self, _sndbuf: usize, _rcvbuf: usize) {}
+    fn set_bufs(&self, sndbuf: usize, rcvbuf: usize) {
+        if let Some(e) = world().ports.iter_mut().find(|e| e.id == self.id) {
+            e.bufs = (sndbuf, rcvbuf);
+        }
+    }
     // The world's lock is the only one `send` takes, and it delivers through the `Rx`.
     const EXPRESS: bool = true;
     fn send_unlocked(&self, dst: Inet4, data: &Msg, opts: &TxOpts) -> Option<Result<(), Errno>> {
@@ -393,6 +406,12 @@ pub fn run_deferred() -> usize {
 /// Ports bound on address `a`.
 pub fn bound_on(a: [u8; 4]) -> usize {
     world().ports.iter().filter(|e| e.local.addr == a).count()
+}
+
+/// XTI_SNDBUF and XTI_RCVBUF of the port bound on `a`, as the driver gave them (at bind,
+/// then `Port::set_bufs`).
+pub fn bufs_of(a: Inet4) -> Option<(usize, usize)> {
+    world().ports.iter().find(|e| e.local == a).map(|e| e.bufs)
 }
 
 /// The transmit options of the last datagram sent from `a`.
