@@ -1001,6 +1001,59 @@ fn xti_bufs_reach_the_port() -> TestResult {
     Ok(())
 }
 
+/// UDP_CHECKSUM reaches the port with each datagram (`Port::send`'s `TxOpts::checksum`): on
+/// by default; a datagram's own T_NO turns it off for that datagram only; negotiated T_NO,
+/// every datagram without the option goes without and a datagram's own T_YES turns it on; a
+/// datagram's value neither T_YES nor T_NO, or not 4 bytes, is T_UDERROR_IND TBADOPT and
+/// nothing is sent.
+fn udp_checksum_reaches_the_port() -> TestResult {
+    let a = open()?;
+    let src = [10, 22, 0, 1];
+    bind(&a, addr(src, 0))?;
+    let to = addr([10, 22, 0, 9], 9);
+    let sum = |v: &[u8]| -> Result<Vec<u8>, Failure> {
+        let mut ob = check_some!(OptBuf::new());
+        check!(opt::put(&mut ob, INET_UDP, UDP_CHECKSUM, 0, v));
+        Ok(ob.bytes().to_vec())
+    };
+    let (yes, no) = (sum(&T_YES.to_ne_bytes())?, sum(&T_NO.to_ne_bytes())?);
+    // What the port was given for one datagram with options `o`.
+    let sent = |o: &[u8]| -> Result<Option<bool>, Failure> {
+        check_ok!(unitdata(&a, &to, o, Some(b"x")));
+        Ok(fake::last_tx(src).map(|t| t.checksum))
+    };
+    check_eq!(sent(&[])?, Some(true));
+    check_eq!(sent(&no)?, Some(false));
+    check_eq!(sent(&[])?, Some(true));
+    check_eq!(
+        optmgmt1(&a, T_NEGOTIATE, INET_UDP, UDP_CHECKSUM, &T_NO.to_ne_bytes())?,
+        OptAnswer::Ack(
+            T_SUCCESS as i32,
+            (
+                INET_UDP,
+                UDP_CHECKSUM,
+                T_SUCCESS,
+                T_NO.to_ne_bytes().to_vec()
+            )
+        )
+    );
+    check_eq!(sent(&[])?, Some(false));
+    check_eq!(sent(&yes)?, Some(true));
+    check_eq!(sent(&[])?, Some(false));
+    check_eq!(stats(&a)?[3], 6);
+    for bad in [sum(&2u32.to_ne_bytes())?, sum(&[1])?] {
+        check_ok!(unitdata(&a, &to, &bad, Some(b"x")));
+        let (c, n, _, _) = check_ok!(recv(&a));
+        check_eq!(
+            Ind::decode(&c[..n]),
+            Some(Ind::UderrorInd(&to[..], &[][..], TBADOPT))
+        );
+    }
+    check_eq!(stats(&a)?[3..5], [6, 2]);
+    close(&a);
+    Ok(())
+}
+
 /// Flags of the M_FLUSH messages that came up through each `flushspy` (index: its `ID`; one
 /// test each).
 static FLUSHES_UP: [Mutex<Vec<u8>>; 2] = [Mutex::new(Vec::new()), Mutex::new(Vec::new())];
@@ -1209,6 +1262,7 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     ip_broadcast_negotiated_and_current,
     xti_debug_negotiated_and_current,
     xti_bufs_reach_the_port,
+    udp_checksum_reaches_the_port,
     m_flush_from_above_flushes_the_driver_queues,
     unbind_flushes_the_stream,
 );
