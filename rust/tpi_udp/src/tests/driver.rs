@@ -133,12 +133,17 @@ fn error_of(e: &Ep) -> Option<(i32, i32, i32)> {
     }
 }
 
-fn stats(e: &Ep) -> Result<[u64; 7], Failure> {
-    let data = check_ok!(streams_core::msg::Msg::from_bytes(
-        streams_core::msg::M_DATA,
-        &[0u8; 56]
-    ));
-    let mut ioc = StrIoctl::new(UDP_IOC_STATS, 0, 56, Some(data));
+/// I_STR `cmd` on `e` with `len` (at most 64) zero bytes as its data, retried while the
+/// answer is on its way: the answer's bytes, or the error the ioctl returned.
+fn istr(e: &Ep, cmd: i32, len: usize) -> Result<Result<Vec<u8>, Stop>, Failure> {
+    let data = match len {
+        0 => None,
+        _ => Some(check_ok!(Msg::from_bytes(
+            M_DATA,
+            check_some!([0u8; 64].get(..len))
+        ))),
+    };
+    let mut ioc = StrIoctl::new(cmd, 0, len as i32, data);
     let reg = Registry::new();
     let mut r = Err(Stop::Block(Block::IoctlAck));
     for _ in 0..3 {
@@ -147,11 +152,18 @@ fn stats(e: &Ep) -> Result<[u64; 7], Failure> {
             break;
         }
     }
-    check_ok!(r);
+    if let Err(stop) = r {
+        return Ok(Err(stop));
+    }
     let ans = check_some!(ioc.answer.as_ref());
-    let ans = ans.cont().unwrap_or(ans);
+    Ok(Ok(ans.cont().unwrap_or(ans).rd().to_vec()))
+}
+
+/// The endpoint's counters (`UDP_IOC_STATS`).
+fn stats(e: &Ep) -> Result<[u64; 7], Failure> {
+    let ans = check_ok!(istr(e, UDP_IOC_STATS, 56)?);
     let mut out = [0u64; 7];
-    for (o, w) in out.iter_mut().zip(ans.rd().chunks_exact(8)) {
+    for (o, w) in out.iter_mut().zip(ans.chunks_exact(8)) {
         let mut b = [0u8; 8];
         b.copy_from_slice(w);
         *o = u64::from_ne_bytes(b);
@@ -1056,7 +1068,11 @@ fn udp_checksum_reaches_the_port() -> TestResult {
 
 /// Flags of the M_FLUSH messages that came up through each `flushspy` (index: its `ID`; one
 /// test each).
-static FLUSHES_UP: [Mutex<Vec<u8>>; 2] = [Mutex::new(Vec::new()), Mutex::new(Vec::new())];
+static FLUSHES_UP: [Mutex<Vec<u8>>; 3] = [
+    Mutex::new(Vec::new()),
+    Mutex::new(Vec::new()),
+    Mutex::new(Vec::new()),
+];
 
 /// `flushspy`: a module that passes everything on and notes the flags of each M_FLUSH that
 /// comes up from the driver.
@@ -1097,6 +1113,7 @@ const fn flushspy<const ID: usize>(name: &'static str) -> StreamTab {
 
 static FLUSHSPY0: StreamTab = flushspy::<0>("flushspy0");
 static FLUSHSPY1: StreamTab = flushspy::<1>("flushspy1");
+static FLUSHSPY2: StreamTab = flushspy::<2>("flushspy2");
 
 /// I_PUSH `tab` (a `flushspy`) on `e`.
 fn push_spy(e: &Ep, tab: &'static StreamTab) -> TestResult {
@@ -1211,6 +1228,107 @@ fn m_flush_from_above_flushes_the_driver_queues() -> TestResult {
     Ok(())
 }
 
+/// I_FLUSHBAND `flag` of band `band` on `e`: the head flushes that band of itself and sends
+/// M_FLUSH FLUSHBAND down.
+fn flush_band(e: &Ep, band: u8, flag: u8) -> TestResult {
+    let arg = IocArg::Band {
+        pri: band,
+        flag: i32::from(flag),
+    };
+    check_ok!(e.op(|s| s.strioctl(&Registry::new(), I_FLUSHBAND, arg)));
+    Ok(())
+}
+
+/// Bytes of priority band `band` on the driver's write queue of `e`.
+fn driver_wq_band(e: &Ep, band: u8) -> Result<usize, Failure> {
+    let n = e.op(|st| {
+        st.driver_wq()
+            .and_then(|q| st.queue(q))
+            .map(|q| q.band_count(band))
+    });
+    Ok(check_some!(n))
+}
+
+/// M_FLUSH FLUSHBAND from above (I_FLUSHBAND, through a `flushspy`) flushes that band only
+/// (`Udp::flush`): with datagrams of bands 0 and 1 waiting on the driver's write queue for
+/// send buffer space, FLUSHW of band 1 takes those of band 1 and nothing comes back up; those
+/// of band 0 are sent once there is room. With band-0 T_UNITDATA_INDs waiting on the
+/// driver's read queue, FLUSHR of band 1 leaves them there and comes back up as
+/// FLUSHR|FLUSHBAND; FLUSHR of band 0 then takes them.
+fn m_flush_band_from_above_flushes_that_band_only() -> TestResult {
+    let (a, b) = (open()?, open()?);
+    push_spy(&a, &FLUSHSPY2)?;
+    let src = [10, 23, 0, 1];
+    let al = bind(&a, addr(src, 0))?;
+    let bl = bind(&b, addr([10, 23, 0, 2], 8700))?;
+    fake::set_full(src, true);
+    numbered(&a, &bl, 0, 0..2)?;
+    numbered(&a, &bl, 1, 10..13)?;
+    settle_all(&[&a, &b]);
+    // Each is 39 bytes: a 20-byte T_UNITDATA_REQ, its 16-byte address and 3 of data.
+    check_eq!(driver_wq_band(&a, 1)?, 3 * 39);
+    check_eq!(driver_wq_band(&a, 0)?, 2 * 39);
+    flush_band(&a, 1, FLUSHW)?;
+    settle_all(&[&a, &b]);
+    check_eq!(driver_wq_band(&a, 1)?, 0);
+    check_eq!(driver_wq_band(&a, 0)?, 2 * 39);
+    check_eq!(flushes_up(2), []);
+    fake::set_full(src, false);
+    settle_all(&[&a, &b]);
+    for i in 0..2u8 {
+        let (_, _, d, dn) = check_ok!(recv(&b));
+        check_eq!(&d[..dn], &[i; 3]);
+    }
+    check!(recv(&b).is_err());
+    check_eq!(stats(&a)?[3], 2);
+
+    // The read side: a's head full, its driver read queue holding some.
+    let rx = check_some!(fake::rx_of(al));
+    let peer = Inet4 {
+        addr: [10, 23, 0, 3],
+        port: 9,
+    };
+    for _ in 0..200 {
+        if queued(&a)?.1 > 0 {
+            break;
+        }
+        let data = check_ok!(Msg::from_bytes(M_DATA, &[0x3c; 4000]));
+        rx.datagram(peer, RxIp { tos: 0, ttl: 64 }, data);
+        settle_all(&[&a]);
+    }
+    let held = queued(&a)?;
+    check!(held.1 > 0);
+    flush_band(&a, 1, FLUSHR)?;
+    settle_all(&[&a]);
+    check_eq!(queued(&a)?, held);
+    check_eq!(flushes_up(2), [FLUSHR | FLUSHBAND]);
+    flush_band(&a, 0, FLUSHR)?;
+    settle_all(&[&a]);
+    check_eq!(queued(&a)?, (0, 0, 0));
+    check!(recv(&a).is_err());
+    check_eq!(flushes_up(2), [FLUSHR | FLUSHBAND, FLUSHR | FLUSHBAND]);
+    close(&a);
+    close(&b);
+    Ok(())
+}
+
+/// An M_IOCTL the driver does not know is M_IOCNAK EINVAL: I_STR of `'U' << 8 | 2` fails
+/// EINVAL, and so does UDP_IOC_STATS without a buffer for the answer (no data part); the
+/// endpoint answers UDP_IOC_STATS afterwards.
+fn unknown_ioctl_is_einval() -> TestResult {
+    let a = open()?;
+    bind(&a, addr([10, 24, 0, 1], 0))?;
+    check_eq!(
+        istr(&a, UDP_IOC_STATS + 1, 8)?,
+        Err(Stop::Err(Errno::EINVAL))
+    );
+    check_eq!(istr(&a, 0, 0)?, Err(Stop::Err(Errno::EINVAL)));
+    check_eq!(istr(&a, UDP_IOC_STATS, 0)?, Err(Stop::Err(Errno::EINVAL)));
+    check_eq!(check_ok!(istr(&a, UDP_IOC_STATS, 16)?).len(), 16);
+    close(&a);
+    Ok(())
+}
+
 /// T_UNBIND_REQ sends M_FLUSH FLUSHRW up before its T_OK_ACK: the T_UNITDATA_INDs the head
 /// held for the reader are gone (the T_OK_ACK is all there is to read), the queues are empty,
 /// and the endpoint is TS_UNBND.
@@ -1264,5 +1382,7 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     xti_bufs_reach_the_port,
     udp_checksum_reaches_the_port,
     m_flush_from_above_flushes_the_driver_queues,
+    m_flush_band_from_above_flushes_that_band_only,
+    unknown_ioctl_is_einval,
     unbind_flushes_the_stream,
 );
