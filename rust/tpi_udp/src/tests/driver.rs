@@ -624,6 +624,121 @@ fn allocation_failure_at_each_step() -> TestResult {
     Ok(())
 }
 
+/// What `req` (no data part) got on `e` when every allocation after the first `n` fails
+/// (`FaultGuard`), the bind it may start run under the same guard: whether the putmsg took
+/// it, and the answer read afterwards: T_ERROR_ACK's (primitive, TLI_error, UNIX_error), or
+/// (the answer's primitive, 0, 0) for anything else.
+fn answer_short_of_memory(e: &Ep, req: &Req<'_>, n: usize) -> (bool, Option<(i32, i32, i32)>) {
+    let put = {
+        let _g = streams_core::queue::tests::FaultGuard::fail_after(n);
+        let r = send(e, req, None);
+        settle_all(&[e]);
+        r.is_ok()
+    };
+    settle_all(&[e]);
+    let got = recv(e).ok().and_then(|(c, k, _, _)| {
+        let c = c.get(..k)?;
+        match Ind::decode(c) {
+            Some(Ind::ErrorAck(p, t, u)) => Some((p, t, u)),
+            _ => Some((prim::prim_type(c)?, 0, 0)),
+        }
+    });
+    (put, got)
+}
+
+/// No memory for an answer or for a bind's work: T_INFO_REQ, T_ADDR_REQ, T_OPTMGMT_REQ and
+/// T_BIND_REQ are each answered T_ERROR_ACK TSYSERR/ENOSR when allocations fail after the
+/// putmsg took the request, and with their acknowledgement once enough succeed; whatever
+/// fails, a request the putmsg took is answered, one of the two; after a T_BIND_REQ's
+/// ENOSR the endpoint is TS_UNBND with nothing bound.
+fn no_memory_is_tsyserr_enosr() -> TestResult {
+    let a = open()?;
+    let host = [10, 25, 0, 1];
+    let mut opt = check_some!(OptBuf::new());
+    check!(opt::put(&mut opt, INET_IP, IP_TTL, 0, &[9]));
+    let cases = [
+        (Req::Info, T_INFO_ACK),
+        (Req::Addr, T_ADDR_ACK),
+        (
+            Req::Optmgmt {
+                opt: opt.bytes(),
+                flags: T_NEGOTIATE,
+            },
+            T_OPTMGMT_ACK,
+        ),
+        (
+            Req::Bind {
+                addr: &addr(host, 0),
+                conind: 0,
+            },
+            T_BIND_ACK,
+        ),
+    ];
+    for (req, ack) in &cases {
+        let ty = check_some!(prim::encode_req(req).and_then(|m| prim::prim_type(m.rd())));
+        let (mut enosr, mut acked) = (0, 0);
+        for n in 0..32 {
+            let (put, got) = answer_short_of_memory(&a, req, n);
+            match got {
+                Some((p, TSYSERR, u)) if p == ty && u == Errno::ENOSR.0 => {
+                    enosr += 1;
+                    check!(put);
+                    if ty == T_BIND_REQ {
+                        check_eq!(state(&a)?, TS_UNBND);
+                        check_eq!(fake::bound_on(host), 0);
+                    }
+                }
+                Some((p, 0, 0)) if p == *ack => {
+                    acked += 1;
+                    if ty == T_BIND_REQ {
+                        check_ok!(send(&a, &Req::Unbind, None));
+                        settle_all(&[&a]);
+                        let (c, k, _, _) = check_ok!(recv(&a));
+                        check_eq!(Ind::decode(&c[..k]), Some(Ind::OkAck(T_UNBIND_REQ)));
+                    }
+                }
+                None => check!(!put),
+                _ => {
+                    return Err(Failure {
+                        file: file!(),
+                        line: line!(),
+                        what: "neither the acknowledgement nor TSYSERR/ENOSR",
+                    })
+                }
+            }
+        }
+        check!(enosr > 0);
+        check!(acked > 0);
+    }
+    close(&a);
+    check_eq!(fake::bound_on(host), 0);
+    Ok(())
+}
+
+/// A Stream without its perimeter (`Stream::set_perimeter`, which every Stream of the kernel
+/// is given at open) gives the driver no `QRef` for the port's `Rx`: its T_BIND_REQ is
+/// T_ERROR_ACK TSYSERR/ENXIO, nothing is bound, and the endpoint stays TS_UNBND.
+fn bind_without_a_perimeter_is_tsyserr_enxio() -> TestResult {
+    let host = [10, 26, 0, 1];
+    let mut s = check_ok!(Stream::sth_new(&UDP));
+    let bind = Req::Bind {
+        addr: &addr(host, 0),
+        conind: 0,
+    };
+    check_ok!(put_req(&mut s, &bind, None, 0));
+    let (_, c, _) = check_ok!(get(&mut s, 256, 256, 0, MSG_ANY));
+    check_eq!(
+        Ind::decode(c.bytes()),
+        Some(Ind::ErrorAck(T_BIND_REQ, TSYSERR, Errno::ENXIO.0))
+    );
+    check_eq!(fake::bound_on(host), 0);
+    check_ok!(put_req(&mut s, &Req::Info, None, 0));
+    let (_, c, _) = check_ok!(get(&mut s, 256, 256, 0, MSG_ANY));
+    check!(matches!(Ind::decode(c.bytes()), Some(Ind::InfoAck(i)) if i.state == TS_UNBND));
+    s.sth_close();
+    Ok(())
+}
+
 /// What a direct port hands to `Rx::datagram` arrives as the T_UNITDATA_IND of exactly that
 /// source and those TTL and TOS, datagram after datagram (the first, the same source again,
 /// another address, port, TOS, TTL, and back); a datagram whose T_UNITDATA_IND cannot be
@@ -1371,6 +1486,8 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     options_through_the_driver,
     close_with_datagrams_in_flight,
     allocation_failure_at_each_step,
+    no_memory_is_tsyserr_enosr,
+    bind_without_a_perimeter_is_tsyserr_enxio,
     queued_port_drains_as_the_reader_reads,
     icmp_error_over_both_kinds_of_port,
     bind_in_progress_is_ts_wack_breq,
