@@ -424,6 +424,35 @@ fn unitdata_before_bind_is_fatal() -> TestResult {
     Ok(())
 }
 
+/// A bound endpoint's T_UNITDATA_REQ shorter than its 20-byte header (19 bytes) is fatal:
+/// M_ERROR EPROTO at the head, after which getmsg and putmsg fail EPROTO; nothing was sent.
+/// A whole header that names no destination is only T_UDERROR_IND TBADADDR.
+fn short_unitdata_when_bound_is_fatal() -> TestResult {
+    let a = open()?;
+    let src = [10, 27, 0, 1];
+    bind(&a, addr(src, 0))?;
+    let mut raw = [0u8; 20];
+    for (d, w) in raw.chunks_exact_mut(4).zip([T_UNITDATA_REQ, 0, 0, 0, 0]) {
+        d.copy_from_slice(&w.to_ne_bytes());
+    }
+    check_ok!(a.op(|s| put(s, Some(&raw), Some(b"x"), 0, MSG_BAND)));
+    let (c, n, _, _) = check_ok!(recv(&a));
+    check_eq!(
+        Ind::decode(&c[..n]),
+        Some(Ind::UderrorInd(&[][..], &[][..], TBADADDR))
+    );
+    check_ok!(a.op(|s| put(s, Some(&raw[..19]), Some(b"x"), 0, MSG_BAND)));
+    check_eq!(recv(&a).err(), Some(Stop::Err(Errno::EPROTO)));
+    check_eq!(
+        unitdata(&a, &addr(src, 9), &[], Some(b"x")).err(),
+        Some(Stop::Err(Errno::EPROTO))
+    );
+    check_eq!(fake::last_tx(src), None);
+    close(&a);
+    check_eq!(fake::bound_on(src), 0);
+    Ok(())
+}
+
 fn flow_control_drops_are_counted() -> TestResult {
     let (a, b) = (open()?, open()?);
     let _ = bind(&a, addr([10, 5, 0, 1], 0))?;
@@ -1480,6 +1509,7 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     two_endpoints_exchange_datagrams,
     bad_input_is_answered,
     unitdata_before_bind_is_fatal,
+    short_unitdata_when_bound_is_fatal,
     flow_control_drops_are_counted,
     flow_and_state_bound_the_step_over,
     eagain_backenables_and_loses_nothing,
