@@ -14,7 +14,7 @@ use super::super::udp::{streamtab, UDP_ID, UDP_IOC_STATS, UDP_NAME, XTISO_ID, XT
 use super::fake::{self, FakeNet, FakeQueuedNet};
 use streams_core::errno::Errno;
 use streams_core::ktest::{Failure, TestResult};
-use streams_core::msg::{Msg, M_DATA, M_FLUSH};
+use streams_core::msg::{Msg, M_CTL, M_DATA, M_DELAY, M_FLUSH, M_PCSIG};
 use streams_core::perim::test::{settle, TestPerim};
 use streams_core::sth::consts::*;
 use streams_core::sth::tests::{get, put};
@@ -1473,6 +1473,37 @@ fn unknown_ioctl_is_einval() -> TestResult {
     Ok(())
 }
 
+/// Any other message from above (put into the driver's write queue: M_CTL, even one that
+/// says what the binder's note says, M_DELAY, M_PCSIG) is freed: nothing comes up, nothing
+/// is sent or queued, and the endpoint stays TS_IDLE and sends as before.
+fn other_messages_from_above_are_freed() -> TestResult {
+    let (a, b) = (open()?, open()?);
+    let src = [10, 28, 0, 1];
+    bind(&a, addr(src, 0))?;
+    let bl = bind(&b, addr([10, 28, 0, 2], 8800))?;
+    for (ty, bytes) in [
+        (M_CTL, &b"tpiB"[..]),
+        (M_DELAY, &[0u8; 4][..]),
+        (M_PCSIG, &[2u8][..]),
+    ] {
+        let mp = check_ok!(Msg::from_bytes(ty, bytes));
+        let wq = check_some!(a.op(|s| s.driver_wq()));
+        a.op(|s| s.put(wq, mp));
+        settle_all(&[&a, &b]);
+        check_eq!(recv(&a).err(), Some(Stop::Err(Errno::EAGAIN)));
+        check_eq!(queued(&a)?, (0, 0, 0));
+    }
+    check_eq!(fake::last_tx(src), None);
+    check_eq!(state(&a)?, TS_IDLE);
+    check_ok!(unitdata(&a, &bl.encode(), &[], Some(b"still")));
+    settle_all(&[&a, &b]);
+    let (_, _, d, dn) = check_ok!(recv(&b));
+    check_eq!(&d[..dn], b"still");
+    close(&a);
+    close(&b);
+    Ok(())
+}
+
 /// T_UNBIND_REQ sends M_FLUSH FLUSHRW up before its T_OK_ACK: the T_UNITDATA_INDs the head
 /// held for the reader are gone (the T_OK_ACK is all there is to read), the queues are empty,
 /// and the endpoint is TS_UNBND.
@@ -1531,5 +1562,6 @@ ktest_suite!(TPI_UDP_SUITE, "tpi_udp":
     m_flush_from_above_flushes_the_driver_queues,
     m_flush_band_from_above_flushes_that_band_only,
     unknown_ioctl_is_einval,
+    other_messages_from_above_are_freed,
     unbind_flushes_the_stream,
 );
