@@ -7,7 +7,7 @@ use core::ops::Range;
 use std::sync::Mutex;
 use std::vec::Vec;
 
-use super::super::net::{self, Inet4, RxIp};
+use super::super::net::{self, Inet4, Rx, RxIp};
 use super::super::opt::{self, *};
 use super::super::prim::{self, *};
 use super::super::udp::{streamtab, UDP_ID, UDP_IOC_STATS, UDP_NAME, XTISO_ID, XTISO_NAME};
@@ -1294,6 +1294,24 @@ fn queued(e: &Ep) -> Result<(usize, usize, usize), Failure> {
     Ok(check_some!(q))
 }
 
+/// Datagrams from `peer` delivered through `rx` (the port of `e`) until `e`'s head is full
+/// and its driver read queue holds some.
+fn fill_read_side(e: &Ep, rx: &Rx, peer: Inet4) -> TestResult {
+    for _ in 0..200 {
+        if queued(e)?.1 > 0 {
+            return Ok(());
+        }
+        let data = check_ok!(Msg::from_bytes(M_DATA, &[0x3c; 4000]));
+        rx.datagram(peer, RxIp { tos: 0, ttl: 64 }, data);
+        settle_all(&[e]);
+    }
+    Err(Failure {
+        file: file!(),
+        line: line!(),
+        what: "the driver read queue never held a datagram",
+    })
+}
+
 /// M_FLUSH from above (I_FLUSH, through a `flushspy` above the driver): FLUSHW flushes the
 /// driver's write queue (the datagrams waiting there for send buffer space are never sent)
 /// and nothing comes back up; FLUSHR flushes the driver's read queue (what waited for room at
@@ -1318,22 +1336,6 @@ fn m_flush_from_above_flushes_the_driver_queues() -> TestResult {
         check!(queued(&a)?.0 > 0);
         Ok(())
     };
-    // Datagrams received by a until its head is full and its driver read queue holds some.
-    let fill_read_side = || -> TestResult {
-        for _ in 0..200 {
-            if queued(&a)?.1 > 0 {
-                return Ok(());
-            }
-            let data = check_ok!(Msg::from_bytes(M_DATA, &[0x3c; 4000]));
-            rx.datagram(peer, RxIp { tos: 0, ttl: 64 }, data);
-            settle_all(&[&a]);
-        }
-        Err(Failure {
-            file: file!(),
-            line: line!(),
-            what: "the driver read queue never held a datagram",
-        })
-    };
     wait_to_send(3)?;
     flush(&a, FLUSHW)?;
     settle_all(&[&a, &b]);
@@ -1344,7 +1346,7 @@ fn m_flush_from_above_flushes_the_driver_queues() -> TestResult {
     check!(recv(&b).is_err());
     check_eq!(stats(&a)?[3], 0);
 
-    fill_read_side()?;
+    fill_read_side(&a, &rx, peer)?;
     flush(&a, FLUSHR)?;
     settle_all(&[&a]);
     check_eq!(queued(&a)?, (0, 0, 0));
@@ -1352,7 +1354,7 @@ fn m_flush_from_above_flushes_the_driver_queues() -> TestResult {
     check_eq!(flushes_up(0), [FLUSHR]);
 
     wait_to_send(2)?;
-    fill_read_side()?;
+    fill_read_side(&a, &rx, peer)?;
     flush(&a, FLUSHRW)?;
     settle_all(&[&a, &b]);
     check_eq!(queued(&a)?, (0, 0, 0));
@@ -1432,14 +1434,7 @@ fn m_flush_band_from_above_flushes_that_band_only() -> TestResult {
         addr: [10, 23, 0, 3],
         port: 9,
     };
-    for _ in 0..200 {
-        if queued(&a)?.1 > 0 {
-            break;
-        }
-        let data = check_ok!(Msg::from_bytes(M_DATA, &[0x3c; 4000]));
-        rx.datagram(peer, RxIp { tos: 0, ttl: 64 }, data);
-        settle_all(&[&a]);
-    }
+    fill_read_side(&a, &rx, peer)?;
     let held = queued(&a)?;
     check!(held.1 > 0);
     flush_band(&a, 1, FLUSHR)?;
