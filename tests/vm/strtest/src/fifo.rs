@@ -191,6 +191,14 @@ pub(crate) fn t_fifo_data_between_openers() -> R {
     let (_, h) = spawn(move || w2.write(&b2).map(|n| (n, w2)));
     let mut got = Vec::new();
     while got.len() < big.len() {
+        // Bounded: this process holds `w`, so a write that failed part way (ENOSR under the
+        // fault pass) would leave the reader waiting for ever for bytes never sent.
+        let ev = crate::poll1(&r, libc::POLLIN, 5000)?;
+        ensure!(
+            ev & libc::POLLIN != 0,
+            "nothing to read after {} bytes in 5 s (revents {ev:#x})",
+            got.len()
+        );
         let k = read_some(&r, 8192)?;
         ensure!(!k.is_empty(), "EOF after {} bytes", got.len());
         got.extend_from_slice(&k);
