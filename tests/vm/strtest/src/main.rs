@@ -168,6 +168,16 @@ pub(crate) fn as_nobody(f: impl FnOnce() -> R) -> R {
     Err(format!("as nobody: {why} (status {status:#x})"))
 }
 
+/// A `struct sockaddr_in` of family `fam` (AF_INET, or another to be refused) for `ip`:`port`,
+/// as the TPI UDP drivers take addresses.
+pub(crate) fn sockaddr_in(fam: u16, ip: [u8; 4], port: u16) -> Vec<u8> {
+    let mut s = vec![0u8; 16];
+    s[..2].copy_from_slice(&fam.to_ne_bytes());
+    s[2..4].copy_from_slice(&port.to_be_bytes());
+    s[4..8].copy_from_slice(&ip);
+    s
+}
+
 fn pattern(n: usize, seed: u8) -> Vec<u8> {
     (0..n)
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))

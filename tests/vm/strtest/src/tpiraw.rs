@@ -44,17 +44,8 @@ fn words(w: &[i32]) -> Vec<u8> {
     w.iter().flat_map(|x| x.to_ne_bytes()).collect()
 }
 
-/// A `sockaddr_in` with family `fam`.
-fn sin_fam(fam: u16, ip: [u8; 4], port: u16) -> Vec<u8> {
-    let mut s = vec![0u8; 16];
-    s[..2].copy_from_slice(&fam.to_ne_bytes());
-    s[2..4].copy_from_slice(&port.to_be_bytes());
-    s[4..8].copy_from_slice(&ip);
-    s
-}
-
 fn sin(ip: [u8; 4], port: u16) -> Vec<u8> {
-    sin_fam(libc::AF_INET as u16, ip, port)
+    crate::sockaddr_in(libc::AF_INET as u16, ip, port)
 }
 
 const LOCALHOST: [u8; 4] = [127, 0, 0, 1];
@@ -198,8 +189,11 @@ pub(crate) fn t_tpiraw_bind_bad_address() -> R {
         let bad: [(&str, Vec<u8>); 4] = [
             ("3-byte address", vec![2, 0, 1]),
             ("20-byte address", [sin(LOCALHOST, 0), vec![0; 4]].concat()),
-            ("AF_INET6", sin_fam(libc::AF_INET6 as u16, LOCALHOST, 0)),
-            ("AF_UNSPEC", sin_fam(0, LOCALHOST, 0)),
+            (
+                "AF_INET6",
+                crate::sockaddr_in(libc::AF_INET6 as u16, LOCALHOST, 0),
+            ),
+            ("AF_UNSPEC", crate::sockaddr_in(0, LOCALHOST, 0)),
         ];
         for (what, a) in &bad {
             let req = tpi::bind_req(a, 0).map_err(|e| format!("bind_req: {e:?}"))?;
@@ -280,7 +274,10 @@ pub(crate) fn t_tpiraw_unitdata_bad() -> R {
             uderror(&s, &me, TBADOPT, what)?;
         }
         let bad_dests: [(&str, Vec<u8>); 4] = [
-            ("AF_INET6", sin_fam(libc::AF_INET6 as u16, LOCALHOST, port)),
+            (
+                "AF_INET6",
+                crate::sockaddr_in(libc::AF_INET6 as u16, LOCALHOST, port),
+            ),
             ("3-byte address", vec![2, 0, 1]),
             ("port 0", sin(LOCALHOST, 0)),
             ("INADDR_ANY", sin([0; 4], port)),

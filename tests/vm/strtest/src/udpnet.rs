@@ -50,11 +50,7 @@ fn io<T>(r: std::io::Result<T>, what: &str) -> Result<T, String> {
 
 /// A `struct sockaddr_in` for `ip:port`.
 fn sin(ip: Ipv4Addr, port: u16) -> Vec<u8> {
-    let mut s = vec![0u8; 16];
-    s[..2].copy_from_slice(&(libc::AF_INET as u16).to_ne_bytes());
-    s[2..4].copy_from_slice(&port.to_be_bytes());
-    s[4..8].copy_from_slice(&ip.octets());
-    s
+    crate::sockaddr_in(libc::AF_INET as u16, ip.octets(), port)
 }
 
 /// (address, port) of a sockaddr_in.
