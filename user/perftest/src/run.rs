@@ -156,31 +156,22 @@ pub fn open_channel(kind: Kind) -> Result<(Stream, Stream), String> {
     Ok((Stream::from_fd(a), Stream::from_fd(b)))
 }
 
-/// The I_SWROPT bits besides SNDPIPE that `-H` and `-M` ask of the write end.
-fn write_options(o: &Opts) -> i32 {
-    let mut v = 0;
-    if o.hold {
-        v |= streams::SNDHOLD;
-    }
-    if o.mread {
-        v |= streams::SNDMREAD;
-    }
-    v
-}
-
-/// "SNDPIPE|SNDHOLD|SNDMREAD" for the error message of [`write_options`]' ioctl.
-fn write_options_named(v: i32) -> String {
-    let mut s = String::from("SNDPIPE");
-    for (bit, name) in [
-        (streams::SNDHOLD, "SNDHOLD"),
-        (streams::SNDMREAD, "SNDMREAD"),
+/// The I_SWROPT bits besides SNDPIPE that `-H` and `-M` ask of the write end, and the
+/// options' names for the ioctl's error message ("SNDPIPE|SNDHOLD|SNDMREAD").
+fn write_options(o: &Opts) -> (i32, String) {
+    let mut bits = 0;
+    let mut named = String::from("SNDPIPE");
+    for (on, bit, name) in [
+        (o.hold, streams::SNDHOLD, "SNDHOLD"),
+        (o.mread, streams::SNDMREAD, "SNDMREAD"),
     ] {
-        if v & bit != 0 {
-            s.push('|');
-            s.push_str(name);
+        if on {
+            bits |= bit;
+            named.push('|');
+            named.push_str(name);
         }
     }
-    s
+    (bits, named)
 }
 
 /// Apply the STREAMS options and `--pipe-size`; on other kinds the STREAMS options are
@@ -221,15 +212,10 @@ pub(crate) fn setup(
         // head for M_READ before its reads block (with -a and without -b the reads never
         // block, so no M_READ is sent there: LfS's head also fails a non-blocking read
         // before any M_READ).
-        let wropt = write_options(o);
+        let (wropt, named) = write_options(o);
         if wropt != 0 {
-            wr.set_write_opt(streams::SNDPIPE | wropt).map_err(|e| {
-                format!(
-                    "ioctl(I_SWROPT, {}): {}",
-                    write_options_named(wropt),
-                    strip_os(&e)
-                )
-            })?;
+            wr.set_write_opt(streams::SNDPIPE | wropt)
+                .map_err(|e| format!("ioctl(I_SWROPT, {named}): {}", strip_os(&e)))?;
         }
         if o.readfill {
             rd.set_read_opt(streams::RFILL | streams::RPROTNORM)
